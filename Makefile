@@ -1,0 +1,112 @@
+# SPDX-License-Identifier: MIT
+# weft: make [TARGET=linux-x86_64|linux-aarch64|linux-riscv64] [TOOLCHAIN=file.mk]
+#            [O=dir] [VARIANT=asan|tsan] [LIBC=musl|glibc] [all|lib|tests|check|clean]
+#       make run    the example on the host
+#       make test   every target and build variant; one summary line each
+TARGET ?= linux-x86_64
+VARIANT ?=
+WEFT_CACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/weft
+export WEFT_CACHE
+
+ifeq ($(wildcard board/$(TARGET)/board.mk),)
+$(error unknown TARGET '$(TARGET)': one of $(notdir $(wildcard board/linux-*)))
+endif
+include board/$(TARGET)/board.mk
+TOOLCHAIN ?= board/toolchain/$(DEFAULT_TOOLCHAIN).mk
+include $(TOOLCHAIN)
+
+O ?= build/$(TARGET)$(if $(VARIANT),-$(VARIANT))$(if $(CROSS_ARCH),$(if $(filter glibc,$(LIBC)),-glibc))
+
+# The cross toolchains get CC and CMocka from the dependency cache.
+ifneq ($(CROSS_ARCH),)
+DEPS_MK := $(O)/deps.mk
+-include $(DEPS_MK)
+$(DEPS_MK): $(TOOLCHAIN) mk/deps.sh
+	@mkdir -p $(@D)
+	@mk/deps.sh $(DEPS)
+	@mk/deps.sh flags $(CROSS_ARCH) $(LIBC) > $@.tmp && mv $@.tmp $@
+endif
+
+CFLAGS_SAN_asan := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+CFLAGS_SAN_tsan := -fsanitize=thread
+ifneq ($(VARIANT),)
+ifeq ($(CFLAGS_SAN_$(VARIANT)),)
+$(error unknown VARIANT '$(VARIANT)': asan or tsan)
+endif
+endif
+SAN := $(CFLAGS_SAN_$(VARIANT))
+
+# V=1 shows the commands.
+Q := $(if $(V),,@)
+WARN := -Wall -Wextra -Werror
+CFLAGS ?= -O2 -g
+ALL_CFLAGS := -std=c11 $(WARN) $(CFLAGS) $(CFLAGS_ARCH) $(SAN) \
+	-Iinclude -Iarch -Iarch/$(ARCH) -Ikernel-shim -Iruntime -MMD -MP
+ALL_LDFLAGS := $(LDFLAGS_ARCH) $(SAN) $(LDFLAGS)
+LIBS := -lpthread
+
+SRCS := $(wildcard arch/$(ARCH)/*.S arch/$(ARCH)/*.c) \
+	$(wildcard kernel-shim/$(SHIM)/*.c) $(wildcard runtime/*.c)
+OBJS := $(patsubst %,$(O)/obj/%.o,$(SRCS))
+PIC_OBJS := $(patsubst %,$(O)/pic/%.o,$(SRCS))
+
+LIB := $(O)/libweft.a
+SOLIB := $(if $(and $(SHARED_LIB),$(filter-out musl,$(LIBC)),$(if $(VARIANT),,y)),$(O)/libweft.so)
+
+TEST_SRCS := $(filter-out tests/testutil.c,$(wildcard tests/test_*.c))
+TESTS := $(patsubst tests/%.c,$(O)/tests/%,$(TEST_SRCS))
+EXAMPLES := $(patsubst examples/%.c,$(O)/examples/%,$(wildcard examples/*.c))
+
+.PHONY: all lib tests check run test clean deps
+all: lib $(EXAMPLES)
+lib: $(LIB) $(SOLIB)
+
+$(O)/obj/%.o: % $(DEPS_MK)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo '  CC      $@')
+	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
+$(O)/pic/%.o: % $(DEPS_MK)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo '  CC      $@')
+	$(Q)$(CC) $(ALL_CFLAGS) -fPIC -c $< -o $@
+
+$(LIB): $(OBJS)
+	@rm -f $@
+	@$(if $(Q),echo '  AR      $@')
+	$(Q)$(AR) rcs $@ $^
+$(O)/libweft.so: $(PIC_OBJS)
+	@$(if $(Q),echo '  LD      $@')
+	$(Q)$(CC) -shared $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
+
+$(O)/tests/%: tests/%.c tests/testutil.c tests/testutil.h $(LIB)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo '  LD      $@')
+	$(Q)$(CC) $(ALL_CFLAGS) $(CMOCKA_CFLAGS) -Itests -o $@ $< tests/testutil.c $(LIB) \
+		$(CMOCKA_LIBS) $(ALL_LDFLAGS) $(LIBS)
+
+$(O)/examples/%: examples/%.c $(LIB)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo '  LD      $@')
+	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $< $(LIB) $(ALL_LDFLAGS) $(LIBS)
+
+tests: $(TESTS)
+
+# Run this configuration's suites; prints "<name>: N passed, N failed".
+check: tests
+	@mk/run-tests.sh "$(TARGET)$(if $(VARIANT),-$(VARIANT))" "$(VARIANT)" "$(RUN)" $(TESTS)
+
+deps:
+	@mk/deps.sh $(DEPS)
+
+run:
+	@mk/deps.sh host
+	@$(MAKE) --no-print-directory TARGET=linux-x86_64 O=build/linux-x86_64 all
+	build/linux-x86_64/examples/hello
+
+test:
+	@mk/test-all.sh
+
+clean:
+	rm -rf build
+
+-include $(OBJS:.o=.d) $(PIC_OBJS:.o=.d)

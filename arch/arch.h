@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: MIT */
+/* The arch contract: what the runtime needs from a CPU. One implementation per
+ * arch/<cpu>/ directory; the build puts arch/<cpu>/ on the include path, so
+ * <arch_cpu.h> is the CPU's own inline helpers. */
+#ifndef WEFT_ARCH_H
+#define WEFT_ARCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <arch_cpu.h> /* arch_relax(), arch_cycles() */
+
+/*
+ * Save the callee-saved state of the running context on its own stack, store
+ * that stack pointer in *save_sp, then load new_sp and resume the context saved
+ * there (by an earlier arch_switch, or built by arch_frame_init). Returns when
+ * some later arch_switch resumes the saved context. Saves exactly what the C ABI
+ * makes callee-saved, nothing more. Implemented in arch/<cpu>/switch.S.
+ */
+void arch_switch(void **save_sp, void *new_sp);
+
+/*
+ * Lay out the first frame of a new context on a stack whose highest usable
+ * address is top (exclusive), so that arch_switch(..., returned_sp) calls
+ * entry(arg) on that stack. entry must never return: the frame has no caller,
+ * and a return traps. Implemented in arch/<cpu>/frame.c.
+ */
+void *arch_frame_init(void *top, void (*entry)(void *), void *arg);
+
+#endif

@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * void arch_switch(void **save_sp, void *new_sp);
+ * void arch_fiber_start(void);       (first frame only, see frame.c)
+ *
+ * System V x86_64: rbx rbp r12-r15 and rsp are callee-saved, and so are the
+ * control bits of MXCSR and the x87 control word. The return address is
+ * already on the stack (pushed by the call). We push the rest, swap rsp, pop
+ * the other context's registers and resume it with pop + indirect jmp: a ret
+ * whose target was not pushed by the matching call is mispredicted every time.
+ *
+ * Frame, from the saved rsp upwards:
+ *   0: mxcsr (4 bytes)  4: x87 cw (2 bytes, 2 pad)
+ *   8: r15  16: r14  24: r13  32: r12  40: rbx  48: rbp  56: resume address
+ */
+	.text
+	.globl	arch_switch
+	.type	arch_switch, @function
+	.p2align 4
+arch_switch:
+	.cfi_startproc
+	pushq	%rbp
+	pushq	%rbx
+	pushq	%r12
+	pushq	%r13
+	pushq	%r14
+	pushq	%r15
+	subq	$8, %rsp
+	stmxcsr	(%rsp)
+	fnstcw	4(%rsp)
+	movq	%rsp, (%rdi)
+
+	movq	%rsi, %rsp
+	ldmxcsr	(%rsp)
+	fldcw	4(%rsp)
+	addq	$8, %rsp
+	popq	%r15
+	popq	%r14
+	popq	%r13
+	popq	%r12
+	popq	%rbx
+	popq	%rbp
+	popq	%rcx
+	jmpq	*%rcx
+	.cfi_endproc
+	.size	arch_switch, .-arch_switch
+
+/*
+ * The first code a new context runs: frame.c left entry in r12 and its
+ * argument in r13, and rsp 16-byte aligned. Unwinders stop here.
+ */
+	.globl	arch_fiber_start
+	.type	arch_fiber_start, @function
+	.p2align 4
+arch_fiber_start:
+	.cfi_startproc
+	.cfi_undefined rip
+	movq	%r13, %rdi
+	callq	*%r12
+	ud2
+	.cfi_endproc
+	.size	arch_fiber_start, .-arch_fiber_start
+
+	.section .note.GNU-stack,"",@progbits

@@ -1,0 +1,11 @@
+# SPDX-License-Identifier: MIT
+# Debian's riscv64-linux-gnu-gcc (rv64gc, lp64d). LIBC=musl (default): musl
+# built from Debian's source package into $(WEFT_CACHE), static binaries that
+# also run on the Milk-V Duo's Linux; LIBC=glibc: static glibc.
+LIBC ?= musl
+CROSS_ARCH := riscv64
+AR := riscv64-linux-gnu-ar
+CFLAGS_ARCH :=
+LDFLAGS_ARCH := -static
+DEPS := cross riscv64 $(LIBC)
+RUN := qemu-riscv64

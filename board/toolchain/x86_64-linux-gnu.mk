@@ -1,0 +1,17 @@
+# SPDX-License-Identifier: MIT
+# Debian's native gcc on x86_64. glibc by default; LIBC=musl builds with
+# Debian's musl-gcc (library and examples; the test suites need glibc here).
+LIBC ?= glibc
+ifeq ($(LIBC),musl)
+CC := musl-gcc
+LDFLAGS_ARCH := -static
+DEPS := host
+else
+CC := gcc
+DEPS := host
+CMOCKA_CFLAGS :=
+CMOCKA_LIBS := -lcmocka
+endif
+AR := ar
+CFLAGS_ARCH := -fstack-clash-protection
+RUN :=

@@ -1,0 +1,176 @@
+/* SPDX-License-Identifier: MIT */
+/* Guarded fiber stacks on Linux: carved from slabs, one guard page under each.
+ *
+ * A separately mmap'd stack with an mprotect'd guard costs two kernel mappings,
+ * and vm.max_map_count (65,530) then caps a process near 32,700 fibers. So
+ * stacks of one size are carved from slabs of many, and each guard page is
+ * installed with madvise(MADV_GUARD_INSTALL) (Linux 6.13+), which guards a
+ * page without splitting the mapping: 100,000 stacks cost a few dozen
+ * mappings. Where the kernel lacks it, or pretends (qemu-user returns 0 and
+ * leaves the page writable), we fall back to mprotect(PROT_NONE), after
+ * checking once that the guard really faults. Freed stacks go to a pool of
+ * their size; slabs are never unmapped. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "shim.h"
+
+#ifndef MADV_GUARD_INSTALL
+#define MADV_GUARD_INSTALL 102
+#endif
+
+#define MAX_STACK ((size_t)1 << 30)
+#define SLAB_BYTES ((size_t)16 << 20) /* carve 16 MiB at a time */
+#define NCLASS 8
+
+struct free_stack {
+	struct free_stack *next;
+};
+
+struct size_class {
+	size_t size;              /* usable bytes, page multiple */
+	struct free_stack *free;  /* freed stacks, linked through their top */
+	char *carve, *carve_end;  /* unused part of the newest slab */
+};
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static struct size_class classes[NCLASS];
+static size_t page;
+static int guard_mode; /* 0 unknown, 1 madvise works, 2 use mprotect */
+
+static size_t page_size(void)
+{
+	if (!page)
+		page = (size_t)sysconf(_SC_PAGESIZE);
+	return page;
+}
+
+size_t shim_stack_round(size_t size)
+{
+	size_t p = page_size();
+	return (size + p - 1) & ~(p - 1);
+}
+
+/* Does a MADV_GUARD_INSTALL'd page really fault? write() from it to a pipe
+ * must fail with EFAULT rather than copy. */
+static int probe_guard(void)
+{
+	size_t p = page_size();
+	int fds[2], ok = 0;
+	char *m = mmap(NULL, p, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (m == MAP_FAILED)
+		return 2;
+	if (madvise(m, p, MADV_GUARD_INSTALL) == 0 && pipe(fds) == 0) {
+		ok = write(fds[1], m, 1) < 0 && errno == EFAULT;
+		close(fds[0]);
+		close(fds[1]);
+	}
+	munmap(m, p);
+	return ok ? 1 : 2;
+}
+
+static int guard(char *lo, size_t len)
+{
+	if (!guard_mode)
+		guard_mode = probe_guard();
+	if (guard_mode == 1)
+		return madvise(lo, len, MADV_GUARD_INSTALL) == 0 ? 0 : -errno;
+	return mprotect(lo, len, PROT_NONE) == 0 ? 0 : -errno;
+}
+
+static struct size_class *class_for(size_t size)
+{
+	for (int i = 0; i < NCLASS; i++) {
+		if (classes[i].size == size)
+			return &classes[i];
+		if (classes[i].size == 0) {
+			classes[i].size = size;
+			return &classes[i];
+		}
+	}
+	return NULL;
+}
+
+/* Carve one guard+stack from the current slab, mapping a new slab if needed.
+ * Called with the lock held. */
+static int carve(struct size_class *c, char **base)
+{
+	size_t p = page_size(), span = c->size + p;
+	if (c->carve_end - c->carve < (ptrdiff_t)span) {
+		size_t bytes = span > SLAB_BYTES / 4 ? span : SLAB_BYTES / span * span;
+		char *m = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
+		if (m == MAP_FAILED)
+			return -ENOMEM;
+		c->carve = m;
+		c->carve_end = m + bytes;
+	}
+	int err = guard(c->carve, p);
+	if (err)
+		return err == -EAGAIN ? -ENOMEM : err;
+	*base = c->carve + p;
+	c->carve += span;
+	return 0;
+}
+
+int shim_stack_alloc(size_t size, struct shim_stack *out)
+{
+	if (size == 0 || size > MAX_STACK || !out)
+		return -EINVAL;
+	size = shim_stack_round(size);
+
+	pthread_mutex_lock(&lock);
+	struct size_class *c = class_for(size);
+	int err = 0;
+	char *base = NULL;
+	if (c && c->free) {
+		struct free_stack *f = c->free;
+		c->free = f->next;
+		base = (char *)(f + 1) - size;
+	} else if (c) {
+		err = carve(c, &base);
+	}
+	pthread_mutex_unlock(&lock);
+
+	if (!c) { /* an unusual size: a mapping of its own */
+		size_t p = page_size();
+		char *m = mmap(NULL, size + p, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
+		if (m == MAP_FAILED)
+			return -ENOMEM;
+		if (mprotect(m, p, PROT_NONE) != 0) {
+			munmap(m, size + p);
+			return -ENOMEM;
+		}
+		base = m + p;
+	} else if (err) {
+		return err;
+	}
+	out->base = base;
+	out->size = size;
+	out->guard = page_size();
+	return 0;
+}
+
+void shim_stack_free(const struct shim_stack *s)
+{
+	pthread_mutex_lock(&lock);
+	struct size_class *c = NULL;
+	for (int i = 0; i < NCLASS; i++)
+		if (classes[i].size == s->size)
+			c = &classes[i];
+	if (c) {
+		struct free_stack *f = (struct free_stack *)((char *)s->base + s->size) - 1;
+		f->next = c->free;
+		c->free = f;
+	}
+	pthread_mutex_unlock(&lock);
+	if (!c)
+		munmap((char *)s->base - s->guard, s->size + s->guard);
+}

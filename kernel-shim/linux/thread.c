@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: MIT */
+/* Worker threads and the futex that idle workers and blocked threads sleep on. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "shim.h"
+
+#define FUTEX_WAIT_BITSET_PRIVATE (9 | 128)
+#define FUTEX_WAKE_PRIVATE (1 | 128)
+#define FUTEX_BITSET_MATCH_ANY 0xffffffffu
+
+struct shim_thread {
+	pthread_t t;
+	void (*fn)(void *);
+	void *arg;
+};
+
+unsigned shim_cpu_count(void)
+{
+	cpu_set_t set;
+	if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
+		return (unsigned)CPU_COUNT(&set);
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+	return n > 0 ? (unsigned)n : 1;
+}
+
+static void *trampoline(void *p)
+{
+	struct shim_thread *t = p;
+	t->fn(t->arg);
+	return NULL;
+}
+
+int shim_thread_start(shim_thread_t *out, void (*fn)(void *), void *arg)
+{
+	struct shim_thread *t = malloc(sizeof *t);
+	if (!t)
+		return -ENOMEM;
+	t->fn = fn;
+	t->arg = arg;
+	int err = pthread_create(&t->t, NULL, trampoline, t);
+	if (err) {
+		free(t);
+		return -err;
+	}
+	*out = t;
+	return 0;
+}
+
+void shim_thread_join(shim_thread_t t)
+{
+	pthread_join(t->t, NULL);
+	free(t);
+}
+
+void shim_thread_yield(void) { sched_yield(); }
+
+int shim_wait(_Atomic uint32_t *word, uint32_t expected, int64_t deadline)
+{
+	struct timespec ts, *tp = NULL;
+	if (deadline >= 0) {
+		/* FUTEX_WAIT_BITSET takes an absolute CLOCK_MONOTONIC time, the
+		 * clock shim_now reads. */
+		ts.tv_sec = deadline / 1000000000;
+		ts.tv_nsec = deadline % 1000000000;
+		tp = &ts;
+	}
+	long r = syscall(SYS_futex, word, FUTEX_WAIT_BITSET_PRIVATE, expected, tp, NULL,
+			 FUTEX_BITSET_MATCH_ANY);
+	if (r == -1 && errno == ETIMEDOUT)
+		return -ETIMEDOUT;
+	return 0;
+}
+
+void shim_wake(_Atomic uint32_t *word, int n)
+{
+	syscall(SYS_futex, word, FUTEX_WAKE_PRIVATE, n, NULL, NULL, 0);
+}

@@ -1,0 +1,399 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Installs weft's build dependencies from Debian's archive (binary packages) and
+# builds musl and CMocka for the cross targets from Debian *source* packages,
+# in a cache outside the tree ($WEFT_CACHE, default ~/.cache/weft).
+#
+# Usage
+#   mk/deps.sh host                  Debian packages for native x86_64 builds
+#                                    (gcc, make, libcmocka-dev, sanitizer runtimes).
+#   mk/deps.sh cross ARCH LIBC       ARCH: aarch64 | riscv64, LIBC: musl | glibc.
+#                                    Cross gcc, qemu-user, the musl and cmocka
+#                                    source packages; builds musl (LIBC=musl) and
+#                                    a static libcmocka.a for ARCH/LIBC.
+#   mk/deps.sh flags ARCH LIBC       Prints, for a Makefile to `include`:
+#                                      CC := ...
+#                                      CMOCKA_CFLAGS := -I... -D__WORDSIZE=64
+#                                      CMOCKA_LIBS := .../libcmocka.a
+#                                    then one `#` comment line. Plain `KEY := value`
+#                                    lines, no quoting: paths must have no spaces.
+#                                    Has no side effects and does not check that
+#                                    the files exist (run `cross` first).
+#
+# Every test file that includes cmocka.h must be compiled with -D__WORDSIZE=64
+# (in CMOCKA_CFLAGS): without it cmocka.h typedefs uintptr_t as unsigned int on
+# anything but glibc/x86_64. musl binaries must be linked -static to run under
+# qemu-user (CC from `flags` does not add -static by itself).
+#
+# Cache layout ($WEFT_CACHE):
+#   lock                      flock(1) lock: parallel runs (make -j) wait here
+#   apt/                      private apt config: deb-src list, apt.conf, lists/
+#   src/musl, src/cmocka      unpacked Debian sources (symlinks to musl-1.2.3 ...)
+#   ARCH-musl/                musl install prefix: bin/musl-gcc, lib/, include/
+#                             (kernel uapi headers symlinked into include/)
+#   ARCH-LIBC/cmocka/         include/cmocka.h, lib/libcmocka.a
+#   build/                    build directories;  log/  build logs
+#   stamps/                   one file per finished step (content = recipe key)
+#
+# The system's apt setup is never changed: the deb-src list copies URIs, Suites,
+# Components and Signed-By from the system's own Debian `Types: deb` entry and
+# apt-get runs with Dir::Etc::SourceList/SourceParts and Dir::State::Lists
+# pointed into the cache (and no binary caches or update hooks).
+#
+# Environment: WEFT_CACHE (default ${XDG_CACHE_HOME:-$HOME/.cache}/weft),
+# WEFT_JOBS (make -j for musl, default nproc).
+
+set -euo pipefail
+
+# Bump when a recipe changes: stamps with another key are rebuilt.
+RECIPE=1
+
+die() { echo "deps: error: $*" >&2; exit 1; }
+say() { echo "deps: $*"; }
+
+usage() {
+	sed -n '/^# Usage/,/^# Every/p' "$0" | sed '$d; s/^# \{0,1\}//' >&2
+	exit 2
+}
+
+# ---------------------------------------------------------------- arguments
+
+check_target() {
+	case "${1:-}" in aarch64|riscv64) ;; *) die "ARCH must be aarch64 or riscv64, not '${1:-}'";; esac
+	case "${2:-}" in musl|glibc) ;; *) die "LIBC must be musl or glibc, not '${2:-}'";; esac
+}
+
+cache_dir() {
+	local c="${WEFT_CACHE:-}"
+	if [ -z "$c" ]; then
+		local base="${XDG_CACHE_HOME:-}"
+		if [ -z "$base" ]; then
+			[ -n "${HOME:-}" ] || die "neither WEFT_CACHE nor HOME is set"
+			base="$HOME/.cache"
+		fi
+		c="$base/weft"
+	fi
+	case "$c" in /*) ;; *) c="$PWD/$c";; esac
+	printf '%s\n' "$c"
+}
+
+CACHE=$(cache_dir)
+
+# ---------------------------------------------------------------- helpers
+
+LOCKED=0
+take_lock() {
+	[ "$LOCKED" = 1 ] && return 0
+	mkdir -p "$CACHE"
+	exec 9>"$CACHE/lock"
+	if ! flock -n 9; then
+		say "waiting for another deps.sh ($CACHE/lock)"
+		flock 9
+	fi
+	LOCKED=1
+}
+
+stamp_ok() { [ -f "$CACHE/stamps/$1" ] && [ "$(cat "$CACHE/stamps/$1")" = "$2" ]; }
+stamp_set() { mkdir -p "$CACHE/stamps"; printf '%s\n' "$2" >"$CACHE/stamps/$1"; }
+
+# run_logged LOG DESCRIPTION CMD...: append CMD's output to LOG; on failure
+# print the end of the log and exit.
+run_logged() {
+	local log="$1" what="$2"; shift 2
+	mkdir -p "$(dirname "$log")"
+	printf '\n$ %s\n' "$*" >>"$log"
+	if ! "$@" >>"$log" 2>&1; then
+		echo "deps: FAILED: $what (full log: $log)" >&2
+		tail -n 40 "$log" | sed 's/^/  | /' >&2
+		exit 1
+	fi
+}
+
+in_dir() { local d="$1"; shift; (cd "$d" && "$@"); }
+
+as_root() {
+	if [ "$(id -u)" = 0 ]; then "$@"
+	elif command -v sudo >/dev/null; then sudo "$@"
+	else die "not root and no sudo: run as root: $*"
+	fi
+}
+
+missing_packages() {
+	local p st
+	for p in "$@"; do
+		st=$(dpkg-query -W -f='${db:Status-Abbrev}' "$p" 2>/dev/null || true)
+		case "$st" in ii*) ;; *) printf '%s\n' "$p";; esac
+	done
+}
+
+APT_UPDATED=0
+ensure_packages() {
+	local missing
+	missing=$(missing_packages "$@")
+	[ -z "$missing" ] && return 0
+	take_lock
+	missing=$(missing_packages "$@")   # another run may have installed them
+	[ -z "$missing" ] && return 0
+	# shellcheck disable=SC2086
+	set -- $missing
+	mkdir -p "$CACHE/log"
+	local log="$CACHE/log/apt-install.log"
+	if [ "$APT_UPDATED" = 0 ]; then
+		say "apt-get update (system sources)"
+		run_logged "$log" "apt-get update" as_root apt-get update
+		APT_UPDATED=1
+	fi
+	say "installing Debian packages: $*"
+	run_logged "$log" "apt-get install $*" as_root env DEBIAN_FRONTEND=noninteractive \
+		apt-get install -y --no-install-recommends "$@"
+}
+
+# ---------------------------------------------------------------- host
+
+cmd_host() {
+	ensure_packages gcc make libc6-dev libcmocka-dev libasan8 liblsan0 libtsan2 libubsan1
+}
+
+# ---------------------------------------------------------------- sources
+
+# Print, as a deb822 stanza with Types: deb-src, the system's own Debian
+# archive entry: the first `Types: deb` entry whose URIs mention "debian" and
+# whose Suites include this release's codename. deb822 files first, then the
+# one-line sources.list format.
+debian_src_stanza() {
+	local codename=""
+	if [ -r /etc/os-release ]; then
+		# shellcheck disable=SC1091
+		codename=$(. /etc/os-release && printf '%s' "${VERSION_CODENAME:-}")
+	fi
+	local f out
+	for f in /etc/apt/sources.list.d/*.sources; do
+		[ -r "$f" ] || continue
+		out=$(awk -v codename="$codename" '
+			function flush(   n, i, t, ok, s) {
+				if (nf == 0) return
+				t = " " tolower(val["types"]) " "
+				ok = (t ~ / deb /) && (tolower(val["enabled"]) != "no") && (val["uris"] ~ /debian/)
+				if (ok && codename != "") {
+					n = split(val["suites"], s, /[ \t]+/); ok = 0
+					for (i = 1; i <= n; i++) if (s[i] == codename) ok = 1
+				} else if (ok) {
+					ok = (val["uris"] !~ /security|debug|ports/)
+				}
+				if (ok && !done) {
+					print "Types: deb-src"
+					print "URIs: " val["uris"]
+					print "Suites: " val["suites"]
+					print "Components: " (val["components"] != "" ? val["components"] : "main")
+					if (raw["signed-by"] != "") printf "%s", raw["signed-by"]
+					if (raw["trusted"] != "") printf "%s", raw["trusted"]
+					done = 1
+				}
+				nf = 0; delete val; delete raw
+			}
+			/^#/ { next }
+			/^[ \t]*$/ { flush(); next }
+			/^[ \t]/ { if (key != "") raw[key] = raw[key] $0 "\n"; next }
+			{
+				i = index($0, ":"); if (i == 0) next
+				key = tolower(substr($0, 1, i - 1))
+				v = substr($0, i + 1); sub(/^[ \t]+/, "", v); sub(/[ \t]+$/, "", v)
+				val[key] = v; raw[key] = $0 "\n"; nf++
+			}
+			END { flush() }
+		' "$f")
+		if [ -n "$out" ]; then printf '%s\n' "$out"; return 0; fi
+	done
+	local lists=()
+	[ -r /etc/apt/sources.list ] && lists+=(/etc/apt/sources.list)
+	for f in /etc/apt/sources.list.d/*.list; do [ -r "$f" ] && lists+=("$f"); done
+	[ "${#lists[@]}" -gt 0 ] || return 1
+	out=$(cat "${lists[@]}" | awk -v codename="$codename" '
+		{ sub(/#.*/, "") }
+		$1 != "deb" { next }
+		{
+			opts = ""; i = 1
+			if ($2 ~ /^\[/) {
+				i = 2; opts = $2; while (opts !~ /\]$/ && i < NF) { i++; opts = opts " " $i }
+			}
+			uri = $(i + 1); suite = $(i + 2); comps = ""
+			for (j = i + 3; j <= NF; j++) comps = comps (comps == "" ? "" : " ") $j
+			if (uri !~ /debian/) next
+			if (codename != "") { if (suite != codename && suite != codename "-updates") next }
+			else if (uri ~ /security|debug|ports/) next
+			if (first == "") {
+				first = uri; comp = comps
+				gsub(/[][]/, " ", opts); n = split(opts, o, /[ \t]+/)
+				for (k = 1; k <= n; k++) if (o[k] ~ /^signed-by=/) sb = substr(o[k], 11)
+				for (k = 1; k <= n; k++) if (o[k] ~ /^trusted=/) tr = substr(o[k], 9)
+			}
+			if (uri == first && index(" " suites " ", " " suite " ") == 0)
+				suites = suites (suites == "" ? "" : " ") suite
+		}
+		END {
+			if (first == "") exit
+			print "Types: deb-src"; print "URIs: " first; print "Suites: " suites
+			print "Components: " (comp != "" ? comp : "main")
+			if (sb != "") print "Signed-By: " sb
+			if (tr != "") print "Trusted: " tr
+		}
+	')
+	[ -n "$out" ] || return 1
+	printf '%s\n' "$out"
+}
+
+# apt-get with the private source list and lists directory.
+private_apt() {
+	local a="$CACHE/apt"
+	local sandbox=()
+	[ "$(id -u)" = 0 ] && sandbox=(-o APT::Sandbox::User=root)
+	apt-get -c "$a/apt.conf" \
+		-o Dir::Etc::SourceList="$a/weft-src.sources" \
+		-o Dir::Etc::SourceParts=/dev/null \
+		-o Dir::State::Lists="$a/lists" \
+		"${sandbox[@]}" "$@"
+}
+
+SRC_PACKAGES=(musl cmocka)
+SRC_KEY="recipe=$RECIPE packages=${SRC_PACKAGES[*]}"
+
+ensure_sources() {
+	stamp_ok sources "$SRC_KEY" && return 0
+	take_lock
+	stamp_ok sources "$SRC_KEY" && return 0
+	local a="$CACHE/apt" log="$CACHE/log/sources.log"
+	mkdir -p "$a/lists/partial" "$CACHE/log"
+	: >"$log"
+	local stanza
+	stanza=$(debian_src_stanza) ||
+		die "found no Debian archive entry (Types: deb, URIs with 'debian', this release's suite) in /etc/apt"
+	printf '# written by weft mk/deps.sh from the system entry; used only with apt-get -o Dir::Etc::SourceList\n%s\n' \
+		"$stanza" >"$a/weft-src.sources"
+	# Read after the system configuration: no binary caches written under
+	# /var/cache/apt, no update hooks (they are about the system's lists).
+	cat >"$a/apt.conf" <<-'EOF'
+	// written by weft mk/deps.sh
+	#clear APT::Update::Pre-Invoke;
+	#clear APT::Update::Post-Invoke;
+	#clear APT::Update::Post-Invoke-Success;
+	Dir::Cache::pkgcache "";
+	Dir::Cache::srcpkgcache "";
+	Acquire::Languages "none";
+	EOF
+	say "fetching Debian source packages: ${SRC_PACKAGES[*]} (log: $log)"
+	cat "$a/weft-src.sources" >>"$log"
+	run_logged "$log" "apt-get update (private deb-src list)" private_apt update
+	local tmp="$CACHE/src/.fetch"
+	rm -rf "$tmp"; mkdir -p "$tmp"
+	run_logged "$log" "apt-get source ${SRC_PACKAGES[*]}" \
+		in_dir "$tmp" private_apt source "${SRC_PACKAGES[@]}"
+	local p dir
+	for p in "${SRC_PACKAGES[@]}"; do
+		dir=$(cd "$tmp" && for d in "$p"-*/; do [ -d "$d" ] && printf '%s\n' "${d%/}"; done | head -n 1)
+		[ -n "$dir" ] || die "apt-get source $p left no $p-*/ directory in $tmp (log: $log)"
+		rm -rf "${CACHE:?}/src/$dir"
+		mv "$tmp/$dir" "$CACHE/src/$dir"
+		ln -sfn "$dir" "$CACHE/src/$p"
+	done
+	# Keep the .dsc and tarballs next to the trees (provenance).
+	find "$tmp" -maxdepth 1 -type f -exec mv -f {} "$CACHE/src/" \;
+	rm -rf "$tmp"
+	stamp_set sources "$SRC_KEY"
+}
+
+# ---------------------------------------------------------------- cross
+
+triplet() { printf '%s-linux-gnu' "$1"; }
+debarch() { case "$1" in aarch64) echo arm64;; *) echo "$1";; esac; }
+
+# Version of an unpacked source tree, e.g. musl-1.2.3 (the symlink's target).
+src_version() { readlink "$CACHE/src/$1" || echo "$1"; }
+
+ensure_musl() {
+	local arch="$1" tri; tri=$(triplet "$arch")
+	local prefix="$CACHE/$arch-musl" key
+	key="recipe=$RECIPE $(src_version musl) $tri"
+	stamp_ok "$arch-musl" "$key" && [ -x "$prefix/bin/musl-gcc" ] && return 0
+	take_lock
+	stamp_ok "$arch-musl" "$key" && [ -x "$prefix/bin/musl-gcc" ] && return 0
+	local src="$CACHE/src/musl" bld="$CACHE/build/$arch-musl" log="$CACHE/log/$arch-musl.log"
+	mkdir -p "$CACHE/log"; : >"$log"
+	say "building $(src_version musl) for $arch into $prefix (log: $log)"
+	rm -rf "$bld" "$prefix"; mkdir -p "$bld"
+	run_logged "$log" "musl configure ($arch)" in_dir "$bld" \
+		"$src/configure" --target="$tri" CROSS_COMPILE="$tri-" --prefix="$prefix" --disable-shared
+	run_logged "$log" "musl make ($arch)" make -C "$bld" -j"${WEFT_JOBS:-$(nproc)}"
+	run_logged "$log" "musl make install ($arch)" make -C "$bld" install
+	# musl-gcc's specs use -nostdinc: give it the kernel's uapi headers
+	# (linux/futex.h, asm/...) from linux-libc-dev-ARCH-cross.
+	local d
+	for d in linux asm asm-generic drm misc mtd rdma sound video xen; do
+		if [ -d "/usr/$tri/include/$d" ] && [ ! -e "$prefix/include/$d" ]; then
+			ln -s "/usr/$tri/include/$d" "$prefix/include/$d"
+		fi
+	done
+	[ -x "$prefix/bin/musl-gcc" ] || die "musl install left no $prefix/bin/musl-gcc (log: $log)"
+	rm -rf "$bld"
+	stamp_set "$arch-musl" "$key"
+}
+
+cross_cc() {
+	if [ "$2" = musl ]; then printf '%s\n' "$CACHE/$1-musl/bin/musl-gcc"
+	else printf '%s-gcc\n' "$(triplet "$1")"; fi
+}
+
+CMOCKA_DEFS=(-D__WORDSIZE=64 -DHAVE_SIGNAL_H -DHAVE_STRINGS_H -DHAVE_INTTYPES_H
+	-DHAVE_MALLOC_H -DHAVE_SIGLONGJMP -DHAVE_STRSIGNAL -DHAVE_STRUCT_TIMESPEC
+	-DHAVE_CLOCK_REALTIME -DHAVE_GCC_THREAD_LOCAL_STORAGE)
+
+ensure_cmocka() {
+	local arch="$1" libc="$2" tri; tri=$(triplet "$arch")
+	local out="$CACHE/$arch-$libc/cmocka" key cc
+	cc=$(cross_cc "$arch" "$libc")
+	key="recipe=$RECIPE $(src_version cmocka) $arch-$libc"
+	[ "$libc" = musl ] && key="$key $(src_version musl)"
+	stamp_ok "$arch-$libc-cmocka" "$key" && [ -f "$out/lib/libcmocka.a" ] && return 0
+	take_lock
+	stamp_ok "$arch-$libc-cmocka" "$key" && [ -f "$out/lib/libcmocka.a" ] && return 0
+	local src="$CACHE/src/cmocka" bld="$CACHE/build/$arch-$libc-cmocka"
+	local log="$CACHE/log/$arch-$libc-cmocka.log"
+	mkdir -p "$CACHE/log"; : >"$log"
+	say "building $(src_version cmocka) for $arch-$libc into $out (log: $log)"
+	rm -rf "$bld" "$out"; mkdir -p "$bld" "$out/lib" "$out/include"
+	# No HAVE_CONFIG_H: the defines stand in for CMake's config.h. No -Werror.
+	run_logged "$log" "compile cmocka.c ($arch-$libc)" "$cc" -O2 "${CMOCKA_DEFS[@]}" \
+		-I"$src/include" -c "$src/src/cmocka.c" -o "$bld/cmocka.o"
+	run_logged "$log" "archive libcmocka.a ($arch-$libc)" "$tri-ar" rcs "$out/lib/libcmocka.a" "$bld/cmocka.o"
+	# cmocka.h includes no header of its own; cmocka_pbc.h is its optional companion.
+	cp "$src/include/cmocka.h" "$src/include/cmocka_pbc.h" "$out/include/"
+	rm -rf "$bld"
+	stamp_set "$arch-$libc-cmocka" "$key"
+}
+
+cmd_cross() {
+	check_target "$@"
+	local arch="$1" libc="$2" tri; tri=$(triplet "$arch")
+	ensure_packages make dpkg-dev qemu-user "gcc-$tri" "binutils-$tri" \
+		"libc6-dev-$(debarch "$arch")-cross" "linux-libc-dev-$(debarch "$arch")-cross"
+	ensure_sources
+	[ "$libc" = musl ] && ensure_musl "$arch"
+	ensure_cmocka "$arch" "$libc"
+}
+
+cmd_flags() {
+	check_target "$@"
+	local arch="$1" libc="$2" out="$CACHE/$1-$2/cmocka"
+	printf 'CC := %s\n' "$(cross_cc "$arch" "$libc")"
+	printf 'CMOCKA_CFLAGS := -I%s/include -D__WORDSIZE=64\n' "$out"
+	printf 'CMOCKA_LIBS := %s/lib/libcmocka.a\n' "$out"
+	printf '# note: every file including cmocka.h needs -D__WORDSIZE=64 (in CMOCKA_CFLAGS)%s\n' \
+		"$([ "$libc" = musl ] && echo '; link with -static to run under qemu-user')"
+}
+
+case "${1:-}" in
+	host)  [ $# -eq 1 ] || usage; cmd_host ;;
+	cross) [ $# -eq 3 ] || usage; shift; cmd_cross "$@" ;;
+	flags) [ $# -eq 3 ] || usage; shift; cmd_flags "$@" ;;
+	-h|--help|help) usage ;;
+	*) usage ;;
+esac

@@ -1,0 +1,128 @@
+/* SPDX-License-Identifier: MIT */
+/* Channels of fixed-size elements: a ring of capacity N (0 = rendezvous) and
+ * two wait lists under one lock, as in Go. A send meeting a waiting receiver
+ * copies straight into the receiver's buffer; a receive meeting a waiting
+ * sender (ring full, or rendezvous) takes the oldest element and moves that
+ * sender's element into the ring. Close wakes every waiter with -EPIPE;
+ * receivers drain the ring first. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+#define MAX_ELEM (64 * 1024)
+#define MAX_CAP ((size_t)1 << 24)
+
+struct weft_chan {
+	weft__lock_t lock;
+	size_t elem, cap, head, len;
+	int closed;
+	struct weft__waiter *senders, *receivers;
+	unsigned char *ring;
+};
+
+int weft_chan_create(weft_chan_t **out, size_t elem_size, size_t capacity)
+{
+	if (!out || elem_size == 0 || elem_size > MAX_ELEM || capacity > MAX_CAP)
+		return -EINVAL;
+	struct weft_chan *c = calloc(1, sizeof *c);
+	if (!c)
+		return -ENOMEM;
+	if (capacity && !(c->ring = malloc(capacity * elem_size))) {
+		free(c);
+		return -ENOMEM;
+	}
+	c->elem = elem_size;
+	c->cap = capacity;
+	*out = c;
+	return 0;
+}
+
+void weft_chan_destroy(weft_chan_t *c)
+{
+	if (!c)
+		return;
+	free(c->ring);
+	free(c);
+}
+
+static unsigned char *slot(struct weft_chan *c, size_t i)
+{
+	return c->ring + ((c->head + i) % c->cap) * c->elem;
+}
+
+int weft_chan_send(weft_chan_t *c, const void *elem, int64_t deadline)
+{
+	if (!c || !elem)
+		return -EINVAL;
+	weft__lock(&c->lock);
+	int r = 0;
+	struct weft__waiter *w;
+	if (c->closed) {
+		r = -EPIPE;
+	} else if ((w = weft__waitq_pop(&c->receivers))) {
+		memcpy(w->data, elem, c->elem);
+		weft__waiter_complete(w, 0);
+	} else if (c->len < c->cap) {
+		memcpy(slot(c, c->len++), elem, c->elem);
+	} else {
+		struct weft__waiter me = {.data = (void *)elem};
+		r = weft__waiter_wait(&c->lock, &c->senders, &me, deadline);
+	}
+	weft__unlock(&c->lock);
+	return r;
+}
+
+int weft_chan_recv(weft_chan_t *c, void *elem, int64_t deadline)
+{
+	if (!c || !elem)
+		return -EINVAL;
+	weft__lock(&c->lock);
+	int r = 0;
+	struct weft__waiter *w;
+	if (c->len) {
+		memcpy(elem, slot(c, 0), c->elem);
+		c->head = (c->head + 1) % c->cap;
+		c->len--;
+		if ((w = weft__waitq_pop(&c->senders))) {
+			memcpy(slot(c, c->len++), w->data, c->elem);
+			weft__waiter_complete(w, 0);
+		}
+	} else if ((w = weft__waitq_pop(&c->senders))) {
+		memcpy(elem, w->data, c->elem);
+		weft__waiter_complete(w, 0);
+	} else if (c->closed) {
+		r = -EPIPE;
+	} else {
+		struct weft__waiter me = {.data = elem};
+		r = weft__waiter_wait(&c->lock, &c->receivers, &me, deadline);
+	}
+	weft__unlock(&c->lock);
+	return r;
+}
+
+int weft_chan_close(weft_chan_t *c)
+{
+	if (!c)
+		return -EINVAL;
+	weft__lock(&c->lock);
+	int r = c->closed ? -EPIPE : 0;
+	c->closed = 1;
+	struct weft__waiter *w;
+	while ((w = weft__waitq_pop(&c->receivers)))
+		weft__waiter_complete(w, -EPIPE);
+	while ((w = weft__waitq_pop(&c->senders)))
+		weft__waiter_complete(w, -EPIPE);
+	weft__unlock(&c->lock);
+	return r;
+}
+
+size_t weft_chan_len(weft_chan_t *c)
+{
+	if (!c)
+		return 0;
+	weft__lock(&c->lock);
+	size_t n = c->len;
+	weft__unlock(&c->lock);
+	return n;
+}

@@ -1,0 +1,314 @@
+/* SPDX-License-Identifier: MIT */
+/* Fibers: spawn, join, detach, cancel, exit, and the handles that name them.
+ *
+ * A handle is (generation << 32 | slot + 1) in a table of slots; a slot's
+ * generation moves on when its fiber is freed, so a stale handle (joined
+ * twice, detached, never valid) is told apart from a live one and gets
+ * -ESRCH instead of reaching another fiber. Fiber structures come from a
+ * pool and are never returned to malloc while the runtime runs, so a lookup
+ * may read one that was just freed: it takes a reference only if the count is
+ * not zero and then checks the handle again. A fiber holds one reference for
+ * being alive and one for its handle until join or detach. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+#define CHUNK 4096
+#define MAX_CHUNKS 1024 /* 4M fibers at once */
+
+struct slot {
+	_Atomic(struct weft__fiber *) f;
+	uint32_t gen;
+	uint32_t next_free; /* index + 1 of the next free slot, 0 = none */
+};
+
+static weft__lock_t table_lock = WEFT__LOCK_INIT;
+static struct slot *_Atomic chunks[MAX_CHUNKS];
+static uint32_t nslots, free_head;
+static struct weft__fiber *pool;
+static _Atomic uint64_t next_id = 1;
+
+void weft__live_dec(void);
+
+static struct slot *slot_at(uint32_t idx)
+{
+	struct slot *c = atomic_load_explicit(&chunks[idx / CHUNK], memory_order_acquire);
+	return c ? &c[idx % CHUNK] : NULL;
+}
+
+/* A fiber struct and a slot for it; the handle is set. Table lock held. */
+static int slot_alloc(struct weft__fiber **out)
+{
+	struct weft__fiber *f = pool;
+	if (f) {
+		pool = f->next;
+	} else {
+		f = calloc(1, sizeof *f);
+		if (!f)
+			return -ENOMEM;
+	}
+	uint32_t idx;
+	if (free_head) {
+		idx = free_head - 1;
+		free_head = slot_at(idx)->next_free;
+	} else {
+		if (nslots == CHUNK * MAX_CHUNKS)
+			goto full;
+		if (nslots % CHUNK == 0) {
+			struct slot *c = calloc(CHUNK, sizeof *c);
+			if (!c)
+				goto full;
+			atomic_store_explicit(&chunks[nslots / CHUNK], c, memory_order_release);
+		}
+		idx = nslots++;
+	}
+	struct slot *s = slot_at(idx);
+	f->handle = ((uint64_t)s->gen << 32) | (idx + 1);
+	atomic_store_explicit(&s->f, f, memory_order_release);
+	*out = f;
+	return 0;
+full:
+	f->next = pool;
+	pool = f;
+	return -ENOMEM;
+}
+
+static void slot_free(struct weft__fiber *f)
+{
+	uint32_t idx = (uint32_t)f->handle - 1;
+	weft__lock(&table_lock);
+	struct slot *s = slot_at(idx);
+	atomic_store_explicit(&s->f, NULL, memory_order_release);
+	s->gen++;
+	s->next_free = free_head;
+	free_head = idx + 1;
+	f->handle = 0;
+	f->next = pool;
+	pool = f;
+	weft__unlock(&table_lock);
+}
+
+void weft__fiber_unref(struct weft__fiber *f)
+{
+	if (atomic_fetch_sub_explicit(&f->refs, 1, memory_order_acq_rel) == 1)
+		slot_free(f);
+}
+
+/* Find the fiber a held handle names and take a reference, or -ESRCH. */
+static int lookup(weft_fiber_t h, struct weft__fiber **out)
+{
+	uint32_t idx = (uint32_t)h - 1;
+	if ((uint32_t)h == 0 || idx >= CHUNK * MAX_CHUNKS)
+		return -ESRCH;
+	struct slot *s = slot_at(idx);
+	struct weft__fiber *f = s ? atomic_load_explicit(&s->f, memory_order_acquire) : NULL;
+	if (!f)
+		return -ESRCH;
+	int r = atomic_load_explicit(&f->refs, memory_order_relaxed);
+	do {
+		if (r == 0)
+			return -ESRCH;
+	} while (!atomic_compare_exchange_weak_explicit(&f->refs, &r, r + 1, memory_order_acq_rel,
+							memory_order_relaxed));
+	if (f->handle != h || !atomic_load(&f->handle_held)) {
+		weft__fiber_unref(f);
+		return -ESRCH;
+	}
+	*out = f;
+	return 0;
+}
+
+static _Noreturn void finish(struct weft__fiber *self, void *result)
+{
+	weft__future_settle(&self->done, FS_RESOLVED, result, 0);
+	weft__live_dec();
+	weft__switch_out(self, ACT_EXIT);
+	__builtin_unreachable();
+}
+
+static void fiber_main(void *arg)
+{
+	struct weft__fiber *self = arg;
+	weft__ctx_entered(&self->ctx);
+	weft__finish_switch(weft__worker_self());
+	finish(self, self->fn(self->arg));
+}
+
+int weft_fiber_spawn_at(weft_fiber_t *out, const weft_attr_t *attr, weft_fn fn, void *arg,
+			const char *file, int line)
+{
+	if (!fn)
+		return -EINVAL;
+	if (!atomic_load(&weft__rt.running))
+		return -ESRCH;
+	size_t size = weft__rt.stack_size;
+	if (attr && attr->stack_size) {
+		if (attr->stack_size < 4096 || attr->stack_size > ((size_t)1 << 30))
+			return -EINVAL;
+		size = shim_stack_round(attr->stack_size);
+	}
+
+	struct weft__worker *w = weft__worker_self();
+	struct shim_stack stack;
+	int err = weft__stack_get(w, size, &stack);
+	if (err)
+		return err;
+	struct weft__fiber *f;
+	weft__lock(&table_lock);
+	err = slot_alloc(&f);
+	weft__unlock(&table_lock);
+	if (err) {
+		weft__stack_put(w, &stack);
+		return err;
+	}
+
+	/* A pooled struct keeps its park generation, so no wake meant for its
+	 * previous life can match a park of this one. */
+	uint64_t pw = atomic_load(&f->park);
+	atomic_store(&f->park, PW_MAKE(PW_GEN(pw) + 1, 0, PS_RUNNING));
+	f->flags = 0;
+	f->saved_errno = 0;
+	f->next = NULL;
+	f->deadline = 0;
+	f->timer_slot = 0;
+	atomic_store(&f->joining, 0);
+	memset(f->name, 0, sizeof f->name);
+	memset(f->parent_name, 0, sizeof f->parent_name);
+	f->parent_id = 0;
+	f->id = atomic_fetch_add(&next_id, 1);
+	f->fn = fn;
+	f->arg = arg;
+	f->stack = stack;
+	f->file = file;
+	f->line = line;
+	if (attr && attr->name)
+		strncpy(f->name, attr->name, WEFT_NAME_MAX - 1);
+	struct weft__fiber *parent = w ? w->cur : NULL;
+	if (parent) {
+		f->parent_id = parent->id;
+		memcpy(f->parent_name, parent->name, WEFT_NAME_MAX);
+	}
+	weft__future_init(&f->done);
+	atomic_store(&f->refs, out ? 2 : 1);
+	atomic_store(&f->handle_held, out ? 1 : 0);
+	weft__ctx_create(&f->ctx, stack.base, stack.size);
+	f->ctx.sp = arch_frame_init((char *)stack.base + stack.size, fiber_main, f);
+	if (out)
+		*out = f->handle;
+	atomic_fetch_add(&weft__rt.live, 1);
+	weft__ready(f);
+	return 0;
+}
+
+/* Called on the next context once the exited fiber is off its stack. */
+void weft__fiber_release_stack(struct weft__worker *w, struct weft__fiber *f)
+{
+	weft__ctx_destroy(&f->ctx);
+	weft__stack_put(w, &f->stack);
+	weft__fiber_unref(f);
+}
+
+/* Give up the handle's reference, once. */
+static int release_handle(struct weft__fiber *f)
+{
+	int held = 1;
+	if (!atomic_compare_exchange_strong(&f->handle_held, &held, 0))
+		return -ESRCH;
+	weft__fiber_unref(f);
+	return 0;
+}
+
+int weft_fiber_join(weft_fiber_t h, int64_t deadline, void **result)
+{
+	struct weft__fiber *f;
+	int err = lookup(h, &f);
+	if (err)
+		return err;
+	struct weft__worker *w = weft__worker_self();
+	if (w && w->cur == f) {
+		weft__fiber_unref(f);
+		return -EDEADLK;
+	}
+	int zero = 0;
+	if (!atomic_compare_exchange_strong(&f->joining, &zero, 1)) {
+		weft__fiber_unref(f);
+		return -EBUSY;
+	}
+	void *value = NULL;
+	err = weft__future_wait(&f->done, deadline, &value);
+	if (err == 0) {
+		if (result)
+			*result = value;
+		err = release_handle(f);
+	}
+	atomic_store(&f->joining, 0);
+	weft__fiber_unref(f);
+	return err;
+}
+
+int weft_fiber_detach(weft_fiber_t h)
+{
+	struct weft__fiber *f;
+	int err = lookup(h, &f);
+	if (err)
+		return err;
+	if (atomic_load(&f->joining))
+		err = -EBUSY;
+	else
+		err = release_handle(f);
+	weft__fiber_unref(f);
+	return err;
+}
+
+int weft_fiber_cancel(weft_fiber_t h)
+{
+	struct weft__fiber *f;
+	int err = lookup(h, &f);
+	if (err)
+		return err;
+	if (atomic_load(&f->done.state) != FS_PENDING)
+		err = -EALREADY;
+	else
+		weft__cancel_request(f);
+	weft__fiber_unref(f);
+	return err;
+}
+
+int weft_fiber_exit(void *result)
+{
+	struct weft__worker *w = weft__worker_self();
+	if (!w || !w->cur)
+		return -EPERM;
+	finish(w->cur, result);
+}
+
+weft_fiber_t weft_fiber_self(void)
+{
+	struct weft__worker *w = weft__worker_self();
+	return w && w->cur ? w->cur->handle : 0;
+}
+
+uint64_t weft_fiber_id(void)
+{
+	struct weft__worker *w = weft__worker_self();
+	return w && w->cur ? w->cur->id : 0;
+}
+
+const char *weft_fiber_name(void)
+{
+	struct weft__worker *w = weft__worker_self();
+	return w && w->cur ? w->cur->name : NULL;
+}
+
+void weft__fibers_reset(void)
+{
+	/* Only after every fiber is gone (weft_shutdown checks). */
+	weft__lock(&table_lock);
+	while (pool) {
+		struct weft__fiber *f = pool;
+		pool = f->next;
+		free(f);
+	}
+	weft__unlock(&table_lock);
+}

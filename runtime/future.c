@@ -1,0 +1,108 @@
+/* SPDX-License-Identifier: MIT */
+/* Futures: settle once, wake every waiter. A settled future is read with one
+ * acquire load, without the lock and without a switch. */
+#include <stdlib.h>
+
+#include "internal.h"
+
+void weft__future_init(struct weft__future *f)
+{
+	f->lock = (weft__lock_t)WEFT__LOCK_INIT;
+	atomic_store_explicit(&f->state, FS_PENDING, memory_order_relaxed);
+	f->value = NULL;
+	f->error = 0;
+	f->waiters = NULL;
+	atomic_store_explicit(&f->refs, 1, memory_order_relaxed);
+}
+
+int weft__future_settle(struct weft__future *f, int state, void *value, int error)
+{
+	weft__lock(&f->lock);
+	if (atomic_load_explicit(&f->state, memory_order_relaxed) != FS_PENDING) {
+		weft__unlock(&f->lock);
+		return -EALREADY;
+	}
+	f->value = value;
+	f->error = error;
+	atomic_store_explicit(&f->state, state, memory_order_release);
+	struct weft__waiter *w;
+	while ((w = weft__waitq_pop(&f->waiters)))
+		weft__waiter_complete(w, 0);
+	weft__unlock(&f->lock);
+	return 0;
+}
+
+static int outcome(struct weft__future *f, void **value)
+{
+	if (atomic_load_explicit(&f->state, memory_order_acquire) == FS_REJECTED)
+		return f->error;
+	if (value)
+		*value = f->value;
+	return 0;
+}
+
+int weft__future_wait(struct weft__future *f, int64_t deadline, void **value)
+{
+	if (atomic_load_explicit(&f->state, memory_order_acquire) != FS_PENDING)
+		return outcome(f, value);
+	weft__lock(&f->lock);
+	int r = 0;
+	if (atomic_load_explicit(&f->state, memory_order_relaxed) == FS_PENDING) {
+		struct weft__waiter w;
+		r = weft__waiter_wait(&f->lock, &f->waiters, &w, deadline);
+	}
+	weft__unlock(&f->lock);
+	return r ? r : outcome(f, value);
+}
+
+int weft_future_create(weft_future_t **out)
+{
+	if (!out)
+		return -EINVAL;
+	struct weft__future *f = malloc(sizeof *f);
+	if (!f)
+		return -ENOMEM;
+	weft__future_init(f);
+	*out = (weft_future_t *)f;
+	return 0;
+}
+
+weft_future_t *weft_future_retain(weft_future_t *pub)
+{
+	struct weft__future *f = (struct weft__future *)pub;
+	if (f)
+		atomic_fetch_add_explicit(&f->refs, 1, memory_order_relaxed);
+	return pub;
+}
+
+void weft_future_release(weft_future_t *pub)
+{
+	struct weft__future *f = (struct weft__future *)pub;
+	if (f && atomic_fetch_sub_explicit(&f->refs, 1, memory_order_acq_rel) == 1)
+		free(f);
+}
+
+int weft_future_resolve(weft_future_t *pub, void *value)
+{
+	if (!pub)
+		return -EINVAL;
+	return weft__future_settle((struct weft__future *)pub, FS_RESOLVED, value, 0);
+}
+
+int weft_future_reject(weft_future_t *pub, int error)
+{
+	if (!pub || error >= 0)
+		return -EINVAL;
+	return weft__future_settle((struct weft__future *)pub, FS_REJECTED, NULL, error);
+}
+
+int weft_future_await(weft_future_t *pub, int64_t deadline, void **value)
+{
+	if (!pub)
+		return -EINVAL;
+	struct weft__future *f = (struct weft__future *)pub;
+	weft_future_retain(pub);
+	int r = weft__future_wait(f, deadline, value);
+	weft_future_release(pub);
+	return r;
+}

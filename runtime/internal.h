@@ -1,0 +1,259 @@
+/* SPDX-License-Identifier: MIT */
+/* The runtime's private seam: the fiber and worker structures and the calls
+ * that cross files inside runtime/. Nothing here is OS- or CPU-specific. */
+#ifndef WEFT_INTERNAL_H
+#define WEFT_INTERNAL_H
+
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "arch.h"
+#include "shim.h"
+#include "weft.h"
+
+#include "deque.h"
+#include "lock.h"
+
+#if defined(__clang__)
+#define WEFT_NOIPA __attribute__((noinline))
+#else
+#define WEFT_NOIPA __attribute__((noinline, noipa))
+#endif
+
+#define WEFT_MAX_WORKERS 16
+#define WEFT_NAME_MAX 32
+
+/* ---- Park word ----------------------------------------------------------
+ * One 64-bit word per fiber settles every race between parking, waking,
+ * timeouts and cancellation with a single compare-and-swap:
+ *   bits 0-2   state (below)
+ *   bit  3     a cancellation request not yet delivered
+ *   bits 16-31 the wake result, as a positive errno (0 = plain wake)
+ *   bits 32-63 the park generation: each park takes a new one, and a wake
+ *              carrying an older generation is dropped (stale wakeup). */
+enum {
+	PS_RUNNING = 0, /* running, or runnable in a queue */
+	PS_PARKING = 1, /* decided to park, still on its stack */
+	PS_PARKED = 2,  /* switched out; a waker must queue it */
+	PS_WOKEN = 3,   /* woken while still PARKING: it will not sleep */
+};
+#define PW_STATE(w) ((unsigned)((w)&7))
+#define PW_CANCEL ((uint64_t)8)
+#define PW_RESULT(w) (-(int)(((w) >> 16) & 0xffff))
+#define PW_GEN(w) ((uint32_t)((w) >> 32))
+#define PW_MAKE(gen, res, state) \
+	(((uint64_t)(gen) << 32) | ((uint64_t)(uint16_t)(-(res)) << 16) | (uint64_t)(state))
+
+/* ---- Contexts and fibers ------------------------------------------------ */
+
+/* Something arch_switch can switch to: a fiber, or a worker's scheduler
+ * running on the thread's own stack. */
+struct weft__ctx {
+	void *sp;
+	void *stack_lo;   /* for sanitizers: the stack's lowest address */
+	size_t stack_len;
+	void *san_fake;   /* ASan's fake-stack handle while switched out */
+	void *san_fiber;  /* TSan's fiber handle */
+};
+
+struct weft__future {
+	weft__lock_t lock;
+	_Atomic int state; /* FS_* */
+	void *value;
+	int error;
+	struct weft__waiter *waiters;
+	_Atomic int refs; /* heap futures only */
+};
+enum { FS_PENDING = 0, FS_RESOLVED = 1, FS_REJECTED = 2 };
+
+enum { FF_THREAD = 1 }; /* a plain OS thread standing in as a fiber */
+
+struct weft__fiber {
+	struct weft__ctx ctx;
+	_Atomic uint64_t park;   /* the park word */
+	_Atomic uint32_t tseq;   /* plain threads sleep on this */
+	unsigned flags;
+	int saved_errno;
+	struct weft__fiber *next; /* run-queue and pool link */
+
+	/* identity and lifetime */
+	uint64_t handle;          /* the weft_fiber_t naming it */
+	uint64_t id;
+	_Atomic int refs;         /* one for being alive, one for a held handle */
+	_Atomic int handle_held;
+	_Atomic int joining;
+	struct weft__future done; /* settles with the result at exit */
+
+	/* what it runs */
+	weft_fn fn;
+	void *arg;
+	struct shim_stack stack;
+
+	/* timer while parked with a deadline */
+	int64_t deadline;
+	size_t timer_slot;        /* heap index + 1, 0 when not armed */
+
+	/* diagnostics */
+	char name[WEFT_NAME_MAX];
+	const char *file;
+	int line;
+	uint64_t parent_id;
+	char parent_name[WEFT_NAME_MAX];
+};
+
+/* Actions a context leaves for the next one to finish once it is off its
+ * stack: a fiber is only made visible to other workers after its registers
+ * are saved. */
+enum { ACT_NONE, ACT_YIELD, ACT_PARK, ACT_EXIT };
+
+struct weft__worker {
+	struct weft__deque dq;
+	int index;
+	struct weft__ctx sched;          /* the scheduler loop on the thread stack */
+	struct weft__fiber *cur;         /* running fiber, NULL in the scheduler */
+	struct weft__fiber *prev;        /* the context we just left ... */
+	int prev_act;                    /* ... and what to finish for it */
+	struct weft__fiber *yielded;     /* yielded fibers, newest first */
+	unsigned tick;
+	uint64_t rng;
+	shim_thread_t thread;
+	_Atomic uint32_t wake;           /* set by the waker of an idle worker */
+	unsigned ncached;
+	struct shim_stack cache[16];     /* default-size stacks for reuse */
+};
+
+/* ---- The scheduler (sched.c) -------------------------------------------- */
+
+struct weft__rt {
+	_Atomic int running;
+	_Atomic int stopping;
+	unsigned nworkers;
+	size_t stack_size;
+	struct weft__worker *workers;
+	_Atomic int64_t live;            /* fibers spawned and not yet finished */
+	_Atomic uint32_t live_seq;       /* weft_run sleeps on this */
+	_Atomic uint32_t idle_epoch;     /* idle workers sleep on this */
+	_Atomic int nsleeping;
+	_Atomic int nspinning;
+	weft__lock_t gq_lock;            /* the global run queue */
+	struct weft__fiber *gq_head, *gq_tail;
+	_Atomic int64_t gq_len;
+};
+extern struct weft__rt weft__rt;
+
+/* The worker running the calling code, or NULL on a plain thread. Never
+ * inlined, never assumed pure: a fiber can resume on another thread after any
+ * switch, so the thread-local must be read afresh every time. */
+struct weft__worker *weft__worker_self(void) WEFT_NOIPA;
+
+/* The calling fiber, or the calling plain thread's stand-in. */
+struct weft__fiber *weft__self(void) WEFT_NOIPA;
+
+/* Make a fiber runnable: on the caller's worker if it is one, else on the
+ * global queue, waking an idle worker if none is looking for work. */
+void weft__ready(struct weft__fiber *f);
+
+/* Switch the calling fiber out, leaving act for the next context. */
+void weft__switch_out(struct weft__fiber *self, int act);
+
+/* Runs on a context that has just been switched in. */
+void weft__finish_switch(struct weft__worker *w);
+
+/* Wake one idle worker (a new timer, new work from outside). */
+void weft__kick_idle(void);
+
+/* Look for runnable work without sleeping (used by yield, park). */
+struct weft__fiber *weft__find_work(struct weft__worker *w);
+
+/* A worker thread's body, and asking all of them to return. */
+void weft__worker_main(void *worker);
+void weft__workers_stop(void);
+
+/* ---- Context switches (switch.c) ---------------------------------------- */
+
+/* Switch from one context to another, telling the sanitizers. dying: from
+ * will never run again. */
+void weft__ctx_switch(struct weft__ctx *from, struct weft__ctx *to, bool dying);
+
+/* First call on a new fiber's stack, completing the sanitizers' view. */
+void weft__ctx_entered(struct weft__ctx *self);
+void weft__ctx_create(struct weft__ctx *c, void *lo, size_t len);
+void weft__ctx_destroy(struct weft__ctx *c);
+void weft__ctx_adopt_thread(struct weft__ctx *c);
+
+/* ---- Parking (park.c) --------------------------------------------------- */
+
+/* Start a park: a new generation, state PARKING. After this the fiber may be
+ * published to wakers as (self, gen). Returns the generation. */
+uint32_t weft__park_begin(struct weft__fiber *self);
+
+/* Sleep until woken, the deadline, or cancellation. Returns the wake result:
+ * 0 (woken), -ETIMEDOUT, -ECANCELED, or what the waker passed. */
+int weft__park_end(struct weft__fiber *self, int64_t deadline);
+
+/* Wake (f, gen) with result. Returns true if this call woke it; false if the
+ * generation is stale or it was already woken. Callers must guarantee that
+ * f stays allocated during the call (hold the lock f's waiter is under). */
+bool weft__unpark(struct weft__fiber *f, uint32_t gen, int result);
+
+/* A primitive that completed although park returned -ECANCELED keeps the
+ * request pending for the next suspension point. */
+void weft__cancel_repend(struct weft__fiber *self);
+
+/* Request cancellation of f; wakes it if parked. */
+void weft__cancel_request(struct weft__fiber *f);
+
+/* ---- Wait lists (waiter.c) ---------------------------------------------- */
+
+/* A parked caller queued on a primitive, under that primitive's lock. */
+struct weft__waiter {
+	struct weft__waiter *next, *prev;
+	struct weft__fiber *f;
+	uint32_t gen;
+	int done;      /* set by the waker, under the lock */
+	int result;    /* what the waker reports */
+	void *data;    /* the element buffer, for channels */
+};
+
+void weft__waitq_push(struct weft__waiter **head, struct weft__waiter *w);
+void weft__waitq_remove(struct weft__waiter **head, struct weft__waiter *w);
+struct weft__waiter *weft__waitq_pop(struct weft__waiter **head);
+
+/* Complete w (under its primitive's lock): done, result, and wake. */
+void weft__waiter_complete(struct weft__waiter *w, int result);
+
+/* Park on a wait list whose lock is held: queue w, unlock, park, relock, and
+ * settle the race between completion and timeout/cancel. Returns w->result if
+ * a waker completed w, else the park result (w removed). Lock held on return. */
+int weft__waiter_wait(weft__lock_t *lock, struct weft__waiter **head, struct weft__waiter *w,
+		      int64_t deadline);
+
+/* ---- Timers (timer.c) --------------------------------------------------- */
+
+void weft__timer_arm(struct weft__fiber *f, uint32_t gen, int64_t deadline);
+void weft__timer_disarm(struct weft__fiber *f);
+void weft__timer_fire_due(void);
+/* The earliest armed deadline, INT64_MAX when none. */
+int64_t weft__timer_next(void);
+void weft__timer_reset(void);
+
+/* ---- Futures (future.c) ------------------------------------------------- */
+
+void weft__future_init(struct weft__future *f);
+int weft__future_settle(struct weft__future *f, int state, void *value, int error);
+int weft__future_wait(struct weft__future *f, int64_t deadline, void **value);
+
+/* ---- Fibers (fiber.c, stack.c) ------------------------------------------ */
+
+void weft__fiber_unref(struct weft__fiber *f);
+void weft__fiber_release_stack(struct weft__worker *w, struct weft__fiber *f);
+int weft__stack_get(struct weft__worker *w, size_t size, struct shim_stack *out);
+void weft__stack_put(struct weft__worker *w, const struct shim_stack *s);
+void weft__stack_cache_drain(struct weft__worker *w);
+size_t weft__name_fault(uintptr_t addr, char *buf, size_t cap);
+void weft__fibers_reset(void);
+
+#endif

@@ -1,0 +1,149 @@
+/* SPDX-License-Identifier: MIT */
+/* The one way to wait. Every blocking call parks through here with an
+ * absolute deadline, and every wake, timeout and cancellation goes through
+ * weft__unpark. The park word (internal.h) makes each of them a single CAS:
+ * a wake that arrives while the fiber is still switching out turns PARKING
+ * into WOKEN, and the context that finishes the switch sees it and requeues
+ * the fiber, so the wake is neither lost nor doubled; a wake for an older
+ * generation is dropped.
+ *
+ * A plain OS thread gets a stand-in fiber (thread-local) and sleeps on a
+ * futex instead of switching, so the same primitives serve both. */
+#include <limits.h>
+
+#include "internal.h"
+
+static _Thread_local struct weft__fiber thread_self;
+
+struct weft__fiber *weft__self(void)
+{
+	struct weft__worker *w = weft__worker_self();
+	if (w && w->cur)
+		return w->cur;
+	thread_self.flags = FF_THREAD;
+	return &thread_self;
+}
+
+uint32_t weft__park_begin(struct weft__fiber *self)
+{
+	uint64_t w = atomic_load_explicit(&self->park, memory_order_relaxed);
+	uint64_t n;
+	do {
+		n = PW_MAKE(PW_GEN(w) + 1, 0, PS_PARKING) | (w & PW_CANCEL);
+	} while (!atomic_compare_exchange_weak_explicit(&self->park, &w, n, memory_order_acq_rel,
+							memory_order_relaxed));
+	return PW_GEN(n);
+}
+
+/* Leave the park without sleeping, with the result it ends with: a wake that
+ * already arrived wins; else a pending cancellation; else fallback. */
+static int park_settle(struct weft__fiber *self, int fallback, bool take_cancel)
+{
+	uint64_t w = atomic_load_explicit(&self->park, memory_order_acquire);
+	for (;;) {
+		int res;
+		uint64_t n;
+		if (PW_STATE(w) == PS_WOKEN || PW_STATE(w) == PS_RUNNING) {
+			res = PW_RESULT(w);
+			n = PW_MAKE(PW_GEN(w), 0, PS_RUNNING) | (w & PW_CANCEL);
+		} else if (take_cancel && (w & PW_CANCEL)) {
+			res = -ECANCELED;
+			n = PW_MAKE(PW_GEN(w), 0, PS_RUNNING);
+		} else {
+			res = fallback;
+			n = PW_MAKE(PW_GEN(w), 0, PS_RUNNING) | (w & PW_CANCEL);
+		}
+		if (atomic_compare_exchange_weak_explicit(&self->park, &w, n, memory_order_acq_rel,
+							  memory_order_acquire))
+			return res;
+	}
+}
+
+static int thread_park(struct weft__fiber *self, int64_t deadline)
+{
+	for (;;) {
+		uint32_t seq = atomic_load_explicit(&self->tseq, memory_order_acquire);
+		uint64_t w = atomic_load_explicit(&self->park, memory_order_acquire);
+		if (PW_STATE(w) != PS_PARKING)
+			return park_settle(self, 0, false);
+		if (shim_wait(&self->tseq, seq, deadline) == -ETIMEDOUT)
+			return park_settle(self, -ETIMEDOUT, false);
+	}
+}
+
+int weft__park_end(struct weft__fiber *self, int64_t deadline)
+{
+	if (deadline >= 0 && (deadline == 0 || deadline <= shim_now()))
+		return park_settle(self, -ETIMEDOUT, !(self->flags & FF_THREAD));
+	if (self->flags & FF_THREAD)
+		return thread_park(self, deadline);
+
+	/* A request made before this park is delivered now, without sleeping. */
+	uint64_t w = atomic_load_explicit(&self->park, memory_order_acquire);
+	if (w & PW_CANCEL)
+		return park_settle(self, -ECANCELED, true);
+
+	uint32_t gen = PW_GEN(w);
+	if (deadline > 0)
+		weft__timer_arm(self, gen, deadline);
+	weft__switch_out(self, ACT_PARK);
+	if (deadline > 0)
+		weft__timer_disarm(self);
+
+	/* Resumed by whoever queued us: the word holds the result. */
+	return park_settle(self, 0, false);
+}
+
+bool weft__unpark(struct weft__fiber *f, uint32_t gen, int result)
+{
+	uint64_t w = atomic_load_explicit(&f->park, memory_order_acquire);
+	for (;;) {
+		if (PW_GEN(w) != gen)
+			return false; /* a wake for an older park */
+		unsigned st = PW_STATE(w);
+		uint64_t keep = w & PW_CANCEL;
+		if (result == -ECANCELED)
+			keep = 0; /* this wake delivers the request */
+		uint64_t n;
+		if (st == PS_PARKING)
+			n = PW_MAKE(gen, result, PS_WOKEN) | keep;
+		else if (st == PS_PARKED)
+			n = PW_MAKE(gen, result, PS_RUNNING) | keep;
+		else
+			return false; /* already woken */
+		if (!atomic_compare_exchange_weak_explicit(&f->park, &w, n, memory_order_acq_rel,
+							   memory_order_acquire))
+			continue;
+		if (f->flags & FF_THREAD) {
+			atomic_fetch_add_explicit(&f->tseq, 1, memory_order_release);
+			shim_wake(&f->tseq, 1);
+		} else if (st == PS_PARKED) {
+			weft__ready(f);
+		}
+		/* PARKING: the context that finishes f's switch queues it. */
+		return true;
+	}
+}
+
+void weft__cancel_repend(struct weft__fiber *self)
+{
+	atomic_fetch_or_explicit(&self->park, PW_CANCEL, memory_order_acq_rel);
+}
+
+void weft__cancel_request(struct weft__fiber *f)
+{
+	uint64_t w = atomic_load_explicit(&f->park, memory_order_acquire);
+	for (;;) {
+		unsigned st = PW_STATE(w);
+		if (st == PS_PARKING || st == PS_PARKED) {
+			if (weft__unpark(f, PW_GEN(w), -ECANCELED))
+				return;
+			w = atomic_load_explicit(&f->park, memory_order_acquire);
+			continue;
+		}
+		/* Running or already woken: leave the request for the next park. */
+		if (atomic_compare_exchange_weak_explicit(&f->park, &w, w | PW_CANCEL,
+							  memory_order_acq_rel, memory_order_acquire))
+			return;
+	}
+}

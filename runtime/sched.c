@@ -1,0 +1,402 @@
+/* SPDX-License-Identifier: MIT */
+/* The M:N scheduler. Each worker thread runs a loop on its own stack: it looks
+ * for a runnable fiber and switches to it; fibers switch among themselves
+ * directly when they park or yield, and back to the loop only when nothing is
+ * runnable. A worker looks for work in this order: its own deque (LIFO), the
+ * fibers that yielded on it (oldest first), the global queue (one, plus a
+ * batch moved to its deque), then half of a random victim's deque. Every 61st
+ * look starts at the global queue so it never starves. With nothing found it
+ * spins a little (pause, then yielding the CPU), then sleeps on its own futex
+ * word until a waker picks it from the idle list or the next timer is due.
+ *
+ * Waking only queues (push, don't run): a fiber never runs on another fiber's
+ * stack, so chains of wakes stay flat. A fiber is only made visible to other
+ * workers by the context that runs after it (weft__finish_switch), once its
+ * registers are saved. */
+#include <limits.h>
+
+#include "internal.h"
+
+struct weft__rt weft__rt;
+
+static _Thread_local struct weft__worker *tls_worker;
+
+static weft__lock_t idle_lock = WEFT__LOCK_INIT;
+static struct weft__worker *idle_list[WEFT_MAX_WORKERS];
+static _Atomic int nidle;
+
+struct weft__worker *weft__worker_self(void) { return tls_worker; }
+
+/* ---- Queues ------------------------------------------------------------- */
+
+static void gq_push_list(struct weft__fiber *head, struct weft__fiber *tail, int64_t n)
+{
+	tail->next = NULL;
+	weft__lock(&weft__rt.gq_lock);
+	if (weft__rt.gq_tail)
+		weft__rt.gq_tail->next = head;
+	else
+		weft__rt.gq_head = head;
+	weft__rt.gq_tail = tail;
+	atomic_fetch_add_explicit(&weft__rt.gq_len, n, memory_order_release);
+	weft__unlock(&weft__rt.gq_lock);
+}
+
+/* Push on the worker's own deque; when it is full, move half of it and f to
+ * the global queue, as Go does with a full local run queue. */
+static void push_local(struct weft__worker *w, struct weft__fiber *f)
+{
+	if (weft__deque_push(&w->dq, f))
+		return;
+	struct weft__fiber *head = NULL, *tail = NULL;
+	int64_t n = 0;
+	for (int i = 0; i < WEFT_DEQUE_CAP / 2; i++) {
+		struct weft__fiber *g = weft__deque_steal(&w->dq);
+		if (!g)
+			break;
+		if (tail)
+			tail->next = g;
+		else
+			head = g;
+		tail = g;
+		n++;
+	}
+	if (tail)
+		tail->next = f;
+	else
+		head = f;
+	gq_push_list(head, f, n + 1);
+}
+
+/* Take one fiber from the global queue and move a fair batch to the deque. */
+static struct weft__fiber *gq_take(struct weft__worker *w)
+{
+	if (atomic_load_explicit(&weft__rt.gq_len, memory_order_acquire) == 0)
+		return NULL;
+	weft__lock(&weft__rt.gq_lock);
+	int64_t len = atomic_load_explicit(&weft__rt.gq_len, memory_order_relaxed);
+	int64_t n = len / weft__rt.nworkers + 1;
+	if (n > 17)
+		n = 17;
+	if (n > len)
+		n = len;
+	struct weft__fiber *first = NULL;
+	for (int64_t i = 0; i < n; i++) {
+		struct weft__fiber *f = weft__rt.gq_head;
+		weft__rt.gq_head = f->next;
+		if (!weft__rt.gq_head)
+			weft__rt.gq_tail = NULL;
+		if (!first)
+			first = f;
+		else if (!weft__deque_push(&w->dq, f)) {
+			/* No room: leave the rest queued. */
+			f->next = weft__rt.gq_head;
+			weft__rt.gq_head = f;
+			if (!weft__rt.gq_tail)
+				weft__rt.gq_tail = f;
+			n = i;
+			break;
+		}
+	}
+	atomic_fetch_sub_explicit(&weft__rt.gq_len, n, memory_order_release);
+	weft__unlock(&weft__rt.gq_lock);
+	return first;
+}
+
+static uint64_t next_rand(struct weft__worker *w)
+{
+	w->rng ^= w->rng << 13;
+	w->rng ^= w->rng >> 7;
+	w->rng ^= w->rng << 17;
+	return w->rng;
+}
+
+/* Steal half of a random victim's deque; return one, keep the rest. */
+static struct weft__fiber *steal(struct weft__worker *w)
+{
+	unsigned n = weft__rt.nworkers;
+	if (n < 2)
+		return NULL;
+	unsigned start = (unsigned)(next_rand(w) % n);
+	for (unsigned k = 0; k < n; k++) {
+		struct weft__worker *v = &weft__rt.workers[(start + k) % n];
+		if (v == w)
+			continue;
+		int64_t half = (weft__deque_size(&v->dq) + 1) / 2;
+		struct weft__fiber *first = half > 0 ? weft__deque_steal(&v->dq) : NULL;
+		if (!first)
+			continue;
+		for (int64_t i = 1; i < half; i++) {
+			struct weft__fiber *g = weft__deque_steal(&v->dq);
+			if (!g || !weft__deque_push(&w->dq, g)) {
+				if (g)
+					gq_push_list(g, g, 1);
+				break;
+			}
+		}
+		return first;
+	}
+	return NULL;
+}
+
+/* Move the yielded fibers (newest first) to the deque so that the oldest is
+ * taken first and the rest can be stolen. */
+static void flush_yielded(struct weft__worker *w)
+{
+	struct weft__fiber *f = w->yielded;
+	w->yielded = NULL;
+	while (f) {
+		struct weft__fiber *next = f->next;
+		push_local(w, f);
+		f = next;
+	}
+}
+
+struct weft__fiber *weft__find_work(struct weft__worker *w)
+{
+	struct weft__fiber *f;
+	weft__timer_fire_due();
+	if (++w->tick % 61 == 0) {
+		if ((f = gq_take(w)))
+			return f;
+		if (w->yielded)
+			flush_yielded(w);
+	}
+	if ((f = weft__deque_take(&w->dq)))
+		return f;
+	if (w->yielded) {
+		flush_yielded(w);
+		if ((f = weft__deque_take(&w->dq)))
+			return f;
+	}
+	if ((f = gq_take(w)))
+		return f;
+	return steal(w);
+}
+
+/* ---- Idle workers ------------------------------------------------------- */
+
+static bool work_visible(void)
+{
+	if (atomic_load_explicit(&weft__rt.gq_len, memory_order_acquire) > 0)
+		return true;
+	for (unsigned i = 0; i < weft__rt.nworkers; i++)
+		if (weft__deque_size(&weft__rt.workers[i].dq) > 0)
+			return true;
+	int64_t t = weft__timer_next();
+	return t != INT64_MAX && t <= shim_now();
+}
+
+static bool idle_remove(struct weft__worker *w)
+{
+	bool found = false;
+	weft__lock(&idle_lock);
+	int n = atomic_load_explicit(&nidle, memory_order_relaxed);
+	for (int i = 0; i < n; i++) {
+		if (idle_list[i] == w) {
+			idle_list[i] = idle_list[n - 1];
+			atomic_store_explicit(&nidle, n - 1, memory_order_relaxed);
+			found = true;
+			break;
+		}
+	}
+	weft__unlock(&idle_lock);
+	return found;
+}
+
+static void wake_worker(struct weft__worker *w)
+{
+	atomic_store_explicit(&w->wake, 1, memory_order_release);
+	shim_wake(&w->wake, 1);
+}
+
+/* Wake one idle worker if nobody is already looking for work. The woken
+ * worker starts out counted as spinning, so a burst of readies wakes one. */
+static void wake_one(bool even_if_spinning)
+{
+	atomic_thread_fence(memory_order_seq_cst);
+	if (atomic_load_explicit(&nidle, memory_order_relaxed) == 0)
+		return;
+	if (!even_if_spinning && atomic_load_explicit(&weft__rt.nspinning, memory_order_relaxed))
+		return;
+	weft__lock(&idle_lock);
+	struct weft__worker *w = NULL;
+	int n = atomic_load_explicit(&nidle, memory_order_relaxed);
+	if (n > 0) {
+		w = idle_list[n - 1];
+		atomic_store_explicit(&nidle, n - 1, memory_order_relaxed);
+		atomic_fetch_add_explicit(&weft__rt.nspinning, 1, memory_order_relaxed);
+	}
+	weft__unlock(&idle_lock);
+	if (w)
+		wake_worker(w);
+}
+
+void weft__kick_idle(void) { wake_one(true); }
+
+/* Sleep until woken or the next timer. Returns true when a waker picked us
+ * (we then count as spinning). */
+static bool sleep_idle(struct weft__worker *w)
+{
+	atomic_store_explicit(&w->wake, 0, memory_order_relaxed);
+	weft__lock(&idle_lock);
+	int n = atomic_load_explicit(&nidle, memory_order_relaxed);
+	idle_list[n] = w;
+	atomic_store_explicit(&nidle, n + 1, memory_order_relaxed);
+	weft__unlock(&idle_lock);
+	atomic_thread_fence(memory_order_seq_cst);
+
+	/* Work queued between our last look and our joining the idle list is
+	 * seen here: its waker either saw us idle or we see its work. */
+	if (!work_visible() && !atomic_load(&weft__rt.stopping)) {
+		int64_t t = weft__timer_next();
+		int64_t deadline = t == INT64_MAX ? -1 : t;
+		while (!atomic_load_explicit(&w->wake, memory_order_acquire) &&
+		       !atomic_load(&weft__rt.stopping))
+			if (shim_wait(&w->wake, 0, deadline) == -ETIMEDOUT)
+				break;
+	}
+	return !idle_remove(w);
+}
+
+/* ---- Switching ---------------------------------------------------------- */
+
+void weft__ready(struct weft__fiber *f)
+{
+	struct weft__worker *w = tls_worker;
+	if (w)
+		push_local(w, f);
+	else
+		gq_push_list(f, f, 1);
+	wake_one(false);
+}
+
+void weft__finish_switch(struct weft__worker *w)
+{
+	struct weft__fiber *p = w->prev;
+	w->prev = NULL;
+	if (!p)
+		return;
+	switch (w->prev_act) {
+	case ACT_YIELD:
+		p->next = w->yielded;
+		w->yielded = p;
+		break;
+	case ACT_PARK: {
+		uint64_t pw = atomic_load_explicit(&p->park, memory_order_acquire);
+		for (;;) {
+			unsigned st = PW_STATE(pw);
+			uint64_t n = (pw & ~(uint64_t)7) | (st == PS_PARKING ? PS_PARKED : PS_RUNNING);
+			if (atomic_compare_exchange_weak_explicit(&p->park, &pw, n,
+								  memory_order_acq_rel,
+								  memory_order_acquire)) {
+				if (st == PS_WOKEN) /* woken while switching out */
+					weft__ready(p);
+				break;
+			}
+		}
+		break;
+	}
+	case ACT_EXIT:
+		weft__fiber_release_stack(w, p);
+		break;
+	}
+}
+
+void weft__switch_out(struct weft__fiber *self, int act)
+{
+	struct weft__worker *w = tls_worker;
+	struct weft__fiber *next = weft__find_work(w);
+	self->saved_errno = errno;
+	w->prev = self;
+	w->prev_act = act;
+	w->cur = next;
+	weft__ctx_switch(&self->ctx, next ? &next->ctx : &w->sched, act == ACT_EXIT);
+	/* Resumed, perhaps on another worker: read it afresh. */
+	weft__finish_switch(weft__worker_self());
+	errno = self->saved_errno;
+}
+
+int weft_fiber_yield(void)
+{
+	struct weft__worker *w = weft__worker_self();
+	if (!w || !w->cur) {
+		shim_thread_yield();
+		return 0;
+	}
+	struct weft__fiber *self = w->cur;
+	uint64_t pw = atomic_load_explicit(&self->park, memory_order_acquire);
+	if (pw & PW_CANCEL) {
+		atomic_fetch_and_explicit(&self->park, ~PW_CANCEL, memory_order_acq_rel);
+		return -ECANCELED;
+	}
+	struct weft__fiber *next = weft__find_work(w);
+	if (!next)
+		return 0; /* nothing else to run: carry on */
+	self->saved_errno = errno;
+	w->prev = self;
+	w->prev_act = ACT_YIELD;
+	w->cur = next;
+	weft__ctx_switch(&self->ctx, &next->ctx, false);
+	weft__finish_switch(weft__worker_self());
+	errno = self->saved_errno;
+	return 0;
+}
+
+/* ---- The worker loop ---------------------------------------------------- */
+
+static void run(struct weft__worker *w, struct weft__fiber *f)
+{
+	w->cur = f;
+	weft__ctx_switch(&w->sched, &f->ctx, false);
+	weft__finish_switch(w);
+}
+
+void weft__worker_main(void *arg)
+{
+	struct weft__worker *w = arg;
+	tls_worker = w;
+	shim_fault_thread_init();
+	weft__ctx_adopt_thread(&w->sched);
+	bool spinning = false;
+	while (!atomic_load_explicit(&weft__rt.stopping, memory_order_acquire)) {
+		struct weft__fiber *f = weft__find_work(w);
+		for (int i = 0; !f && i < 16; i++) {
+			if (!spinning) {
+				spinning = true;
+				atomic_fetch_add(&weft__rt.nspinning, 1);
+			}
+			if (i < 4)
+				arch_relax();
+			else
+				shim_thread_yield();
+			f = weft__find_work(w);
+		}
+		if (spinning) {
+			spinning = false;
+			atomic_fetch_sub(&weft__rt.nspinning, 1);
+		}
+		if (f)
+			run(w, f);
+		else
+			spinning = sleep_idle(w);
+	}
+	if (spinning)
+		atomic_fetch_sub(&weft__rt.nspinning, 1);
+	weft__stack_cache_drain(w);
+	shim_fault_thread_fini();
+	tls_worker = NULL;
+}
+
+void weft__workers_stop(void)
+{
+	atomic_store(&weft__rt.stopping, 1);
+	for (unsigned i = 0; i < weft__rt.nworkers; i++)
+		wake_worker(&weft__rt.workers[i]);
+}
+
+int weft_worker_index(void)
+{
+	struct weft__worker *w = weft__worker_self();
+	return w && w->cur ? w->index : -1;
+}

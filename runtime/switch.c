@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: MIT */
+/* Context switches as the sanitizers need to see them. ASan must be told
+ * which stack is about to run (and when one dies) or it reports every switch
+ * as a stack-buffer problem; TSan keeps one shadow state per fiber. In builds
+ * without sanitizers this is arch_switch and nothing else. */
+#include "internal.h"
+
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
+#define WEFT_ASAN 1
+#endif
+#if defined(__SANITIZE_THREAD__)
+#include <sanitizer/tsan_interface.h>
+#define WEFT_TSAN 1
+#endif
+
+void weft__ctx_create(struct weft__ctx *c, void *lo, size_t len)
+{
+	c->stack_lo = lo;
+	c->stack_len = len;
+	c->san_fake = NULL;
+#ifdef WEFT_TSAN
+	c->san_fiber = __tsan_create_fiber(0);
+#else
+	c->san_fiber = NULL;
+#endif
+}
+
+void weft__ctx_destroy(struct weft__ctx *c)
+{
+#ifdef WEFT_TSAN
+	if (c->san_fiber)
+		__tsan_destroy_fiber(c->san_fiber);
+#endif
+	c->san_fiber = NULL;
+}
+
+void weft__ctx_adopt_thread(struct weft__ctx *c)
+{
+	c->stack_lo = NULL; /* learnt at the first switch away from it */
+	c->stack_len = 0;
+	c->san_fake = NULL;
+#ifdef WEFT_TSAN
+	c->san_fiber = __tsan_get_current_fiber();
+#else
+	c->san_fiber = NULL;
+#endif
+}
+
+static void entered(struct weft__ctx *self)
+{
+#ifdef WEFT_ASAN
+	const void *old_lo;
+	size_t old_len;
+	__sanitizer_finish_switch_fiber(self->san_fake, &old_lo, &old_len);
+	/* A worker's scheduler runs on the thread's stack, whose bounds we learn
+	 * the first time we leave it. */
+	struct weft__worker *w = weft__worker_self();
+	if (w && w->sched.stack_lo == NULL && old_lo)
+		w->sched.stack_lo = (void *)old_lo, w->sched.stack_len = old_len;
+#else
+	(void)self;
+#endif
+}
+
+void weft__ctx_entered(struct weft__ctx *self) { entered(self); }
+
+void weft__ctx_switch(struct weft__ctx *from, struct weft__ctx *to, bool dying)
+{
+#ifdef WEFT_ASAN
+	__sanitizer_start_switch_fiber(dying ? NULL : &from->san_fake, to->stack_lo, to->stack_len);
+#endif
+#ifdef WEFT_TSAN
+	__tsan_switch_to_fiber(to->san_fiber, 0);
+#endif
+	(void)dying;
+	arch_switch(&from->sp, to->sp);
+	entered(from);
+}

@@ -1,0 +1,135 @@
+/* SPDX-License-Identifier: MIT */
+/* Deadlines of parked fibers: one binary min-heap under a lock. A fiber arms
+ * its entry before it switches out and disarms it when it resumes, so an
+ * entry never outlives its park; the heap holds at most one entry per fiber.
+ * Whichever worker looks for work next fires what is due; idle workers sleep
+ * no later than the earliest deadline. */
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "internal.h"
+
+struct entry {
+	int64_t deadline;
+	struct weft__fiber *f;
+	uint32_t gen;
+};
+
+static weft__lock_t lock = WEFT__LOCK_INIT;
+static struct entry *heap;
+static size_t len, cap;
+static _Atomic int64_t next_deadline = INT64_MAX;
+
+static void place(size_t i, struct entry e)
+{
+	heap[i] = e;
+	e.f->timer_slot = i + 1;
+}
+
+static void sift_up(size_t i)
+{
+	struct entry e = heap[i];
+	while (i > 0) {
+		size_t p = (i - 1) / 2;
+		if (heap[p].deadline <= e.deadline)
+			break;
+		place(i, heap[p]);
+		i = p;
+	}
+	place(i, e);
+}
+
+static void sift_down(size_t i)
+{
+	struct entry e = heap[i];
+	for (;;) {
+		size_t c = 2 * i + 1;
+		if (c >= len)
+			break;
+		if (c + 1 < len && heap[c + 1].deadline < heap[c].deadline)
+			c++;
+		if (e.deadline <= heap[c].deadline)
+			break;
+		place(i, heap[c]);
+		i = c;
+	}
+	place(i, e);
+}
+
+static void remove_at(size_t i)
+{
+	heap[i].f->timer_slot = 0;
+	len--;
+	if (i < len) {
+		struct weft__fiber *moved = heap[len].f;
+		place(i, heap[len]);
+		sift_down(i);
+		sift_up(moved->timer_slot - 1);
+	}
+	atomic_store_explicit(&next_deadline, len ? heap[0].deadline : INT64_MAX,
+			      memory_order_release);
+}
+
+void weft__timer_arm(struct weft__fiber *f, uint32_t gen, int64_t deadline)
+{
+	weft__lock(&lock);
+	if (len == cap) {
+		size_t ncap = cap ? cap * 2 : 64;
+		struct entry *n = realloc(heap, ncap * sizeof *n);
+		if (!n) {
+			/* No memory for the entry: time out now rather than never. */
+			weft__unlock(&lock);
+			weft__unpark(f, gen, -ETIMEDOUT);
+			return;
+		}
+		heap = n;
+		cap = ncap;
+	}
+	place(len, (struct entry){deadline, f, gen});
+	sift_up(len++);
+	bool earliest = heap[0].f == f;
+	atomic_store_explicit(&next_deadline, heap[0].deadline, memory_order_release);
+	weft__unlock(&lock);
+	if (earliest)
+		weft__kick_idle(); /* a sleeping worker may need to wake sooner */
+}
+
+void weft__timer_disarm(struct weft__fiber *f)
+{
+	weft__lock(&lock);
+	if (f->timer_slot)
+		remove_at(f->timer_slot - 1);
+	weft__unlock(&lock);
+}
+
+void weft__timer_fire_due(void)
+{
+	if (atomic_load_explicit(&next_deadline, memory_order_acquire) == INT64_MAX)
+		return;
+	int64_t now = shim_now();
+	if (atomic_load_explicit(&next_deadline, memory_order_acquire) > now)
+		return;
+	weft__lock(&lock);
+	while (len && heap[0].deadline <= now) {
+		struct entry e = heap[0];
+		remove_at(0);
+		/* Under the lock: the fiber cannot disarm and go away meanwhile. */
+		weft__unpark(e.f, e.gen, -ETIMEDOUT);
+	}
+	weft__unlock(&lock);
+}
+
+int64_t weft__timer_next(void)
+{
+	return atomic_load_explicit(&next_deadline, memory_order_acquire);
+}
+
+void weft__timer_reset(void)
+{
+	weft__lock(&lock);
+	free(heap);
+	heap = NULL;
+	len = cap = 0;
+	atomic_store(&next_deadline, INT64_MAX);
+	weft__unlock(&lock);
+}

@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: MIT */
+/* Wait lists: how futures and channels queue parked callers under their own
+ * lock, and the one place that settles "completed" against "timed out or
+ * cancelled". A waker completes a waiter and unparks it while holding the
+ * primitive's lock; the waiter re-takes that lock before looking, so neither
+ * side can see the other half-done, and the waiter's memory (on its stack)
+ * outlives every access to it. */
+#include "internal.h"
+
+void weft__waitq_push(struct weft__waiter **head, struct weft__waiter *w)
+{
+	/* Circular doubly linked; *head is the oldest. */
+	if (!*head) {
+		w->next = w->prev = w;
+		*head = w;
+		return;
+	}
+	struct weft__waiter *h = *head;
+	w->prev = h->prev;
+	w->next = h;
+	h->prev->next = w;
+	h->prev = w;
+}
+
+void weft__waitq_remove(struct weft__waiter **head, struct weft__waiter *w)
+{
+	if (w->next == w) {
+		*head = NULL;
+	} else {
+		w->prev->next = w->next;
+		w->next->prev = w->prev;
+		if (*head == w)
+			*head = w->next;
+	}
+	w->next = w->prev = NULL;
+}
+
+struct weft__waiter *weft__waitq_pop(struct weft__waiter **head)
+{
+	struct weft__waiter *w = *head;
+	if (w)
+		weft__waitq_remove(head, w);
+	return w;
+}
+
+void weft__waiter_complete(struct weft__waiter *w, int result)
+{
+	w->done = 1;
+	w->result = result;
+	weft__unpark(w->f, w->gen, 0);
+}
+
+int weft__waiter_wait(weft__lock_t *lock, struct weft__waiter **head, struct weft__waiter *w,
+		      int64_t deadline)
+{
+	w->f = weft__self();
+	w->done = 0;
+	w->result = 0;
+	w->gen = weft__park_begin(w->f);
+	weft__waitq_push(head, w);
+	weft__unlock(lock);
+	int res = weft__park_end(w->f, deadline);
+	weft__lock(lock);
+	if (w->done) {
+		/* Completed: that stands, and a cancellation that raced with it
+		 * is kept for the next suspension point. */
+		if (res == -ECANCELED)
+			weft__cancel_repend(w->f);
+		return w->result;
+	}
+	weft__waitq_remove(head, w);
+	return res ? res : -EINTR; /* a plain wake without completion cannot happen */
+}
