@@ -168,7 +168,6 @@ int weft_fiber_spawn_at(weft_fiber_t *out, const weft_attr_t *attr, weft_fn fn, 
 	uint64_t pw = atomic_load(&f->park);
 	atomic_store(&f->park, PW_MAKE(PW_GEN(pw) + 1, 0, PS_RUNNING));
 	f->flags = 0;
-	f->saved_errno = 0;
 	f->next = NULL;
 	f->deadline = 0;
 	f->timer_slot = 0;

@@ -76,7 +76,6 @@ struct weft__fiber {
 	_Atomic uint64_t park;   /* the park word */
 	_Atomic uint32_t tseq;   /* plain threads sleep on this */
 	unsigned flags;
-	int saved_errno;
 	struct weft__fiber *next; /* run-queue and pool link */
 
 	/* identity and lifetime */
@@ -174,8 +173,8 @@ void weft__workers_stop(void);
 
 /* ---- Context switches (switch.c) ---------------------------------------- */
 
-/* Switch from one context to another, telling the sanitizers. dying: from
- * will never run again. */
+/* Switch from one context to another, carrying errno with each context and
+ * telling the sanitizers. dying: from will never run again. */
 void weft__ctx_switch(struct weft__ctx *from, struct weft__ctx *to, bool dying);
 
 /* First call on a new fiber's stack, completing the sanitizers' view. */

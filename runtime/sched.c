@@ -307,14 +307,12 @@ void weft__switch_out(struct weft__fiber *self, int act)
 {
 	struct weft__worker *w = tls_worker;
 	struct weft__fiber *next = weft__find_work(w);
-	self->saved_errno = errno;
 	w->prev = self;
 	w->prev_act = act;
 	w->cur = next;
 	weft__ctx_switch(&self->ctx, next ? &next->ctx : &w->sched, act == ACT_EXIT);
 	/* Resumed, perhaps on another worker: read it afresh. */
 	weft__finish_switch(weft__worker_self());
-	errno = self->saved_errno;
 }
 
 int weft_fiber_yield(void)
@@ -333,13 +331,11 @@ int weft_fiber_yield(void)
 	struct weft__fiber *next = weft__find_work(w);
 	if (!next)
 		return 0; /* nothing else to run: carry on */
-	self->saved_errno = errno;
 	w->prev = self;
 	w->prev_act = ACT_YIELD;
 	w->cur = next;
 	weft__ctx_switch(&self->ctx, &next->ctx, false);
 	weft__finish_switch(weft__worker_self());
-	errno = self->saved_errno;
 	return 0;
 }
 

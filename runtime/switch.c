@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* Context switches as the sanitizers need to see them. ASan must be told
+/* Context switches: errno carried per context, and the switch as the
+ * sanitizers need to see it. ASan must be told
  * which stack is about to run (and when one dies) or it reports every switch
  * as a stack-buffer problem; TSan keeps one shadow state per fiber. In builds
  * without sanitizers this is arch_switch and nothing else. */
@@ -65,8 +66,16 @@ static void entered(struct weft__ctx *self)
 
 void weft__ctx_entered(struct weft__ctx *self) { entered(self); }
 
+/* errno lives in thread-local storage, and glibc declares its accessor
+ * const: a compiler may compute errno's address once per function and reuse
+ * it after the switch, when the fiber may be on another thread. Reading and
+ * writing it through functions it cannot see into forces a fresh address. */
+static WEFT_NOIPA int errno_get(void) { return errno; }
+static WEFT_NOIPA void errno_set(int e) { errno = e; }
+
 void weft__ctx_switch(struct weft__ctx *from, struct weft__ctx *to, bool dying)
 {
+	int saved_errno = errno_get();
 #ifdef WEFT_ASAN
 	__sanitizer_start_switch_fiber(dying ? NULL : &from->san_fake, to->stack_lo, to->stack_len);
 #endif
@@ -76,4 +85,5 @@ void weft__ctx_switch(struct weft__ctx *from, struct weft__ctx *to, bool dying)
 	(void)dying;
 	arch_switch(&from->sp, to->sp);
 	entered(from);
+	errno_set(saved_errno);
 }

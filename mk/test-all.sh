@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# `make test`: every target and build variant in turn (one at a time, so the
+# suites that count per-worker shares are not starved by each other), one
+# summary line each, then an overall line. Exit 1 if any configuration failed.
+set -u
+cd "$(dirname "$0")/.."
+mk/deps.sh host || exit 1
+jobs=$(nproc 2>/dev/null || echo 2)
+configs=(
+	"TARGET=linux-x86_64"
+	"TARGET=linux-x86_64 VARIANT=asan"
+	"TARGET=linux-x86_64 VARIANT=tsan"
+	"TARGET=linux-aarch64"
+	"TARGET=linux-riscv64"
+)
+summary=()
+status=0
+for c in "${configs[@]}"; do
+	echo "== make $c check"
+	# shellcheck disable=SC2086
+	if ! make --no-print-directory -j"$jobs" $c tests >/dev/null; then
+		# Show the build error.
+		make --no-print-directory $c tests 2>&1 | tail -30
+		summary+=("$c: build failed")
+		status=1
+		continue
+	fi
+	# shellcheck disable=SC2086
+	out=$(make --no-print-directory $c check 2>&1)
+	rc=$?
+	echo "$out"
+	summary+=("$(echo "$out" | tail -1)")
+	[ $rc -eq 0 ] || status=1
+done
+echo "== summary"
+tp=0 tf=0
+for s in "${summary[@]}"; do
+	echo "$s"
+	p=$(echo "$s" | sed -n 's/.*: \([0-9]*\) passed, \([0-9]*\) failed.*/\1/p')
+	f=$(echo "$s" | sed -n 's/.*: \([0-9]*\) passed, \([0-9]*\) failed.*/\2/p')
+	tp=$((tp + ${p:-0})) tf=$((tf + ${f:-1}))
+done
+echo "total: $tp passed, $tf failed"
+exit $status

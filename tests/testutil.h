@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: MIT */
+/* Helpers shared by the CMocka suites.
+ *
+ * CMocka's assertions longjmp back to the test on the test's own thread, so
+ * they may only be used there: a fiber records what it saw (in a struct, or
+ * its result) and the test asserts after joining it. */
+#ifndef WEFT_TESTUTIL_H
+#define WEFT_TESTUTIL_H
+
+#include <errno.h>
+#include <stdatomic.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "weft.h"
+
+/* Group setup/teardown: weft_init(NULL) / weft_run + weft_shutdown. */
+int wt_start(void **state);
+int wt_stop(void **state);
+
+/* Per-test setup/teardown for suites that start the runtime per test. */
+int wt_start_each(void **state);
+int wt_stop_each(void **state);
+
+/* A deadline ms milliseconds from now. */
+int64_t wt_ms(int64_t ms);
+
+/* Spawn fn(arg) as a fiber, join it, return its result (asserts on errors). */
+void *wt_run_fiber(weft_fn fn, void *arg);
+
+/* Run the suite; the exit status is the number of failures, clamped. */
+int wt_main(const char *name, const struct CMUnitTest *tests, size_t n,
+	    CMFixtureFunction setup, CMFixtureFunction teardown);
+#define WT_MAIN(name, tests, setup, teardown) \
+	wt_main(name, tests, sizeof(tests) / sizeof((tests)[0]), setup, teardown)
+
+/* True when built with a sanitizer: suites shrink sizes (and say so). */
+int wt_sanitized(void);
+
+#endif
