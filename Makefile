@@ -81,7 +81,7 @@ $(O)/libweft.so: $(PIC_OBJS)
 $(O)/tests/%: tests/%.c tests/testutil.c tests/testutil.h $(LIB)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo '  LD      $@')
-	$(Q)$(CC) $(ALL_CFLAGS) $(CMOCKA_CFLAGS) -Itests -o $@ $< tests/testutil.c $(LIB) \
+	$(Q)$(CC) $(ALL_CFLAGS) -D_GNU_SOURCE $(CMOCKA_CFLAGS) -Itests -o $@ $< tests/testutil.c $(LIB) \
 		$(CMOCKA_LIBS) $(ALL_LDFLAGS) $(LIBS)
 
 $(O)/examples/%: examples/%.c $(LIB)

@@ -29,6 +29,11 @@ int shim_stack_alloc(size_t size, struct shim_stack *out);
 /* Any thread. The stack goes back to a pool of its size for reuse. */
 void shim_stack_free(const struct shim_stack *s);
 
+/* How guard pages are made here, for diagnostics and tests: "madvise" (no
+ * extra kernel mappings), "mprotect" (two mappings per stack), or another
+ * shim's word. Valid after the first shim_stack_alloc. */
+const char *shim_stack_guard_method(void);
+
 /* ---- Time --------------------------------------------------------------- */
 
 /* Monotonic nanoseconds since an arbitrary origin; never negative. */

@@ -174,3 +174,13 @@ void shim_stack_free(const struct shim_stack *s)
 	if (!c)
 		munmap((char *)s->base - s->guard, s->size + s->guard);
 }
+
+const char *shim_stack_guard_method(void)
+{
+	pthread_mutex_lock(&lock);
+	if (!guard_mode)
+		guard_mode = probe_guard();
+	int m = guard_mode;
+	pthread_mutex_unlock(&lock);
+	return m == 1 ? "madvise" : "mprotect";
+}

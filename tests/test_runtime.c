@@ -1,0 +1,210 @@
+/* SPDX-License-Identifier: MIT */
+/* Starting and stopping the runtime: configuration and its errors, the
+ * environment variables, repeated init/shutdown, and allocation failure while
+ * spawning (-ENOMEM, and the runtime keeps running). */
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "testutil.h"
+
+static void *ret_arg(void *arg) { return arg; }
+
+static void test_calls_before_init(void **state)
+{
+	(void)state;
+	weft_fiber_t f;
+	assert_int_equal(weft_run(), -ESRCH);
+	assert_int_equal(weft_shutdown(), -ESRCH);
+	assert_int_equal(weft_workers(), 0);
+	assert_int_equal(weft_fiber_spawn(&f, NULL, ret_arg, NULL), -ESRCH);
+}
+
+static void test_init_twice_and_cycles(void **state)
+{
+	(void)state;
+	for (int i = 0; i < 5; i++) {
+		assert_int_equal(weft_init(NULL), 0);
+		assert_int_equal(weft_init(NULL), -EALREADY);
+		weft_fiber_t f;
+		void *r;
+		assert_int_equal(weft_fiber_spawn(&f, NULL, ret_arg, (void *)(intptr_t)i), 0);
+		assert_int_equal(weft_fiber_join(f, -1, &r), 0);
+		assert_int_equal((intptr_t)r, i);
+		assert_int_equal(weft_run(), 0);
+		assert_int_equal(weft_shutdown(), 0);
+	}
+}
+
+static void test_config_bad(void **state)
+{
+	(void)state;
+	weft_config_t many = {.workers = 17};
+	assert_int_equal(weft_init(&many), -EINVAL);
+	weft_config_t tiny = {.stack_size = 1024};
+	assert_int_equal(weft_init(&tiny), -EINVAL);
+	weft_config_t huge = {.stack_size = (size_t)2 << 30};
+	assert_int_equal(weft_init(&huge), -EINVAL);
+	assert_int_equal(weft_workers(), 0);
+}
+
+static void test_config_workers(void **state)
+{
+	(void)state;
+	weft_config_t c = {.workers = 3};
+	assert_int_equal(weft_init(&c), 0);
+	assert_int_equal(weft_workers(), 3);
+	assert_int_equal(weft_shutdown(), 0);
+}
+
+static void test_env_workers(void **state)
+{
+	(void)state;
+	setenv("WEFT_WORKERS", "5", 1);
+	assert_int_equal(weft_init(NULL), 0);
+	assert_int_equal(weft_workers(), 5);
+	assert_int_equal(weft_shutdown(), 0);
+	const char *bad[] = {"0", "17", "abc", "3x", "-2"};
+	for (int i = 0; i < 5; i++) {
+		setenv("WEFT_WORKERS", bad[i], 1);
+		assert_int_equal(weft_init(NULL), -EINVAL);
+	}
+	/* An explicit configuration wins over the environment. */
+	weft_config_t c = {.workers = 2};
+	assert_int_equal(weft_init(&c), 0);
+	assert_int_equal(weft_workers(), 2);
+	assert_int_equal(weft_shutdown(), 0);
+	unsetenv("WEFT_WORKERS");
+}
+
+static void *use_stack(void *arg)
+{
+	size_t n = (size_t)(uintptr_t)arg;
+	volatile char *buf = __builtin_alloca(n);
+	memset((char *)buf, 7, n);
+	return (void *)(uintptr_t)(buf[0] + buf[n - 1]);
+}
+
+static void test_env_stack_kb(void **state)
+{
+	(void)state;
+	setenv("WEFT_STACK_KB", "256", 1);
+	assert_int_equal(weft_init(NULL), 0);
+	weft_fiber_t f;
+	void *r;
+	/* 200 KiB of locals only fit in the larger default stack. */
+	assert_int_equal(weft_fiber_spawn(&f, NULL, use_stack, (void *)(uintptr_t)(200 * 1024)), 0);
+	assert_int_equal(weft_fiber_join(f, -1, &r), 0);
+	assert_int_equal((uintptr_t)r, 14);
+	assert_int_equal(weft_shutdown(), 0);
+	const char *bad[] = {"0", "2", "9999999999", "64k"};
+	for (int i = 0; i < 4; i++) {
+		setenv("WEFT_STACK_KB", bad[i], 1);
+		assert_int_equal(weft_init(NULL), -EINVAL);
+	}
+	unsetenv("WEFT_STACK_KB");
+}
+
+static void *park_on(void *arg)
+{
+	return (void *)(intptr_t)weft_future_await(arg, wt_ms(60000), NULL);
+}
+
+static void test_shutdown_busy(void **state)
+{
+	(void)state;
+	assert_int_equal(weft_init(NULL), 0);
+	weft_future_t *gate;
+	assert_int_equal(weft_future_create(&gate), 0);
+	weft_fiber_t f;
+	assert_int_equal(weft_fiber_spawn(&f, NULL, park_on, gate), 0);
+	assert_int_equal(weft_shutdown(), -EBUSY);
+	assert_int_equal(weft_future_resolve(gate, NULL), 0);
+	void *r;
+	assert_int_equal(weft_fiber_join(f, -1, &r), 0);
+	assert_null(r);
+	assert_int_equal(weft_run(), 0);
+	assert_int_equal(weft_shutdown(), 0);
+	weft_future_release(gate);
+}
+
+/* In a child process with an address-space limit, spawn fibers with 1 MiB
+ * stacks that all stay parked until spawning fails. It must fail with -ENOMEM
+ * (not crash), the fibers already spawned must still run to completion, and
+ * spawning must work again once their stacks are free. Exit status: 0 ok,
+ * otherwise the step that failed. */
+static int enomem_child(void)
+{
+	weft_config_t c = {.workers = 2};
+	if (weft_init(&c) != 0)
+		return 10;
+	weft_future_t *gate;
+	if (weft_future_create(&gate) != 0)
+		return 11;
+	FILE *f = fopen("/proc/self/statm", "r");
+	unsigned long pages = 0;
+	if (!f || fscanf(f, "%lu", &pages) != 1)
+		return 12;
+	fclose(f);
+	struct rlimit rl;
+	rl.rlim_cur = rl.rlim_max = pages * (unsigned long)sysconf(_SC_PAGESIZE) + (256ul << 20);
+	if (setrlimit(RLIMIT_AS, &rl) != 0)
+		return 13;
+	weft_attr_t big = {.stack_size = 1 << 20};
+	int n = 0, err = 0;
+	for (; n < 100000; n++) {
+		err = weft_fiber_spawn(NULL, &big, park_on, gate);
+		if (err)
+			break;
+	}
+	if (err != -ENOMEM)
+		return 14;
+	if (n < 10)
+		return 15; /* the limit left no room at all: the test proves nothing */
+	if (weft_future_resolve(gate, NULL) != 0)
+		return 16;
+	if (weft_run() != 0)
+		return 17;
+	weft_fiber_t h;
+	void *r;
+	if (weft_fiber_spawn(&h, &big, ret_arg, (void *)5) != 0 || weft_fiber_join(h, -1, &r) != 0 ||
+	    r != (void *)5)
+		return 18;
+	if (weft_shutdown() != 0)
+		return 19;
+	return 0;
+}
+
+static void test_spawn_enomem_keeps_running(void **state)
+{
+	(void)state;
+	if (wt_sanitized()) {
+		/* Sanitizers reserve terabytes of shadow: RLIMIT_AS cannot work. */
+		print_message("skipped under a sanitizer (RLIMIT_AS and shadow memory)\n");
+		skip();
+	}
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0)
+		_exit(enomem_child());
+	int status;
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_calls_before_init),
+		cmocka_unit_test(test_init_twice_and_cycles),
+		cmocka_unit_test(test_config_bad),
+		cmocka_unit_test(test_config_workers),
+		cmocka_unit_test(test_env_workers),
+		cmocka_unit_test(test_env_stack_kb),
+		cmocka_unit_test(test_shutdown_busy),
+		cmocka_unit_test(test_spawn_enomem_keeps_running),
+	};
+	return WT_MAIN("runtime", tests, NULL, NULL);
+}

@@ -1,0 +1,221 @@
+/* SPDX-License-Identifier: MIT */
+/* The scheduler: work spreads over every worker, nothing is lost when local
+ * queues overflow, wakes from plain threads reach fibers, and long chains of
+ * wakes run flat. Includes the NURL acceptance scenario of 100,000 fibers. */
+#include <pthread.h>
+#include <string.h>
+
+#include "testutil.h"
+
+static long fib(int n) { return n < 2 ? n : fib(n - 1) + fib(n - 2); }
+
+struct share {
+	_Atomic long per_worker[16];
+	_Atomic long done, wrong;
+	weft_chan_t *slots; /* bounds how many fibers are alive at once */
+};
+
+static void *fib_and_yield(void *arg)
+{
+	struct share *s = arg;
+	int w = weft_worker_index();
+	if (fib(20) != 6765)
+		atomic_fetch_add(&s->wrong, 1);
+	atomic_fetch_add(&s->per_worker[w], 1);
+	for (int i = 0; i < 10; i++)
+		if (weft_fiber_yield() != 0)
+			atomic_fetch_add(&s->wrong, 1);
+	atomic_fetch_add(&s->done, 1);
+	char token;
+	weft_chan_recv(s->slots, &token, -1);
+	return NULL;
+}
+
+struct spawn_job {
+	struct share *s;
+	int n;
+	int errors;
+};
+
+static void *spawn_fibs(void *arg)
+{
+	struct spawn_job *j = arg;
+	char token = 1;
+	for (int i = 0; i < j->n; i++) {
+		/* Take a slot first: at most the channel's capacity are alive. */
+		if (weft_chan_send(j->s->slots, &token, -1) != 0 ||
+		    weft_fiber_spawn(NULL, NULL, fib_and_yield, j->s) != 0)
+			j->errors++;
+	}
+	return NULL;
+}
+
+/* Acceptance: 100,000 fibers each computing fib(20) and yielding 10 times all
+ * complete with the right result, and every worker runs at least a third of
+ * an even share of them. At most 10,000 are alive at once, as a server would
+ * bound its connections (and as qemu-user needs: there the guard pages cost
+ * two kernel mappings per stack). Sanitizer builds run 20,000. */
+static void test_spread_100k_fib(void **state)
+{
+	(void)state;
+	struct share *s = calloc(1, sizeof *s);
+	assert_non_null(s);
+	assert_int_equal(weft_chan_create(&s->slots, 1, 10000), 0);
+	struct spawn_job j = {s, wt_sanitized() ? 20000 : 100000, 0};
+	wt_run_fiber(spawn_fibs, &j);
+	assert_int_equal(weft_run(), 0);
+	assert_int_equal(j.errors, 0);
+	assert_int_equal(atomic_load(&s->done), j.n);
+	assert_int_equal(atomic_load(&s->wrong), 0);
+	unsigned nw = weft_workers();
+	long total = 0;
+	for (unsigned i = 0; i < nw; i++)
+		total += atomic_load(&s->per_worker[i]);
+	assert_int_equal(total, j.n);
+	for (unsigned i = 0; i < nw; i++) {
+		long share = atomic_load(&s->per_worker[i]);
+		print_message("worker %u ran %ld of %d (%.1f%% of an even share)\n", i, share, j.n,
+			      100.0 * share * nw / j.n);
+		assert_true(share * 3 * (long)nw >= j.n);
+	}
+	weft_chan_destroy(s->slots);
+	free(s);
+}
+
+static void *bump(void *arg)
+{
+	atomic_fetch_add((_Atomic long *)arg, 1);
+	return NULL;
+}
+
+struct burst {
+	_Atomic long ran;
+	int n, errors;
+};
+
+static void *spawn_burst(void *arg)
+{
+	struct burst *b = arg;
+	/* No yield in between: the local deque (256) overflows into the
+	 * global queue many times over. */
+	for (int i = 0; i < b->n; i++)
+		if (weft_fiber_spawn(NULL, NULL, bump, &b->ran) != 0)
+			b->errors++;
+	return NULL;
+}
+
+static void test_overflow_to_global_queue(void **state)
+{
+	(void)state;
+	struct burst b = {0, 5000, 0};
+	wt_run_fiber(spawn_burst, &b);
+	assert_int_equal(weft_run(), 0);
+	assert_int_equal(b.errors, 0);
+	assert_int_equal(atomic_load(&b.ran), 5000);
+}
+
+struct link {
+	weft_chan_t *in, *out;
+};
+
+static void *relay(void *arg)
+{
+	struct link *l = arg;
+	long v;
+	if (weft_chan_recv(l->in, &v, wt_ms(30000)) != 0)
+		return (void *)1;
+	v++;
+	return (void *)(intptr_t)(weft_chan_send(l->out, &v, wt_ms(30000)) != 0);
+}
+
+/* A chain of 2,000 fibers, each woken by the previous one: wakes only queue,
+ * so the chain runs flat on small stacks (8 KiB each) instead of nesting. */
+static void test_wake_chain_flat(void **state)
+{
+	(void)state;
+	enum { N = 2000 };
+	weft_chan_t *ch[N + 1];
+	struct link l[N];
+	weft_fiber_t f[N];
+	for (int i = 0; i <= N; i++)
+		assert_int_equal(weft_chan_create(&ch[i], sizeof(long), 0), 0);
+	weft_attr_t small = {.stack_size = 8192, .name = "relay"};
+	for (int i = 0; i < N; i++) {
+		l[i] = (struct link){ch[i], ch[i + 1]};
+		assert_int_equal(weft_fiber_spawn(&f[i], &small, relay, &l[i]), 0);
+	}
+	long v = 0;
+	assert_int_equal(weft_chan_send(ch[0], &v, wt_ms(30000)), 0);
+	assert_int_equal(weft_chan_recv(ch[N], &v, wt_ms(30000)), 0);
+	assert_int_equal(v, N);
+	for (int i = 0; i < N; i++) {
+		void *r;
+		assert_int_equal(weft_fiber_join(f[i], -1, &r), 0);
+		assert_null(r);
+	}
+	for (int i = 0; i <= N; i++)
+		weft_chan_destroy(ch[i]);
+}
+
+struct pingpong {
+	weft_future_t *fut[64];
+	_Atomic long woke;
+};
+
+static void *await_one(void *arg)
+{
+	weft_future_t *f = arg;
+	void *v = NULL;
+	int r = weft_future_await(f, wt_ms(30000), &v);
+	return (void *)(intptr_t)(r == 0 && v == (void *)f ? 0 : 1);
+}
+
+static void *resolve_all(void *arg)
+{
+	struct pingpong *p = arg;
+	for (int i = 0; i < 64; i++)
+		weft_future_resolve(p->fut[i], p->fut[i]);
+	return NULL;
+}
+
+/* Wakes that come from a plain thread go through the global queue and wake
+ * idle workers. */
+static void test_wake_from_plain_thread(void **state)
+{
+	(void)state;
+	struct pingpong p;
+	weft_fiber_t f[64];
+	for (int i = 0; i < 64; i++) {
+		assert_int_equal(weft_future_create(&p.fut[i]), 0);
+		assert_int_equal(weft_fiber_spawn(&f[i], NULL, await_one, p.fut[i]), 0);
+	}
+	/* Let the workers go idle, so the wakes must rouse them. */
+	weft_sleep_until(wt_ms(20));
+	pthread_t t;
+	assert_int_equal(pthread_create(&t, NULL, resolve_all, &p), 0);
+	pthread_join(t, NULL);
+	for (int i = 0; i < 64; i++) {
+		void *r;
+		assert_int_equal(weft_fiber_join(f[i], -1, &r), 0);
+		assert_null(r);
+		weft_future_release(p.fut[i]);
+	}
+}
+
+static void test_workers_count(void **state)
+{
+	(void)state;
+	assert_true(weft_workers() >= 1 && weft_workers() <= 16);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_workers_count),
+		cmocka_unit_test(test_overflow_to_global_queue),
+		cmocka_unit_test(test_wake_chain_flat),
+		cmocka_unit_test(test_wake_from_plain_thread),
+		cmocka_unit_test(test_spread_100k_fib),
+	};
+	return WT_MAIN("sched", tests, wt_start, wt_stop);
+}
