@@ -5,6 +5,11 @@
  * and a fixed ring: a full ring is the caller's to spill, as Go spills half
  * of a full local run queue to the global one. */
 #include "deque.h"
+#include "fence.h"
+
+#if defined(__SANITIZE_THREAD__)
+_Atomic int weft__fence_word;
+#endif
 
 #define MASK (WEFT_DEQUE_CAP - 1)
 
@@ -25,7 +30,7 @@ struct weft__fiber *weft__deque_take(struct weft__deque *d)
 {
 	int64_t b = atomic_load_explicit(&d->bottom, memory_order_relaxed) - 1;
 	atomic_store_explicit(&d->bottom, b, memory_order_relaxed);
-	atomic_thread_fence(memory_order_seq_cst);
+	weft__fence();
 	int64_t t = atomic_load_explicit(&d->top, memory_order_relaxed);
 	struct weft__fiber *f = NULL;
 	if (t <= b) {
@@ -47,7 +52,7 @@ struct weft__fiber *weft__deque_take(struct weft__deque *d)
 struct weft__fiber *weft__deque_steal(struct weft__deque *d)
 {
 	int64_t t = atomic_load_explicit(&d->top, memory_order_acquire);
-	atomic_thread_fence(memory_order_seq_cst);
+	weft__fence();
 	int64_t b = atomic_load_explicit(&d->bottom, memory_order_acquire);
 	if (t >= b)
 		return NULL;

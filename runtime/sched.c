@@ -15,6 +15,7 @@
  * registers are saved. */
 #include <limits.h>
 
+#include "fence.h"
 #include "internal.h"
 
 struct weft__rt weft__rt;
@@ -214,7 +215,7 @@ static void wake_worker(struct weft__worker *w)
  * worker starts out counted as spinning, so a burst of readies wakes one. */
 static void wake_one(bool even_if_spinning)
 {
-	atomic_thread_fence(memory_order_seq_cst);
+	weft__fence();
 	if (atomic_load_explicit(&nidle, memory_order_relaxed) == 0)
 		return;
 	if (!even_if_spinning && atomic_load_explicit(&weft__rt.nspinning, memory_order_relaxed))
@@ -244,7 +245,7 @@ static bool sleep_idle(struct weft__worker *w)
 	idle_list[n] = w;
 	atomic_store_explicit(&nidle, n + 1, memory_order_relaxed);
 	weft__unlock(&idle_lock);
-	atomic_thread_fence(memory_order_seq_cst);
+	weft__fence();
 
 	/* Work queued between our last look and our joining the idle list is
 	 * seen here: its waker either saw us idle or we see its work. */

@@ -1,0 +1,1153 @@
+/* SPDX-License-Identifier: MIT */
+/* Channels: bad arguments, buffered and rendezvous transfer, close, deadlines,
+ * cancellation, races, heavy traffic between fibers, and plain OS threads. */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "testutil.h"
+
+/* Every wait is bounded: a bug fails a test instead of hanging the suite. */
+#define LONG_MS 10000
+
+static int64_t far(void) { return wt_ms(LONG_MS); }
+
+/* Scale a size down under the sanitizers (and say so where it is used). */
+static long scaled(long native, long sanitized) { return wt_sanitized() ? sanitized : native; }
+
+static weft_chan_t *make_chan(size_t elem, size_t cap)
+{
+	weft_chan_t *c = NULL;
+	assert_int_equal(weft_chan_create(&c, elem, cap), 0);
+	assert_non_null(c);
+	return c;
+}
+
+static weft_fiber_t spawn(weft_fn fn, void *arg)
+{
+	weft_fiber_t f = 0;
+	assert_int_equal(weft_fiber_spawn(&f, NULL, fn, arg), 0);
+	return f;
+}
+
+static void *join(weft_fiber_t f)
+{
+	void *r = NULL;
+	assert_int_equal(weft_fiber_join(f, far(), &r), 0);
+	return r;
+}
+
+static pthread_t start_thread(void *(*fn)(void *), void *arg)
+{
+	pthread_t t;
+	assert_int_equal(pthread_create(&t, NULL, fn, arg), 0);
+	return t;
+}
+
+/* Wait (bounded) until a flag is set; from the test's thread or a fiber. */
+static int wait_flag(_Atomic int *flag)
+{
+	int64_t end = far();
+	while (!atomic_load(flag)) {
+		if (weft_now() >= end)
+			return 0;
+		weft_sleep_until(wt_ms(1));
+	}
+	return 1;
+}
+
+/* Let a fiber or thread that has said it is about to block get there. The
+ * outcome asserted never depends on whether it did. */
+static void settle(_Atomic int *started)
+{
+	assert_true(wait_flag(started));
+	weft_sleep_until(wt_ms(20));
+}
+
+/* One channel operation, run by a fiber or a plain thread. */
+struct op {
+	weft_chan_t *c;
+	long val;         /* sent, or received */
+	int64_t deadline;
+	int delay_ms;     /* sleep this long first */
+	int r;            /* what the call returned */
+	int64_t after;    /* weft_now() once it returned */
+	_Atomic int started;
+};
+
+static void op_init(struct op *o, weft_chan_t *c, long val, int64_t deadline)
+{
+	memset(o, 0, sizeof *o);
+	o->c = c;
+	o->val = val;
+	o->deadline = deadline;
+	o->r = 1;
+}
+
+static void *do_send(void *arg)
+{
+	struct op *o = arg;
+	if (o->delay_ms)
+		weft_sleep_until(wt_ms(o->delay_ms));
+	atomic_store(&o->started, 1);
+	o->r = weft_chan_send(o->c, &o->val, o->deadline);
+	o->after = weft_now();
+	return NULL;
+}
+
+static void *do_recv(void *arg)
+{
+	struct op *o = arg;
+	if (o->delay_ms)
+		weft_sleep_until(wt_ms(o->delay_ms));
+	atomic_store(&o->started, 1);
+	o->r = weft_chan_recv(o->c, &o->val, o->deadline);
+	o->after = weft_now();
+	return NULL;
+}
+
+/* ---- Arguments ---------------------------------------------------------- */
+
+static void test_create_bad_args(void **state)
+{
+	(void)state;
+	weft_chan_t *c = NULL;
+	assert_int_equal(weft_chan_create(NULL, 8, 0), -EINVAL);
+	assert_int_equal(weft_chan_create(NULL, 8, 4), -EINVAL);
+	assert_int_equal(weft_chan_create(&c, 0, 0), -EINVAL);
+	assert_int_equal(weft_chan_create(&c, 0, 4), -EINVAL);
+	assert_int_equal(weft_chan_create(&c, 64 * 1024 + 1, 0), -EINVAL);
+	assert_int_equal(weft_chan_create(&c, SIZE_MAX, 1), -EINVAL);
+	assert_int_equal(weft_chan_create(&c, 8, ((size_t)1 << 24) + 1), -EINVAL);
+	assert_int_equal(weft_chan_create(&c, 8, SIZE_MAX), -EINVAL);
+
+	/* The limits themselves are accepted. */
+	c = make_chan(64 * 1024, 0);
+	weft_chan_destroy(c);
+	c = make_chan(1, (size_t)1 << 24);
+	assert_int_equal(weft_chan_len(c), 0);
+	weft_chan_destroy(c);
+}
+
+static void test_check_null_args(void **state)
+{
+	(void)state;
+	weft_chan_t *c = make_chan(sizeof(long), 2);
+	long v = 5;
+	assert_int_equal(weft_chan_send(NULL, &v, 0), -EINVAL);
+	assert_int_equal(weft_chan_send(NULL, &v, far()), -EINVAL);
+	assert_int_equal(weft_chan_send(c, NULL, 0), -EINVAL);
+	assert_int_equal(weft_chan_send(c, NULL, far()), -EINVAL);
+	assert_int_equal(weft_chan_recv(NULL, &v, 0), -EINVAL);
+	assert_int_equal(weft_chan_recv(NULL, &v, far()), -EINVAL);
+	assert_int_equal(weft_chan_recv(c, NULL, 0), -EINVAL);
+	assert_int_equal(weft_chan_recv(c, NULL, far()), -EINVAL);
+	assert_int_equal(weft_chan_close(NULL), -EINVAL);
+	/* Nothing was sent or closed by the rejected calls. */
+	assert_int_equal(weft_chan_len(c), 0);
+	assert_int_equal(weft_chan_send(c, &v, 0), 0);
+	assert_int_equal(weft_chan_recv(c, &v, 0), 0);
+	assert_int_equal(v, 5);
+	weft_chan_destroy(c);
+}
+
+/* ---- Buffered ----------------------------------------------------------- */
+
+struct rec {
+	uint32_t seq;
+	char tag[13]; /* an odd size: exactly elem_size bytes are copied */
+};
+
+static void test_keep_fifo_order(void **state)
+{
+	(void)state;
+	enum { CAP = 5, STEPS = 2000 };
+	weft_chan_t *c = make_chan(sizeof(struct rec), CAP);
+	uint32_t next_send = 0, next_recv = 0, rng = 12345;
+	size_t len = 0;
+	for (int i = 0; i < STEPS; i++) {
+		rng = rng * 1103515245 + 12345;
+		struct rec r;
+		if ((rng >> 16) & 1) {
+			memset(&r, 0, sizeof r);
+			r.seq = next_send;
+			snprintf(r.tag, sizeof r.tag, "v%u", next_send);
+			int e = weft_chan_send(c, &r, 0);
+			if (len < CAP) {
+				assert_int_equal(e, 0);
+				next_send++;
+				len++;
+			} else {
+				assert_int_equal(e, -ETIMEDOUT); /* full */
+			}
+		} else {
+			memset(&r, 0xa5, sizeof r);
+			int e = weft_chan_recv(c, &r, 0);
+			if (len > 0) {
+				assert_int_equal(e, 0);
+				assert_int_equal(r.seq, next_recv);
+				char want[13];
+				snprintf(want, sizeof want, "v%u", next_recv);
+				assert_string_equal(r.tag, want);
+				next_recv++;
+				len--;
+			} else {
+				assert_int_equal(e, -ETIMEDOUT); /* empty */
+			}
+		}
+		assert_int_equal(weft_chan_len(c), len);
+	}
+	assert_true(next_recv > 100); /* the ring wrapped many times */
+	weft_chan_destroy(c);
+}
+
+static unsigned char big_in[64 * 1024], big_out[64 * 1024];
+
+static void test_carry_largest_elements(void **state)
+{
+	(void)state;
+	weft_chan_t *c = make_chan(sizeof big_in, 2);
+	for (int k = 0; k < 3; k++) {
+		for (size_t i = 0; i < sizeof big_in; i++)
+			big_in[i] = (unsigned char)(i * 7 + k);
+		assert_int_equal(weft_chan_send(c, big_in, 0), 0);
+		memset(big_out, 0, sizeof big_out);
+		assert_int_equal(weft_chan_recv(c, big_out, 0), 0);
+		assert_memory_equal(big_in, big_out, sizeof big_in);
+	}
+	weft_chan_destroy(c);
+}
+
+static void test_len_counts_buffered(void **state)
+{
+	(void)state;
+	weft_chan_t *c = make_chan(sizeof(long), 3);
+	long v = 0;
+	assert_int_equal(weft_chan_len(c), 0);
+	for (long i = 1; i <= 3; i++) {
+		assert_int_equal(weft_chan_send(c, &i, 0), 0);
+		assert_int_equal(weft_chan_len(c), (size_t)i);
+	}
+	assert_int_equal(weft_chan_send(c, &v, 0), -ETIMEDOUT);
+	assert_int_equal(weft_chan_len(c), 3);
+	assert_int_equal(weft_chan_recv(c, &v, 0), 0);
+	assert_int_equal(weft_chan_len(c), 2);
+	assert_int_equal(weft_chan_close(c), 0);
+	assert_int_equal(weft_chan_len(c), 2);
+	assert_int_equal(weft_chan_recv(c, &v, 0), 0);
+	assert_int_equal(weft_chan_recv(c, &v, 0), 0);
+	assert_int_equal(weft_chan_len(c), 0);
+	weft_chan_destroy(c);
+
+	/* A rendezvous buffers nothing, even with a sender waiting. */
+	c = make_chan(sizeof(long), 0);
+	static struct op s;
+	op_init(&s, c, 9, far());
+	weft_fiber_t f = spawn(do_send, &s);
+	settle(&s.started);
+	assert_int_equal(weft_chan_len(c), 0);
+	assert_int_equal(weft_chan_recv(c, &v, far()), 0);
+	join(f);
+	assert_int_equal(s.r, 0);
+	assert_int_equal(v, 9);
+	assert_int_equal(weft_chan_len(c), 0);
+	weft_chan_destroy(c);
+}
+
+static void test_release_blocked_on_buffered(void **state)
+{
+	(void)state;
+	weft_chan_t *c = make_chan(sizeof(long), 1);
+	long one = 1, v = 0;
+
+	/* A sender blocked on a full channel is released by a receiver and its
+	 * element follows the buffered one. */
+	assert_int_equal(weft_chan_send(c, &one, 0), 0);
+	static struct op s;
+	op_init(&s, c, 2, far());
+	weft_fiber_t f = spawn(do_send, &s);
+	settle(&s.started);
+	assert_int_equal(weft_chan_recv(c, &v, far()), 0);
+	assert_int_equal(v, 1);
+	assert_int_equal(weft_chan_recv(c, &v, far()), 0);
+	assert_int_equal(v, 2);
+	join(f);
+	assert_int_equal(s.r, 0);
+	assert_int_equal(weft_chan_len(c), 0);
+
+	/* A receiver blocked on an empty channel is released by a sender, and
+	 * the element goes to it rather than into the ring. */
+	static struct op r;
+	op_init(&r, c, 0, far());
+	f = spawn(do_recv, &r);
+	settle(&r.started);
+	long three = 3;
+	assert_int_equal(weft_chan_send(c, &three, 0), 0);
+	join(f);
+	assert_int_equal(r.r, 0);
+	assert_int_equal(r.val, 3);
+	assert_int_equal(weft_chan_len(c), 0);
+	weft_chan_destroy(c);
+}
+
+/* ---- Rendezvous --------------------------------------------------------- */
+
+static void test_rendezvous_try_times_out(void **state)
+{
+	(void)state;
+	weft_chan_t *c = make_chan(sizeof(long), 0);
+	long v = 1;
+	assert_int_equal(weft_chan_send(c, &v, 0), -ETIMEDOUT);
+	assert_int_equal(weft_chan_recv(c, &v, 0), -ETIMEDOUT);
+
+	static struct op s, r;
+	op_init(&s, c, 1, 0);
+	join(spawn(do_send, &s));
+	assert_int_equal(s.r, -ETIMEDOUT);
+	op_init(&r, c, 0, 0);
+	join(spawn(do_recv, &r));
+	assert_int_equal(r.r, -ETIMEDOUT);
+
+	/* No failed attempt left a waiter behind: a real exchange works. */
+	op_init(&r, c, 0, far());
+	weft_fiber_t f = spawn(do_recv, &r);
+	v = 77;
+	assert_int_equal(weft_chan_send(c, &v, far()), 0);
+	join(f);
+	assert_int_equal(r.r, 0);
+	assert_int_equal(r.val, 77);
+	weft_chan_destroy(c);
+}
+
+static void test_rendezvous_release_blocked(void **state)
+{
+	(void)state;
+	weft_chan_t *c = make_chan(sizeof(long), 0);
+	static struct op s, r;
+
+	/* Sender first: it blocks until the (later) receiver takes the value. */
+	op_init(&s, c, 11, far());
+	op_init(&r, c, 0, far());
+	r.delay_ms = 20;
+	weft_fiber_t fs = spawn(do_send, &s);
+	weft_fiber_t fr = spawn(do_recv, &r);
+	join(fs);
+	join(fr);
+	assert_int_equal(s.r, 0);
+	assert_int_equal(r.r, 0);
+	assert_int_equal(r.val, 11);
+
+	/* Receiver first: it blocks until the (later) sender comes. */
+	op_init(&s, c, 12, far());
+	op_init(&r, c, 0, far());
+	s.delay_ms = 20;
+	fr = spawn(do_recv, &r);
+	fs = spawn(do_send, &s);
+	join(fr);
+	join(fs);
+	assert_int_equal(s.r, 0);
+	assert_int_equal(r.r, 0);
+	assert_int_equal(r.val, 12);
+
+	/* A send that nobody takes does not complete. */
+	op_init(&s, c, 13, wt_ms(20));
+	join(spawn(do_send, &s));
+	assert_int_equal(s.r, -ETIMEDOUT);
+	assert_true(s.after >= s.deadline);
+	weft_chan_destroy(c);
+}
+
+/* ---- Close -------------------------------------------------------------- */
+
+static void test_send_closed_fails(void **state)
+{
+	(void)state;
+	for (size_t cap = 0; cap <= 2; cap += 2) {
+		weft_chan_t *c = make_chan(sizeof(long), cap);
+		long v = 3;
+		assert_int_equal(weft_chan_close(c), 0);
+		assert_int_equal(weft_chan_send(c, &v, 0), -EPIPE);
+		assert_int_equal(weft_chan_send(c, &v, far()), -EPIPE);
+		static struct op s;
+		op_init(&s, c, 4, far());
+		join(spawn(do_send, &s));
+		assert_int_equal(s.r, -EPIPE);
+		assert_int_equal(weft_chan_len(c), 0);
+		assert_int_equal(weft_chan_recv(c, &v, far()), -EPIPE);
+		weft_chan_destroy(c);
+	}
+}
+
+static void test_close_twice_fails(void **state)
+{
+	(void)state;
+	weft_chan_t *c = make_chan(sizeof(long), 1);
+	assert_int_equal(weft_chan_close(c), 0);
+	assert_int_equal(weft_chan_close(c), -EPIPE);
+	assert_int_equal(weft_chan_close(c), -EPIPE);
+	weft_chan_destroy(c);
+}
+
+static void test_close_drains_then_fails(void **state)
+{
+	(void)state;
+	weft_chan_t *c = make_chan(sizeof(long), 4);
+	for (long i = 10; i < 13; i++)
+		assert_int_equal(weft_chan_send(c, &i, 0), 0);
+	assert_int_equal(weft_chan_close(c), 0);
+	assert_int_equal(weft_chan_len(c), 3);
+	long v = 0;
+	assert_int_equal(weft_chan_recv(c, &v, 0), 0);
+	assert_int_equal(v, 10);
+	/* A fiber drains too. */
+	static struct op r;
+	op_init(&r, c, 0, far());
+	join(spawn(do_recv, &r));
+	assert_int_equal(r.r, 0);
+	assert_int_equal(r.val, 11);
+	assert_int_equal(weft_chan_recv(c, &v, far()), 0);
+	assert_int_equal(v, 12);
+	assert_int_equal(weft_chan_recv(c, &v, far()), -EPIPE);
+	assert_int_equal(weft_chan_recv(c, &v, 0), -EPIPE);
+	op_init(&r, c, 0, far());
+	join(spawn(do_recv, &r));
+	assert_int_equal(r.r, -EPIPE);
+	assert_int_equal(weft_chan_len(c), 0);
+	weft_chan_destroy(c);
+}
+
+static void test_close_wakes_receivers(void **state)
+{
+	(void)state;
+	enum { NF = 4 };
+	static struct op r[NF + 1];
+	for (size_t cap = 0; cap <= 3; cap += 3) {
+		weft_chan_t *c = make_chan(sizeof(long), cap);
+		weft_fiber_t f[NF];
+		for (int i = 0; i < NF; i++) {
+			op_init(&r[i], c, 0, far());
+			f[i] = spawn(do_recv, &r[i]);
+		}
+		op_init(&r[NF], c, 0, far());
+		pthread_t t = start_thread(do_recv, &r[NF]);
+		for (int i = 0; i <= NF; i++)
+			assert_true(wait_flag(&r[i].started));
+		weft_sleep_until(wt_ms(20));
+		assert_int_equal(weft_chan_close(c), 0);
+		for (int i = 0; i < NF; i++)
+			join(f[i]);
+		pthread_join(t, NULL);
+		for (int i = 0; i <= NF; i++)
+			assert_int_equal(r[i].r, -EPIPE);
+		weft_chan_destroy(c);
+	}
+}
+
+static void test_close_wakes_senders(void **state)
+{
+	(void)state;
+	enum { NF = 3 };
+	static struct op s[NF + 1];
+	for (size_t cap = 0; cap <= 1; cap++) {
+		weft_chan_t *c = make_chan(sizeof(long), cap);
+		long v = 1;
+		if (cap)
+			assert_int_equal(weft_chan_send(c, &v, 0), 0); /* now full */
+		weft_fiber_t f[NF];
+		for (int i = 0; i < NF; i++) {
+			op_init(&s[i], c, 100 + i, far());
+			f[i] = spawn(do_send, &s[i]);
+		}
+		op_init(&s[NF], c, 100 + NF, far());
+		pthread_t t = start_thread(do_send, &s[NF]);
+		for (int i = 0; i <= NF; i++)
+			assert_true(wait_flag(&s[i].started));
+		weft_sleep_until(wt_ms(20));
+		assert_int_equal(weft_chan_close(c), 0);
+		for (int i = 0; i < NF; i++)
+			join(f[i]);
+		pthread_join(t, NULL);
+		for (int i = 0; i <= NF; i++)
+			assert_int_equal(s[i].r, -EPIPE);
+		/* Only what was buffered before the close comes out. */
+		if (cap) {
+			assert_int_equal(weft_chan_recv(c, &v, far()), 0);
+			assert_int_equal(v, 1);
+		}
+		assert_int_equal(weft_chan_recv(c, &v, far()), -EPIPE);
+		weft_chan_destroy(c);
+	}
+}
+
+/* ---- Deadlines ---------------------------------------------------------- */
+
+struct past {
+	weft_chan_t *rdv, *empty, *full, *one;
+	int r[8];
+};
+
+static void past_calls(struct past *p, int64_t dl)
+{
+	long v = 0;
+	p->r[0] = weft_chan_send(p->rdv, &v, dl);
+	p->r[1] = weft_chan_recv(p->rdv, &v, dl);
+	p->r[2] = weft_chan_recv(p->empty, &v, dl);
+	p->r[3] = weft_chan_send(p->full, &v, dl);
+	/* With an element there, a past deadline still tries once. */
+	p->r[4] = weft_chan_recv(p->one, &v, dl);
+	p->r[5] = (int)v;
+	p->r[6] = weft_chan_send(p->one, &v, dl);
+}
+
+static void *past_fiber(void *arg)
+{
+	struct past *p = arg;
+	past_calls(p, weft_now() - 1000000);
+	return NULL;
+}
+
+static void check_past(struct past *p)
+{
+	assert_int_equal(p->r[0], -ETIMEDOUT);
+	assert_int_equal(p->r[1], -ETIMEDOUT);
+	assert_int_equal(p->r[2], -ETIMEDOUT);
+	assert_int_equal(p->r[3], -ETIMEDOUT);
+	assert_int_equal(p->r[4], 0);
+	assert_int_equal(p->r[5], 42);
+	assert_int_equal(p->r[6], 0);
+}
+
+static void test_past_deadline_times_out(void **state)
+{
+	(void)state;
+	static struct past p;
+	long v = 42;
+	p.rdv = make_chan(sizeof(long), 0);
+	p.empty = make_chan(sizeof(long), 2);
+	p.full = make_chan(sizeof(long), 1);
+	p.one = make_chan(sizeof(long), 1);
+	assert_int_equal(weft_chan_send(p.full, &v, 0), 0);
+	assert_int_equal(weft_chan_send(p.one, &v, 0), 0);
+
+	/* In a fiber first: were a past deadline taken as "forever", the join
+	 * would fail instead of the suite hanging. */
+	memset(p.r, 0, sizeof p.r);
+	join(spawn(past_fiber, &p));
+	check_past(&p);
+
+	/* From the test's own thread, with 1 ns after boot as the deadline. */
+	memset(p.r, 0, sizeof p.r);
+	past_calls(&p, 1);
+	check_past(&p);
+	memset(p.r, 0, sizeof p.r);
+	past_calls(&p, weft_now() - 1);
+	check_past(&p);
+
+	assert_int_equal(weft_chan_len(p.full), 1);
+	assert_int_equal(weft_chan_len(p.one), 1);
+	weft_chan_destroy(p.rdv);
+	weft_chan_destroy(p.empty);
+	weft_chan_destroy(p.full);
+	weft_chan_destroy(p.one);
+}
+
+static void test_recv_timeout_keeps_chan_usable(void **state)
+{
+	(void)state;
+	static struct op r;
+	long v;
+	for (size_t cap = 0; cap <= 2; cap += 2) {
+		weft_chan_t *c = make_chan(sizeof(long), cap);
+
+		/* A fiber's recv times out, not before its deadline. */
+		op_init(&r, c, -1, wt_ms(20));
+		join(spawn(do_recv, &r));
+		assert_int_equal(r.r, -ETIMEDOUT);
+		assert_true(r.after >= r.deadline);
+
+		/* So does the test thread's. */
+		int64_t dl = wt_ms(20);
+		assert_int_equal(weft_chan_recv(c, &v, dl), -ETIMEDOUT);
+		assert_true(weft_now() >= dl);
+
+		/* The timed-out receivers are gone: a later value is not handed
+		 * to them but to the next receiver. */
+		v = 500;
+		if (cap == 0) {
+			assert_int_equal(weft_chan_send(c, &v, 0), -ETIMEDOUT);
+		} else {
+			assert_int_equal(weft_chan_send(c, &v, 0), 0);
+			assert_int_equal(weft_chan_len(c), 1);
+		}
+		op_init(&r, c, -1, far());
+		weft_fiber_t f = spawn(do_recv, &r);
+		v = 501;
+		assert_int_equal(weft_chan_send(c, &v, far()), 0);
+		join(f);
+		assert_int_equal(r.r, 0);
+		assert_int_equal(r.val, cap ? 500 : 501);
+		if (cap) {
+			assert_int_equal(weft_chan_recv(c, &v, 0), 0);
+			assert_int_equal(v, 501);
+		}
+		assert_int_equal(weft_chan_len(c), 0);
+		weft_chan_destroy(c);
+	}
+}
+
+static void test_send_timeout_keeps_chan_usable(void **state)
+{
+	(void)state;
+	static struct op s;
+	long v;
+	for (size_t cap = 0; cap <= 1; cap++) {
+		weft_chan_t *c = make_chan(sizeof(long), cap);
+		v = 1;
+		if (cap)
+			assert_int_equal(weft_chan_send(c, &v, 0), 0); /* now full */
+
+		op_init(&s, c, 2, wt_ms(20));
+		join(spawn(do_send, &s));
+		assert_int_equal(s.r, -ETIMEDOUT);
+		assert_true(s.after >= s.deadline);
+
+		v = 3;
+		int64_t dl = wt_ms(20);
+		assert_int_equal(weft_chan_send(c, &v, dl), -ETIMEDOUT);
+		assert_true(weft_now() >= dl);
+
+		/* Neither timed-out element was delivered. */
+		if (cap) {
+			assert_int_equal(weft_chan_recv(c, &v, 0), 0);
+			assert_int_equal(v, 1);
+		}
+		assert_int_equal(weft_chan_recv(c, &v, 0), -ETIMEDOUT);
+		assert_int_equal(weft_chan_len(c), 0);
+
+		/* And the channel still carries values. */
+		op_init(&s, c, 4, far());
+		weft_fiber_t f = spawn(do_send, &s);
+		assert_int_equal(weft_chan_recv(c, &v, far()), 0);
+		assert_int_equal(v, 4);
+		join(f);
+		assert_int_equal(s.r, 0);
+		weft_chan_destroy(c);
+	}
+}
+
+/* ---- Cancellation ------------------------------------------------------- */
+
+struct cancel_recv {
+	weft_chan_t *c;
+	int r1, r2, r3, yield_errs;
+	long v2;
+	_Atomic int started, first_done;
+};
+
+static void *cancel_recv_fiber(void *arg)
+{
+	struct cancel_recv *x = arg;
+	long v;
+	atomic_store(&x->started, 1);
+	x->r1 = weft_chan_recv(x->c, &v, far()); /* cancelled while blocked */
+	atomic_store(&x->first_done, 1);
+	/* Wait for the value without blocking calls that a second (wrong)
+	 * delivery could hit, except yield, which is counted. */
+	int64_t end = far();
+	while (weft_chan_len(x->c) == 0 && weft_now() < end)
+		if (weft_fiber_yield() != 0)
+			x->yield_errs++;
+	x->r2 = weft_chan_recv(x->c, &x->v2, far());      /* a value is there */
+	x->r3 = weft_chan_recv(x->c, &v, wt_ms(20));      /* blocks: times out */
+	return NULL;
+}
+
+static void test_cancel_blocked_recv(void **state)
+{
+	(void)state;
+	static struct cancel_recv x;
+	memset(&x, 0, sizeof x);
+	x.c = make_chan(sizeof(long), 1);
+	x.r1 = x.r2 = x.r3 = 1;
+	weft_fiber_t f = spawn(cancel_recv_fiber, &x);
+	settle(&x.started);
+	assert_int_equal(weft_fiber_cancel(f), 0);
+	assert_true(wait_flag(&x.first_done));
+	long v = 7;
+	assert_int_equal(weft_chan_send(x.c, &v, 0), 0);
+	join(f);
+	assert_int_equal(x.r1, -ECANCELED);
+	assert_int_equal(x.yield_errs, 0);
+	assert_int_equal(x.r2, 0);
+	assert_int_equal(x.v2, 7);
+	assert_int_equal(x.r3, -ETIMEDOUT);
+	assert_int_equal(weft_fiber_cancel(f), -ESRCH); /* joined */
+	weft_chan_destroy(x.c);
+}
+
+struct cancel_send {
+	weft_chan_t *c;
+	int r1, r2;
+	_Atomic int started, first_done, go;
+};
+
+static void *cancel_send_fiber(void *arg)
+{
+	struct cancel_send *x = arg;
+	long v = 2;
+	atomic_store(&x->started, 1);
+	x->r1 = weft_chan_send(x->c, &v, far()); /* the channel is full */
+	atomic_store(&x->first_done, 1);
+	int64_t end = far();
+	while (!atomic_load(&x->go) && weft_now() < end)
+		weft_fiber_yield();
+	v = 3;
+	x->r2 = weft_chan_send(x->c, &v, far()); /* there is room now */
+	return NULL;
+}
+
+static void test_cancel_blocked_send(void **state)
+{
+	(void)state;
+	static struct cancel_send x;
+	memset(&x, 0, sizeof x);
+	x.c = make_chan(sizeof(long), 1);
+	x.r1 = x.r2 = 1;
+	long v = 1;
+	assert_int_equal(weft_chan_send(x.c, &v, 0), 0);
+	weft_fiber_t f = spawn(cancel_send_fiber, &x);
+	settle(&x.started);
+	assert_int_equal(weft_fiber_cancel(f), 0);
+	assert_true(wait_flag(&x.first_done));
+	/* The cancelled send delivered nothing. */
+	assert_int_equal(weft_chan_recv(x.c, &v, 0), 0);
+	assert_int_equal(v, 1);
+	assert_int_equal(weft_chan_recv(x.c, &v, 0), -ETIMEDOUT);
+	atomic_store(&x.go, 1);
+	join(f);
+	assert_int_equal(x.r1, -ECANCELED);
+	assert_int_equal(x.r2, 0);
+	assert_int_equal(weft_chan_recv(x.c, &v, 0), 0);
+	assert_int_equal(v, 3);
+	weft_chan_destroy(x.c);
+}
+
+/* A cancellation racing with the value that completes the recv: either the
+ * recv gets the value and the request stays pending for the next suspension
+ * point, or the recv is cancelled and the value stays in the channel. Never
+ * both, never neither, and never a lost value. */
+struct race {
+	weft_chan_t *c;
+	long got;
+	int r1, later_cancels;
+	_Atomic int phase;
+};
+
+static void *race_recv(void *arg)
+{
+	struct race *x = arg;
+	x->r1 = weft_chan_recv(x->c, &x->got, far());
+	int64_t end = far();
+	while (!atomic_load(&x->phase) && weft_now() < end)
+		if (weft_fiber_yield() == -ECANCELED)
+			x->later_cancels++;
+	if (weft_fiber_yield() == -ECANCELED)
+		x->later_cancels++;
+	return NULL;
+}
+
+static void test_cancel_races_send(void **state)
+{
+	(void)state;
+	long iters = scaled(2000, 200);
+	weft_chan_t *c = make_chan(sizeof(long), 1);
+	static struct race x;
+	long got_value = 0, got_cancel = 0;
+	for (long i = 0; i < iters; i++) {
+		memset(&x, 0, sizeof x);
+		x.c = c;
+		x.got = -1;
+		x.r1 = 1;
+		weft_fiber_t f = spawn(race_recv, &x);
+		for (long k = 0; k < (i % 7) * 50; k++)
+			atomic_signal_fence(memory_order_seq_cst); /* vary the timing */
+		if (i & 1) {
+			assert_int_equal(weft_chan_send(c, &i, 0), 0);
+			assert_int_equal(weft_fiber_cancel(f), 0);
+		} else {
+			assert_int_equal(weft_fiber_cancel(f), 0);
+			assert_int_equal(weft_chan_send(c, &i, 0), 0);
+		}
+		atomic_store(&x.phase, 1);
+		join(f);
+		assert_int_equal((x.r1 == -ECANCELED) + x.later_cancels, 1);
+		if (x.r1 == 0) {
+			got_value++;
+			assert_int_equal(x.got, i);
+			assert_int_equal(weft_chan_len(c), 0);
+		} else {
+			got_cancel++;
+			assert_int_equal(x.r1, -ECANCELED);
+			long v = -1;
+			assert_int_equal(weft_chan_recv(c, &v, 0), 0);
+			assert_int_equal(v, i);
+		}
+	}
+	assert_int_equal(got_value + got_cancel, iters);
+	weft_chan_destroy(c);
+}
+
+/* ---- Races between timeouts and transfers ------------------------------- */
+
+/* Senders and receivers with tiny deadlines: every value whose send returned
+ * 0 is received exactly once, and no value whose send failed is received. */
+#define RACE_MAX 40000
+static _Atomic unsigned char race_sent[RACE_MAX];
+static _Atomic unsigned char race_got[RACE_MAX];
+
+struct tx {
+	weft_chan_t *c;
+	long first, n;
+	uint64_t rng;
+	long ok, timeouts, errors, received;
+};
+
+static int64_t tiny_deadline(uint64_t *rng)
+{
+	*rng = *rng * 6364136223846793005ull + 1442695040888963407ull;
+	unsigned k = (unsigned)(*rng >> 33) % 8;
+	return k == 0 ? 0 : weft_deadline_in((int64_t)k * 25000); /* 0..175 us */
+}
+
+static void *race_sender(void *arg)
+{
+	struct tx *t = arg;
+	for (long v = t->first; v < t->first + t->n; v++) {
+		int e = weft_chan_send(t->c, &v, tiny_deadline(&t->rng));
+		if (e == 0) {
+			atomic_store(&race_sent[v], 1);
+			t->ok++;
+		} else if (e == -ETIMEDOUT) {
+			t->timeouts++;
+		} else {
+			t->errors++;
+		}
+	}
+	return NULL;
+}
+
+static void *race_receiver(void *arg)
+{
+	struct tx *t = arg;
+	int64_t end = far();
+	while (weft_now() < end) {
+		long v = -1;
+		int e = weft_chan_recv(t->c, &v, tiny_deadline(&t->rng));
+		if (e == 0) {
+			if (v >= 0 && v < RACE_MAX)
+				atomic_fetch_add(&race_got[v], 1);
+			else
+				t->errors++;
+			t->received++;
+		} else if (e == -EPIPE) {
+			break;
+		} else if (e == -ETIMEDOUT) {
+			t->timeouts++;
+		} else {
+			t->errors++;
+		}
+	}
+	return NULL;
+}
+
+static void test_timeouts_race_transfers(void **state)
+{
+	(void)state;
+	enum { NS = 4, NR = 4 };
+	long per = scaled(RACE_MAX / NS, 1000);
+	static struct tx s[NS], r[NR];
+	for (size_t cap = 0; cap <= 4; cap += 4) {
+		for (long v = 0; v < RACE_MAX; v++) {
+			atomic_store(&race_sent[v], 0);
+			atomic_store(&race_got[v], 0);
+		}
+		weft_chan_t *c = make_chan(sizeof(long), cap);
+		weft_fiber_t fs[NS], fr[NR];
+		for (int i = 0; i < NR; i++) {
+			r[i] = (struct tx){.c = c, .rng = 1000 + i};
+			fr[i] = spawn(race_receiver, &r[i]);
+		}
+		for (int i = 0; i < NS; i++) {
+			s[i] = (struct tx){.c = c, .first = i * per, .n = per, .rng = 77 + i};
+			fs[i] = spawn(race_sender, &s[i]);
+		}
+		long ok = 0, received = 0;
+		for (int i = 0; i < NS; i++) {
+			join(fs[i]);
+			assert_int_equal(s[i].errors, 0);
+			ok += s[i].ok;
+		}
+		assert_int_equal(weft_chan_close(c), 0);
+		for (int i = 0; i < NR; i++) {
+			join(fr[i]);
+			assert_int_equal(r[i].errors, 0);
+			received += r[i].received;
+		}
+		assert_true(ok > 0);
+		assert_int_equal(received, ok);
+		for (long v = 0; v < NS * per; v++)
+			if (atomic_load(&race_got[v]) != atomic_load(&race_sent[v]))
+				fail_msg("value %ld: sent %d, received %d times (cap %zu)", v,
+					 atomic_load(&race_sent[v]), atomic_load(&race_got[v]), cap);
+		weft_chan_destroy(c);
+	}
+}
+
+/* ---- Volume ------------------------------------------------------------- */
+
+struct stream {
+	weft_chan_t *c;
+	long n;            /* values 1..n */
+	long count, last, disorder;
+	int err;
+};
+
+static void *stream_send(void *arg)
+{
+	struct stream *s = arg;
+	for (long i = 1; i <= s->n; i++) {
+		int e = weft_chan_send(s->c, &i, weft_deadline_in(LONG_MS * 1000000LL));
+		if (e) {
+			s->err = e;
+			break;
+		}
+	}
+	int e = weft_chan_close(s->c);
+	if (e && !s->err)
+		s->err = e;
+	return NULL;
+}
+
+static void *stream_recv(void *arg)
+{
+	struct stream *s = arg;
+	for (;;) {
+		long v;
+		int e = weft_chan_recv(s->c, &v, weft_deadline_in(LONG_MS * 1000000LL));
+		if (e == -EPIPE)
+			break;
+		if (e) {
+			s->err = e;
+			break;
+		}
+		if (v != s->last + 1)
+			s->disorder++;
+		s->last = v;
+		s->count++;
+	}
+	return NULL;
+}
+
+static void check_stream(const struct stream *tx, const struct stream *rx, long n)
+{
+	assert_int_equal(tx->err, 0);
+	assert_int_equal(rx->err, 0);
+	assert_int_equal(rx->disorder, 0);
+	assert_int_equal(rx->count, n);
+	assert_int_equal(rx->last, n);
+}
+
+/* Acceptance: two fibers exchange 1,000,000 values over a rendezvous, none
+ * lost or reordered (200,000 under the sanitizers, which are ~10x slower). */
+static void test_exchange_million_rendezvous(void **state)
+{
+	(void)state;
+	long n = scaled(1000000, 200000);
+	weft_chan_t *c = make_chan(sizeof(long), 0);
+	static struct stream tx, rx;
+	tx = (struct stream){.c = c, .n = n};
+	rx = (struct stream){.c = c};
+	weft_fiber_t fr = spawn(stream_recv, &rx);
+	weft_fiber_t fs = spawn(stream_send, &tx);
+	void *r;
+	assert_int_equal(weft_fiber_join(fs, wt_ms(120000), &r), 0);
+	assert_int_equal(weft_fiber_join(fr, wt_ms(120000), &r), 0);
+	check_stream(&tx, &rx, n);
+	weft_chan_destroy(c);
+}
+
+struct mp {
+	weft_chan_t *c;
+	long id, n, err;
+	long count, sum, disorder;
+	long last[8];
+};
+
+#define MP_STRIDE 1000000L
+
+static void *mp_produce(void *arg)
+{
+	struct mp *p = arg;
+	for (long i = 1; i <= p->n; i++) {
+		long v = p->id * MP_STRIDE + i;
+		int e = weft_chan_send(p->c, &v, far());
+		if (e) {
+			p->err = e;
+			break;
+		}
+	}
+	return NULL;
+}
+
+static void *mp_consume(void *arg)
+{
+	struct mp *p = arg;
+	for (;;) {
+		long v;
+		int e = weft_chan_recv(p->c, &v, far());
+		if (e == -EPIPE)
+			break;
+		if (e) {
+			p->err = e;
+			break;
+		}
+		long who = v / MP_STRIDE, i = v % MP_STRIDE;
+		if (who < 0 || who >= 8) {
+			p->err = -ERANGE;
+			break;
+		}
+		/* One FIFO: each producer's values reach any consumer in order. */
+		if (i <= p->last[who])
+			p->disorder++;
+		p->last[who] = i;
+		p->count++;
+		p->sum += v;
+	}
+	return NULL;
+}
+
+static void test_exchange_many_to_many(void **state)
+{
+	(void)state;
+	enum { NP = 8, NC = 8 };
+	long n = scaled(10000, 2000);
+	weft_chan_t *c = make_chan(sizeof(long), 16);
+	static struct mp prod[NP], cons[NC];
+	weft_fiber_t fp[NP], fc[NC];
+	for (int i = 0; i < NC; i++) {
+		cons[i] = (struct mp){.c = c};
+		fc[i] = spawn(mp_consume, &cons[i]);
+	}
+	long want_sum = 0;
+	for (int i = 0; i < NP; i++) {
+		prod[i] = (struct mp){.c = c, .id = i, .n = n};
+		fp[i] = spawn(mp_produce, &prod[i]);
+		want_sum += i * MP_STRIDE * n + n * (n + 1) / 2;
+	}
+	for (int i = 0; i < NP; i++) {
+		join(fp[i]);
+		assert_int_equal(prod[i].err, 0);
+	}
+	assert_int_equal(weft_chan_close(c), 0);
+	long count = 0, sum = 0;
+	for (int i = 0; i < NC; i++) {
+		join(fc[i]);
+		assert_int_equal(cons[i].err, 0);
+		assert_int_equal(cons[i].disorder, 0);
+		count += cons[i].count;
+		sum += cons[i].sum;
+	}
+	assert_int_equal(count, NP * n);
+	assert_int_equal(sum, want_sum);
+	assert_int_equal(weft_chan_len(c), 0);
+	weft_chan_destroy(c);
+}
+
+/* ---- Plain OS threads --------------------------------------------------- */
+
+static void test_send_thread_to_fiber(void **state)
+{
+	(void)state;
+	long n = scaled(20000, 2000);
+	static struct stream tx, rx;
+	for (size_t cap = 0; cap <= 4; cap += 4) {
+		weft_chan_t *c = make_chan(sizeof(long), cap);
+		tx = (struct stream){.c = c, .n = n};
+		rx = (struct stream){.c = c};
+		weft_fiber_t f = spawn(stream_recv, &rx);
+		pthread_t t = start_thread(stream_send, &tx);
+		pthread_join(t, NULL);
+		join(f);
+		check_stream(&tx, &rx, n);
+		weft_chan_destroy(c);
+	}
+}
+
+static void test_send_fiber_to_thread(void **state)
+{
+	(void)state;
+	long n = scaled(20000, 2000);
+	static struct stream tx, rx;
+	for (size_t cap = 0; cap <= 4; cap += 4) {
+		weft_chan_t *c = make_chan(sizeof(long), cap);
+		tx = (struct stream){.c = c, .n = n};
+		rx = (struct stream){.c = c};
+		pthread_t t = start_thread(stream_recv, &rx);
+		weft_fiber_t f = spawn(stream_send, &tx);
+		join(f);
+		pthread_join(t, NULL);
+		check_stream(&tx, &rx, n);
+		weft_chan_destroy(c);
+	}
+}
+
+static void test_send_thread_to_thread(void **state)
+{
+	(void)state;
+	long n = scaled(20000, 2000);
+	static struct stream tx, rx;
+	for (size_t cap = 0; cap <= 4; cap += 4) {
+		weft_chan_t *c = make_chan(sizeof(long), cap);
+		tx = (struct stream){.c = c, .n = n};
+		rx = (struct stream){.c = c};
+		pthread_t tr = start_thread(stream_recv, &rx);
+		pthread_t ts = start_thread(stream_send, &tx);
+		pthread_join(ts, NULL);
+		pthread_join(tr, NULL);
+		check_stream(&tx, &rx, n);
+		weft_chan_destroy(c);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_create_bad_args),
+		cmocka_unit_test(test_check_null_args),
+		cmocka_unit_test(test_keep_fifo_order),
+		cmocka_unit_test(test_carry_largest_elements),
+		cmocka_unit_test(test_len_counts_buffered),
+		cmocka_unit_test(test_release_blocked_on_buffered),
+		cmocka_unit_test(test_rendezvous_try_times_out),
+		cmocka_unit_test(test_rendezvous_release_blocked),
+		cmocka_unit_test(test_send_closed_fails),
+		cmocka_unit_test(test_close_twice_fails),
+		cmocka_unit_test(test_close_drains_then_fails),
+		cmocka_unit_test(test_close_wakes_receivers),
+		cmocka_unit_test(test_close_wakes_senders),
+		cmocka_unit_test(test_past_deadline_times_out),
+		cmocka_unit_test(test_recv_timeout_keeps_chan_usable),
+		cmocka_unit_test(test_send_timeout_keeps_chan_usable),
+		cmocka_unit_test(test_cancel_blocked_recv),
+		cmocka_unit_test(test_cancel_blocked_send),
+		cmocka_unit_test(test_cancel_races_send),
+		cmocka_unit_test(test_timeouts_race_transfers),
+		cmocka_unit_test(test_exchange_million_rendezvous),
+		cmocka_unit_test(test_exchange_many_to_many),
+		cmocka_unit_test(test_send_thread_to_fiber),
+		cmocka_unit_test(test_send_fiber_to_thread),
+		cmocka_unit_test(test_send_thread_to_thread),
+	};
+	return WT_MAIN("chan", tests, wt_start, wt_stop);
+}

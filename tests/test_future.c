@@ -1,0 +1,655 @@
+/* SPDX-License-Identifier: MIT */
+/* Futures: settle once, await from fibers and plain threads with deadlines and
+ * cancellation, references, races, and fibers as futures (join). */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <string.h>
+
+#include "testutil.h"
+
+/* Every wait is bounded: a bug fails a test instead of hanging the suite. */
+#define LONG_MS 10000
+
+static int64_t far(void) { return wt_ms(LONG_MS); }
+
+static long scaled(long native, long sanitized) { return wt_sanitized() ? sanitized : native; }
+
+#define VAL(n) ((void *)(uintptr_t)(n))
+
+static weft_future_t *make_future(void)
+{
+	weft_future_t *f = NULL;
+	assert_int_equal(weft_future_create(&f), 0);
+	assert_non_null(f);
+	return f;
+}
+
+static weft_fiber_t spawn(weft_fn fn, void *arg)
+{
+	weft_fiber_t f = 0;
+	assert_int_equal(weft_fiber_spawn(&f, NULL, fn, arg), 0);
+	return f;
+}
+
+static void *join(weft_fiber_t f)
+{
+	void *r = NULL;
+	assert_int_equal(weft_fiber_join(f, far(), &r), 0);
+	return r;
+}
+
+static int wait_flag(_Atomic int *flag)
+{
+	int64_t end = far();
+	while (!atomic_load(flag)) {
+		if (weft_now() >= end)
+			return 0;
+		weft_sleep_until(wt_ms(1));
+	}
+	return 1;
+}
+
+/* One await, run by a fiber or a plain thread. */
+struct aw {
+	weft_future_t *f;
+	int64_t deadline;
+	int r;
+	void *v;
+	int64_t after;
+	_Atomic int started;
+};
+
+static void aw_init(struct aw *a, weft_future_t *f, int64_t deadline)
+{
+	memset(a, 0, sizeof *a);
+	a->f = f;
+	a->deadline = deadline;
+	a->r = 1;
+	a->v = VAL(0xbad);
+}
+
+static void *do_await(void *arg)
+{
+	struct aw *a = arg;
+	atomic_store(&a->started, 1);
+	a->r = weft_future_await(a->f, a->deadline, &a->v);
+	a->after = weft_now();
+	return NULL;
+}
+
+/* ---- Settling ----------------------------------------------------------- */
+
+static void test_create_null_out(void **state)
+{
+	(void)state;
+	assert_int_equal(weft_future_create(NULL), -EINVAL);
+}
+
+static void test_check_null_args(void **state)
+{
+	(void)state;
+	void *v = NULL;
+	assert_int_equal(weft_future_resolve(NULL, VAL(1)), -EINVAL);
+	assert_int_equal(weft_future_reject(NULL, -EIO), -EINVAL);
+	assert_int_equal(weft_future_await(NULL, 0, &v), -EINVAL);
+	assert_int_equal(weft_future_await(NULL, far(), &v), -EINVAL);
+	assert_int_equal(weft_future_await(NULL, far(), NULL), -EINVAL);
+}
+
+static void test_await_resolved_value(void **state)
+{
+	(void)state;
+	weft_future_t *f = make_future();
+	assert_int_equal(weft_future_resolve(f, VAL(0x1234)), 0);
+	void *v = NULL;
+	assert_int_equal(weft_future_await(f, far(), &v), 0);
+	assert_ptr_equal(v, VAL(0x1234));
+	/* Again, and with no place for the value. */
+	v = NULL;
+	assert_int_equal(weft_future_await(f, -1, &v), 0);
+	assert_ptr_equal(v, VAL(0x1234));
+	assert_int_equal(weft_future_await(f, 0, NULL), 0);
+	/* From a fiber. */
+	static struct aw a;
+	aw_init(&a, f, far());
+	join(spawn(do_await, &a));
+	assert_int_equal(a.r, 0);
+	assert_ptr_equal(a.v, VAL(0x1234));
+	weft_future_release(f);
+
+	/* NULL is a value like any other. */
+	f = make_future();
+	assert_int_equal(weft_future_resolve(f, NULL), 0);
+	v = VAL(1);
+	assert_int_equal(weft_future_await(f, 0, &v), 0);
+	assert_null(v);
+	weft_future_release(f);
+}
+
+static void test_await_rejected_error(void **state)
+{
+	(void)state;
+	weft_future_t *f = make_future();
+	assert_int_equal(weft_future_reject(f, -ENOENT), 0);
+	assert_int_equal(weft_future_await(f, far(), NULL), -ENOENT);
+	void *v = NULL;
+	assert_int_equal(weft_future_await(f, 0, &v), -ENOENT);
+	static struct aw a;
+	aw_init(&a, f, far());
+	join(spawn(do_await, &a));
+	assert_int_equal(a.r, -ENOENT);
+	weft_future_release(f);
+}
+
+static void test_reject_nonnegative_fails(void **state)
+{
+	(void)state;
+	weft_future_t *f = make_future();
+	assert_int_equal(weft_future_reject(f, 0), -EINVAL);
+	assert_int_equal(weft_future_reject(f, 1), -EINVAL);
+	assert_int_equal(weft_future_reject(f, EIO), -EINVAL);
+	/* Still pending, still settleable. */
+	assert_int_equal(weft_future_await(f, 0, NULL), -ETIMEDOUT);
+	assert_int_equal(weft_future_reject(f, -EIO), 0);
+	assert_int_equal(weft_future_await(f, 0, NULL), -EIO);
+	weft_future_release(f);
+}
+
+static void test_settle_twice_keeps_first(void **state)
+{
+	(void)state;
+	void *v = NULL;
+	weft_future_t *f = make_future();
+	assert_int_equal(weft_future_resolve(f, VAL(1)), 0);
+	assert_int_equal(weft_future_resolve(f, VAL(2)), -EALREADY);
+	assert_int_equal(weft_future_reject(f, -EIO), -EALREADY);
+	assert_int_equal(weft_future_await(f, 0, &v), 0);
+	assert_ptr_equal(v, VAL(1));
+	weft_future_release(f);
+
+	f = make_future();
+	assert_int_equal(weft_future_reject(f, -EIO), 0);
+	assert_int_equal(weft_future_resolve(f, VAL(2)), -EALREADY);
+	assert_int_equal(weft_future_reject(f, -EBADF), -EALREADY);
+	assert_int_equal(weft_future_await(f, 0, &v), -EIO);
+	weft_future_release(f);
+}
+
+/* ---- Deadlines ---------------------------------------------------------- */
+
+static void test_await_try_pending_times_out(void **state)
+{
+	(void)state;
+	weft_future_t *f = make_future();
+	void *v = NULL;
+	assert_int_equal(weft_future_await(f, 0, &v), -ETIMEDOUT);
+	assert_int_equal(weft_future_await(f, 1, &v), -ETIMEDOUT);
+	assert_int_equal(weft_future_await(f, weft_now() - 1, &v), -ETIMEDOUT);
+	static struct aw a;
+	aw_init(&a, f, 0);
+	join(spawn(do_await, &a));
+	assert_int_equal(a.r, -ETIMEDOUT);
+	aw_init(&a, f, weft_now() - 1000000);
+	join(spawn(do_await, &a));
+	assert_int_equal(a.r, -ETIMEDOUT);
+	/* The failed tries left nothing behind. */
+	assert_int_equal(weft_future_resolve(f, VAL(5)), 0);
+	assert_int_equal(weft_future_await(f, 0, &v), 0);
+	assert_ptr_equal(v, VAL(5));
+	weft_future_release(f);
+}
+
+static void test_await_deadline_times_out(void **state)
+{
+	(void)state;
+	enum { NF = 3 };
+	weft_future_t *f = make_future();
+	static struct aw a[NF];
+	weft_fiber_t fib[NF];
+	for (int i = 0; i < NF; i++) {
+		aw_init(&a[i], f, wt_ms(10 * (i + 1)));
+		fib[i] = spawn(do_await, &a[i]);
+	}
+	int64_t dl = wt_ms(20);
+	assert_int_equal(weft_future_await(f, dl, NULL), -ETIMEDOUT);
+	assert_true(weft_now() >= dl);
+	for (int i = 0; i < NF; i++) {
+		join(fib[i]);
+		assert_int_equal(a[i].r, -ETIMEDOUT);
+		assert_true(a[i].after >= a[i].deadline);
+	}
+	/* Still pending and usable after the timeouts. */
+	aw_init(&a[0], f, far());
+	fib[0] = spawn(do_await, &a[0]);
+	assert_true(wait_flag(&a[0].started));
+	assert_int_equal(weft_future_resolve(f, VAL(9)), 0);
+	join(fib[0]);
+	assert_int_equal(a[0].r, 0);
+	assert_ptr_equal(a[0].v, VAL(9));
+	weft_future_release(f);
+}
+
+/* ---- Waiters ------------------------------------------------------------ */
+
+static void test_await_many_waiters(void **state)
+{
+	(void)state;
+	enum { NF = 100, NT = 2 };
+	static struct aw a[NF + NT];
+	weft_fiber_t fib[NF];
+	pthread_t th[NT];
+	for (int round = 0; round < 2; round++) {
+		weft_future_t *f = make_future();
+		for (int i = 0; i < NF + NT; i++)
+			aw_init(&a[i], f, far());
+		for (int i = 0; i < NF; i++)
+			fib[i] = spawn(do_await, &a[i]);
+		for (int i = 0; i < NT; i++)
+			assert_int_equal(pthread_create(&th[i], NULL, do_await, &a[NF + i]), 0);
+		for (int i = 0; i < NF + NT; i++)
+			assert_true(wait_flag(&a[i].started));
+		weft_sleep_until(wt_ms(20));
+		if (round == 0)
+			assert_int_equal(weft_future_resolve(f, VAL(0x777)), 0);
+		else
+			assert_int_equal(weft_future_reject(f, -ECONNRESET), 0);
+		for (int i = 0; i < NF; i++)
+			join(fib[i]);
+		for (int i = 0; i < NT; i++)
+			pthread_join(th[i], NULL);
+		for (int i = 0; i < NF + NT; i++) {
+			if (round == 0) {
+				assert_int_equal(a[i].r, 0);
+				assert_ptr_equal(a[i].v, VAL(0x777));
+			} else {
+				assert_int_equal(a[i].r, -ECONNRESET);
+			}
+		}
+		weft_future_release(f);
+	}
+}
+
+struct settler {
+	weft_future_t *f;
+	int delay_ms;
+	int r;
+};
+
+static void *resolve_later(void *arg)
+{
+	struct settler *s = arg;
+	weft_sleep_until(wt_ms(s->delay_ms));
+	s->r = weft_future_resolve(s->f, VAL(0xf1b));
+	return NULL;
+}
+
+static void test_await_thread_fiber_resolves(void **state)
+{
+	(void)state;
+	/* A plain thread waits; a fiber settles. */
+	weft_future_t *f = make_future();
+	static struct aw a;
+	static struct settler s;
+	aw_init(&a, f, far());
+	s = (struct settler){f, 20, 1};
+	pthread_t t;
+	assert_int_equal(pthread_create(&t, NULL, do_await, &a), 0);
+	weft_fiber_t fs = spawn(resolve_later, &s);
+	join(fs);
+	pthread_join(t, NULL);
+	assert_int_equal(s.r, 0);
+	assert_int_equal(a.r, 0);
+	assert_ptr_equal(a.v, VAL(0xf1b));
+	weft_future_release(f);
+
+	/* A fiber waits; a plain thread settles. */
+	f = make_future();
+	aw_init(&a, f, far());
+	s = (struct settler){f, 20, 1};
+	weft_fiber_t fa = spawn(do_await, &a);
+	assert_int_equal(pthread_create(&t, NULL, resolve_later, &s), 0);
+	pthread_join(t, NULL);
+	join(fa);
+	assert_int_equal(s.r, 0);
+	assert_int_equal(a.r, 0);
+	assert_ptr_equal(a.v, VAL(0xf1b));
+	weft_future_release(f);
+}
+
+static void *await_settled(void *arg)
+{
+	weft_future_t **fs = arg;
+	void *v = NULL;
+	intptr_t bad = 0;
+	/* Settled: deadline 0 (or past) is enough, the value is there. */
+	if (weft_future_await(fs[0], 0, &v) != 0 || v != VAL(3))
+		bad |= 1;
+	v = NULL;
+	if (weft_future_await(fs[0], weft_now() - 1, &v) != 0 || v != VAL(3))
+		bad |= 2;
+	if (weft_future_await(fs[1], 0, &v) != -EPERM)
+		bad |= 4;
+	for (int i = 0; i < 1000; i++)
+		if (weft_future_await(fs[0], 0, NULL) != 0)
+			bad |= 8;
+	return (void *)bad;
+}
+
+static void test_await_settled_at_once(void **state)
+{
+	(void)state;
+	static weft_future_t *fs[2];
+	fs[0] = make_future();
+	fs[1] = make_future();
+	assert_int_equal(weft_future_resolve(fs[0], VAL(3)), 0);
+	assert_int_equal(weft_future_reject(fs[1], -EPERM), 0);
+	assert_ptr_equal(join(spawn(await_settled, fs)), VAL(0));
+	weft_future_release(fs[0]);
+	weft_future_release(fs[1]);
+}
+
+/* ---- Cancellation ------------------------------------------------------- */
+
+struct cancel_aw {
+	weft_future_t *f;
+	int r1, r2, r3;
+	void *v3;
+	_Atomic int started, second_done;
+};
+
+static void *cancel_await_fiber(void *arg)
+{
+	struct cancel_aw *x = arg;
+	atomic_store(&x->started, 1);
+	x->r1 = weft_future_await(x->f, far(), NULL);  /* cancelled */
+	x->r2 = weft_future_await(x->f, wt_ms(20), NULL); /* once: this times out */
+	atomic_store(&x->second_done, 1);
+	x->r3 = weft_future_await(x->f, far(), &x->v3); /* resolved */
+	return NULL;
+}
+
+static void test_cancel_awaiting_fiber(void **state)
+{
+	(void)state;
+	static struct cancel_aw x;
+	static struct aw other;
+	memset(&x, 0, sizeof x);
+	x.f = make_future();
+	x.r1 = x.r2 = x.r3 = 1;
+	aw_init(&other, x.f, far());
+	weft_fiber_t f = spawn(cancel_await_fiber, &x);
+	weft_fiber_t g = spawn(do_await, &other);
+	assert_true(wait_flag(&x.started));
+	assert_true(wait_flag(&other.started));
+	weft_sleep_until(wt_ms(20));
+	assert_int_equal(weft_fiber_cancel(f), 0);
+	assert_true(wait_flag(&x.second_done));
+	assert_int_equal(weft_future_resolve(x.f, VAL(0xc)), 0);
+	join(f);
+	join(g);
+	assert_int_equal(x.r1, -ECANCELED);
+	assert_int_equal(x.r2, -ETIMEDOUT);
+	assert_int_equal(x.r3, 0);
+	assert_ptr_equal(x.v3, VAL(0xc));
+	/* The other waiter was not disturbed. */
+	assert_int_equal(other.r, 0);
+	assert_ptr_equal(other.v, VAL(0xc));
+	weft_future_release(x.f);
+}
+
+/* Cancellation racing with the resolve that completes the await: delivered
+ * exactly once, either by the await or at the next suspension point. */
+struct race {
+	weft_future_t *f;
+	int r1, later_cancels;
+	void *v;
+	_Atomic int phase;
+};
+
+static void *race_await(void *arg)
+{
+	struct race *x = arg;
+	x->r1 = weft_future_await(x->f, far(), &x->v);
+	int64_t end = far();
+	while (!atomic_load(&x->phase) && weft_now() < end)
+		if (weft_fiber_yield() == -ECANCELED)
+			x->later_cancels++;
+	if (weft_fiber_yield() == -ECANCELED)
+		x->later_cancels++;
+	return NULL;
+}
+
+static void test_cancel_races_resolve(void **state)
+{
+	(void)state;
+	long iters = scaled(2000, 200);
+	static struct race x;
+	long resolved = 0, cancelled = 0;
+	for (long i = 0; i < iters; i++) {
+		memset(&x, 0, sizeof x);
+		x.f = make_future();
+		x.r1 = 1;
+		weft_fiber_t f = spawn(race_await, &x);
+		for (long k = 0; k < (i % 7) * 50; k++)
+			atomic_signal_fence(memory_order_seq_cst); /* vary the timing */
+		if (i & 1) {
+			assert_int_equal(weft_future_resolve(x.f, VAL(i + 1)), 0);
+			assert_int_equal(weft_fiber_cancel(f), 0);
+		} else {
+			assert_int_equal(weft_fiber_cancel(f), 0);
+			assert_int_equal(weft_future_resolve(x.f, VAL(i + 1)), 0);
+		}
+		atomic_store(&x.phase, 1);
+		join(f);
+		assert_int_equal((x.r1 == -ECANCELED) + x.later_cancels, 1);
+		if (x.r1 == 0) {
+			resolved++;
+			assert_ptr_equal(x.v, VAL(i + 1));
+		} else {
+			cancelled++;
+			assert_int_equal(x.r1, -ECANCELED);
+		}
+		weft_future_release(x.f);
+	}
+	assert_int_equal(resolved + cancelled, iters);
+}
+
+/* Resolve racing with awaits' deadlines: each await gets the value or times
+ * out at (not before) its deadline, nothing else. */
+static void test_resolve_races_timeouts(void **state)
+{
+	(void)state;
+	enum { NF = 8 };
+	long rounds = scaled(300, 40);
+	static struct aw a[NF];
+	weft_fiber_t fib[NF];
+	long got = 0, timed_out = 0;
+	uint64_t rng = 99;
+	for (long round = 0; round < rounds; round++) {
+		weft_future_t *f = make_future();
+		for (int i = 0; i < NF; i++) {
+			rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+			aw_init(&a[i], f, weft_deadline_in((int64_t)((rng >> 33) % 300) * 1000));
+			fib[i] = spawn(do_await, &a[i]);
+		}
+		weft_sleep_until(weft_deadline_in((int64_t)(round % 150) * 1000));
+		assert_int_equal(weft_future_resolve(f, VAL(round + 1)), 0);
+		for (int i = 0; i < NF; i++) {
+			join(fib[i]);
+			if (a[i].r == 0) {
+				got++;
+				assert_ptr_equal(a[i].v, VAL(round + 1));
+			} else {
+				timed_out++;
+				assert_int_equal(a[i].r, -ETIMEDOUT);
+				assert_true(a[i].after >= a[i].deadline);
+			}
+		}
+		void *v = NULL;
+		assert_int_equal(weft_future_await(f, 0, &v), 0);
+		assert_ptr_equal(v, VAL(round + 1));
+		weft_future_release(f);
+	}
+	assert_int_equal(got + timed_out, rounds * NF);
+}
+
+/* ---- References --------------------------------------------------------- */
+
+struct holder {
+	weft_future_t *f; /* its own reference, dropped after resolving */
+	_Atomic int *go;
+	int r;
+};
+
+static void *resolve_and_release(void *arg)
+{
+	struct holder *h = arg;
+	wait_flag(h->go);
+	weft_sleep_until(wt_ms(20));
+	h->r = weft_future_resolve(h->f, VAL(0xfeed));
+	weft_future_release(h->f);
+	return NULL;
+}
+
+static void test_release_while_awaiting(void **state)
+{
+	(void)state;
+	static _Atomic int go;
+	static struct aw a;
+	static struct holder h;
+	atomic_store(&go, 0);
+	weft_future_t *f = make_future();          /* the creator's reference */
+	h = (struct holder){weft_future_retain(f), &go, 1};
+	assert_ptr_equal(h.f, f);
+	aw_init(&a, f, far());                      /* the awaiter takes none */
+	weft_fiber_t fa = spawn(do_await, &a);
+	weft_fiber_t fh = spawn(resolve_and_release, &h);
+	assert_true(wait_flag(&a.started));
+	weft_sleep_until(wt_ms(20));                /* the awaiter is parked */
+	weft_future_release(f);                     /* the creator lets go */
+	atomic_store(&go, 1);                       /* the other holder settles and lets go */
+	join(fh);
+	join(fa);
+	assert_int_equal(h.r, 0);
+	assert_int_equal(a.r, 0);
+	assert_ptr_equal(a.v, VAL(0xfeed));
+}
+
+static void test_retain_release_balance(void **state)
+{
+	(void)state;
+	weft_future_t *f = make_future();
+	for (int i = 0; i < 10; i++)
+		assert_ptr_equal(weft_future_retain(f), f);
+	for (int i = 0; i < 10; i++)
+		weft_future_release(f);
+	/* Still alive with the creator's reference. */
+	assert_int_equal(weft_future_resolve(f, VAL(4)), 0);
+	void *v = NULL;
+	assert_int_equal(weft_future_await(f, 0, &v), 0);
+	assert_ptr_equal(v, VAL(4));
+	weft_future_release(f);
+}
+
+/* ---- Fibers are futures ------------------------------------------------- */
+
+static void *return_arg(void *arg) { return arg; }
+
+static __attribute__((noinline)) void exit_deep(int depth, void *result)
+{
+	if (depth == 0)
+		weft_fiber_exit(result);
+	else
+		exit_deep(depth - 1, result);
+}
+
+static void *exit_arg(void *arg)
+{
+	exit_deep(5, arg);
+	return VAL(0xdead); /* not reached */
+}
+
+static void test_join_returns_result(void **state)
+{
+	(void)state;
+	assert_ptr_equal(join(spawn(return_arg, VAL(0xabc))), VAL(0xabc));
+	assert_ptr_equal(join(spawn(return_arg, NULL)), NULL);
+	assert_ptr_equal(join(spawn(exit_arg, VAL(0xdef))), VAL(0xdef));
+}
+
+struct gated {
+	weft_future_t *go;
+	int r;
+};
+
+static void *await_then_sleep(void *arg)
+{
+	struct gated *g = arg;
+	g->r = weft_future_await(g->go, far(), NULL);
+	weft_sleep_until(wt_ms(20));
+	return VAL(0x5eed);
+}
+
+static void test_join_awaits(void **state)
+{
+	(void)state;
+	static struct gated g;
+	g = (struct gated){make_future(), 1};
+	weft_fiber_t f = spawn(await_then_sleep, &g);
+	void *r = NULL;
+	/* It cannot have finished: it waits for go. */
+	assert_int_equal(weft_fiber_join(f, 0, &r), -ETIMEDOUT);
+	int64_t dl = wt_ms(20);
+	assert_int_equal(weft_fiber_join(f, dl, &r), -ETIMEDOUT);
+	assert_true(weft_now() >= dl);
+	/* It sleeps, then returns: join waits for that. */
+	assert_int_equal(weft_future_resolve(g.go, NULL), 0);
+	assert_int_equal(weft_fiber_join(f, -1, &r), 0);
+	assert_ptr_equal(r, VAL(0x5eed));
+	assert_int_equal(g.r, 0);
+	assert_int_equal(weft_fiber_join(f, 0, &r), -ESRCH);
+	weft_future_release(g.go);
+}
+
+static void *join_from_fiber(void *arg)
+{
+	weft_fiber_t f = 0;
+	if (weft_fiber_spawn(&f, NULL, return_arg, arg) != 0)
+		return VAL(1);
+	void *r = NULL;
+	if (weft_fiber_join(f, far(), &r) != 0)
+		return VAL(2);
+	return r;
+}
+
+static void test_join_from_fiber(void **state)
+{
+	(void)state;
+	assert_ptr_equal(join(spawn(join_from_fiber, VAL(0x77))), VAL(0x77));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_create_null_out),
+		cmocka_unit_test(test_check_null_args),
+		cmocka_unit_test(test_await_resolved_value),
+		cmocka_unit_test(test_await_rejected_error),
+		cmocka_unit_test(test_reject_nonnegative_fails),
+		cmocka_unit_test(test_settle_twice_keeps_first),
+		cmocka_unit_test(test_await_try_pending_times_out),
+		cmocka_unit_test(test_await_deadline_times_out),
+		cmocka_unit_test(test_await_many_waiters),
+		cmocka_unit_test(test_await_thread_fiber_resolves),
+		cmocka_unit_test(test_await_settled_at_once),
+		cmocka_unit_test(test_cancel_awaiting_fiber),
+		cmocka_unit_test(test_cancel_races_resolve),
+		cmocka_unit_test(test_resolve_races_timeouts),
+		cmocka_unit_test(test_release_while_awaiting),
+		cmocka_unit_test(test_retain_release_balance),
+		cmocka_unit_test(test_join_returns_result),
+		cmocka_unit_test(test_join_awaits),
+		cmocka_unit_test(test_join_from_fiber),
+	};
+	return WT_MAIN("future", tests, wt_start, wt_stop);
+}

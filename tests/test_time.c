@@ -1,0 +1,543 @@
+/* SPDX-License-Identifier: MIT */
+/* Time: the monotonic clock, deadline arithmetic, sleeping from fibers and
+ * plain threads, the timer heap under load, and timeouts leaving no timer. */
+#include <pthread.h>
+#include <string.h>
+
+#include "testutil.h"
+
+#define MS 1000000LL
+
+static uint64_t rng_state;
+
+static void rng_seed(void)
+{
+	rng_state = (uint64_t)weft_now() | 1;
+	print_message("seed %llu\n", (unsigned long long)rng_state);
+}
+
+static uint64_t rng_next(void)
+{
+	rng_state ^= rng_state << 13;
+	rng_state ^= rng_state >> 7;
+	rng_state ^= rng_state << 17;
+	return rng_state;
+}
+
+/* ---- The clock ---------------------------------------------------------- */
+
+struct mono {
+	int n;
+	int backwards;
+	int64_t first, last;
+};
+
+static void *read_clock(void *arg)
+{
+	struct mono *m = arg;
+	int64_t prev = weft_now();
+	m->first = prev;
+	for (int i = 0; i < m->n; i++) {
+		int64_t t = weft_now();
+		if (t < prev)
+			m->backwards++;
+		prev = t;
+		if (i % 1000 == 0)
+			weft_fiber_yield(); /* and perhaps move to another worker */
+	}
+	m->last = prev;
+	return NULL;
+}
+
+static void test_now_monotonic(void **state)
+{
+	(void)state;
+	int n = wt_sanitized() ? 20000 : 200000; /* sanitizers: 10x fewer reads */
+	struct mono plain = {.n = n};
+	read_clock(&plain);
+	assert_int_equal(plain.backwards, 0);
+	assert_true(plain.first > 0);
+
+	/* Fibers read it on every worker, hopping between them. */
+	enum { F = 4 };
+	struct mono m[F];
+	weft_fiber_t f[F];
+	for (int i = 0; i < F; i++) {
+		m[i] = (struct mono){.n = n};
+		assert_int_equal(weft_fiber_spawn(&f[i], NULL, read_clock, &m[i]), 0);
+	}
+	for (int i = 0; i < F; i++) {
+		assert_int_equal(weft_fiber_join(f[i], wt_ms(30000), NULL), 0);
+		assert_int_equal(m[i].backwards, 0);
+		/* Spawned after the plain reads: never behind them. */
+		assert_true(m[i].first >= plain.last);
+		assert_true(m[i].last >= m[i].first);
+	}
+}
+
+static void test_now_advances_across_sleep(void **state)
+{
+	(void)state;
+	int64_t before = weft_now();
+	assert_int_equal(weft_sleep_until(before + 3 * MS), 0);
+	int64_t after = weft_now();
+	assert_true(after >= before + 3 * MS);
+}
+
+/* ---- Deadlines ---------------------------------------------------------- */
+
+static void test_deadline_in_values(void **state)
+{
+	(void)state;
+	assert_int_equal(weft_deadline_in(-1), -1);
+	assert_int_equal(weft_deadline_in(-1000000000), -1);
+	assert_int_equal(weft_deadline_in(INT64_MIN), -1);
+
+	int64_t before = weft_now();
+	int64_t d0 = weft_deadline_in(0);
+	int64_t d1 = weft_deadline_in(5 * MS);
+	int64_t after = weft_now();
+	assert_true(d0 >= before);
+	assert_true(d0 <= after); /* the clock read inside is between ours */
+	assert_true(d1 >= before + 5 * MS);
+	assert_true(d1 <= after + 5 * MS);
+
+	/* Saturation, not overflow. */
+	assert_int_equal(weft_deadline_in(INT64_MAX), INT64_MAX);
+	assert_int_equal(weft_deadline_in(INT64_MAX - 1), INT64_MAX);
+	assert_int_equal(weft_deadline_in(INT64_MAX - before / 2), INT64_MAX);
+	int64_t big = weft_deadline_in(INT64_MAX / 2);
+	assert_true(big > INT64_MAX / 2 && big >= before);
+}
+
+/* ---- Sleeping ----------------------------------------------------------- */
+
+struct past {
+	int r_forever, r_zero, r_one, r_past, r_now;
+};
+
+static void sleep_past(struct past *p)
+{
+	p->r_forever = weft_sleep_until(-1);
+	p->r_zero = weft_sleep_until(0);
+	p->r_one = weft_sleep_until(1);
+	int64_t now = weft_now();
+	p->r_past = weft_sleep_until(now > 10 * MS ? now - 10 * MS : 1);
+	p->r_now = weft_sleep_until(weft_now());
+}
+
+static void *sleep_past_fiber(void *arg)
+{
+	sleep_past(arg);
+	return NULL;
+}
+
+static void check_past(const struct past *p)
+{
+	assert_int_equal(p->r_forever, -EINVAL);
+	assert_int_equal(p->r_zero, 0);
+	assert_int_equal(p->r_one, 0);
+	assert_int_equal(p->r_past, 0);
+	assert_int_equal(p->r_now, 0);
+}
+
+static void test_sleep_invalid_and_past(void **state)
+{
+	(void)state;
+	struct past p;
+	memset(&p, 0x55, sizeof p);
+	sleep_past(&p);
+	check_past(&p);
+	memset(&p, 0x55, sizeof p);
+	wt_run_fiber(sleep_past_fiber, &p);
+	check_past(&p);
+}
+
+struct sleeper {
+	int64_t deadline;
+	int64_t woke;
+	int r;
+};
+
+static void *sleep_one(void *arg)
+{
+	struct sleeper *s = arg;
+	s->r = weft_sleep_until(s->deadline);
+	s->woke = weft_now();
+	return NULL;
+}
+
+static void test_sleep_from_thread(void **state)
+{
+	(void)state;
+	for (int ms = 1; ms <= 8; ms *= 2) {
+		struct sleeper s = {.deadline = wt_ms(ms), .r = 1};
+		sleep_one(&s);
+		assert_int_equal(s.r, 0);
+		assert_true(s.woke >= s.deadline);
+	}
+}
+
+static void test_sleep_from_fiber(void **state)
+{
+	(void)state;
+	for (int ms = 1; ms <= 8; ms *= 2) {
+		struct sleeper s = {.deadline = wt_ms(ms), .r = 1};
+		wt_run_fiber(sleep_one, &s);
+		assert_int_equal(s.r, 0);
+		assert_true(s.woke >= s.deadline);
+	}
+}
+
+static void *sleep_pthread(void *arg)
+{
+	sleep_one(arg);
+	return NULL;
+}
+
+/* Several plain threads and fibers sleeping at once, each on its own clock. */
+static void test_sleep_threads_and_fibers_together(void **state)
+{
+	(void)state;
+	enum { T = 3, F = 8 };
+	struct sleeper ts[T], fs[F];
+	pthread_t th[T];
+	weft_fiber_t f[F];
+	for (int i = 0; i < T; i++) {
+		ts[i] = (struct sleeper){.deadline = wt_ms(2 + 3 * i), .r = 1};
+		assert_int_equal(pthread_create(&th[i], NULL, sleep_pthread, &ts[i]), 0);
+	}
+	for (int i = 0; i < F; i++) {
+		fs[i] = (struct sleeper){.deadline = wt_ms(1 + 2 * (F - i)), .r = 1};
+		assert_int_equal(weft_fiber_spawn(&f[i], NULL, sleep_one, &fs[i]), 0);
+	}
+	for (int i = 0; i < T; i++) {
+		pthread_join(th[i], NULL);
+		assert_int_equal(ts[i].r, 0);
+		assert_true(ts[i].woke >= ts[i].deadline);
+	}
+	for (int i = 0; i < F; i++) {
+		assert_int_equal(weft_fiber_join(f[i], wt_ms(10000), NULL), 0);
+		assert_int_equal(fs[i].r, 0);
+		assert_true(fs[i].woke >= fs[i].deadline);
+	}
+}
+
+/* 1,000 fibers with random deadlines in [0, 30 ms]: inserted into the timer
+ * heap in random order, fired in deadline order. Some deadlines are already
+ * past when their fiber runs. */
+static void test_sleep_many_random(void **state)
+{
+	(void)state;
+	enum { N = 1000 };
+	struct sleeper *s = calloc(N, sizeof *s);
+	weft_fiber_t *f = calloc(N, sizeof *f);
+	assert_non_null(s);
+	assert_non_null(f);
+	rng_seed();
+	int64_t base = weft_now();
+	for (int i = 0; i < N; i++) {
+		s[i].deadline = base + (int64_t)(rng_next() % (30 * MS + 1));
+		s[i].r = 1;
+		assert_int_equal(weft_fiber_spawn(&f[i], NULL, sleep_one, &s[i]), 0);
+	}
+	int late = 0, bad = 0;
+	for (int i = 0; i < N; i++) {
+		assert_int_equal(weft_fiber_join(f[i], wt_ms(30000), NULL), 0);
+		if (s[i].r != 0)
+			bad++;
+		if (s[i].woke < s[i].deadline)
+			late++; /* woke before its deadline */
+	}
+	free(s);
+	free(f);
+	assert_int_equal(bad, 0);
+	assert_int_equal(late, 0);
+}
+
+/* Timers armed and then removed from the middle of the heap: fibers await a
+ * future with random deadlines in [5, 45] ms and the future is resolved at
+ * about 25 ms, so the later deadlines are disarmed before they fire. Each then
+ * sleeps 5 ms more, which a left-over or misplaced entry would cut short. */
+struct awaiter {
+	weft_future_t *fut;
+	int64_t deadline, woke;
+	int r;
+	void *value;
+	int64_t sleep_deadline, sleep_woke;
+	int sleep_r;
+};
+
+static void *await_then_sleep(void *arg)
+{
+	struct awaiter *a = arg;
+	a->r = weft_future_await(a->fut, a->deadline, &a->value);
+	a->woke = weft_now();
+	a->sleep_deadline = wt_ms(5);
+	a->sleep_r = weft_sleep_until(a->sleep_deadline);
+	a->sleep_woke = weft_now();
+	return NULL;
+}
+
+static void test_timer_removed_from_middle(void **state)
+{
+	(void)state;
+	enum { N = 500 };
+	weft_future_t *fut;
+	assert_int_equal(weft_future_create(&fut), 0);
+	struct awaiter *a = calloc(N, sizeof *a);
+	weft_fiber_t *f = calloc(N, sizeof *f);
+	assert_non_null(a);
+	assert_non_null(f);
+	rng_seed();
+	int64_t base = weft_now();
+	for (int i = 0; i < N; i++) {
+		a[i].fut = fut;
+		a[i].deadline = base + 5 * MS + (int64_t)(rng_next() % (40 * MS));
+		a[i].r = 1;
+		assert_int_equal(weft_fiber_spawn(&f[i], NULL, await_then_sleep, &a[i]), 0);
+	}
+	assert_int_equal(weft_sleep_until(base + 25 * MS), 0);
+	int64_t resolved_at = weft_now();
+	assert_int_equal(weft_future_resolve(fut, (void *)0x77), 0);
+	int timed_out = 0, resolved = 0, bad = 0, early = 0;
+	for (int i = 0; i < N; i++) {
+		assert_int_equal(weft_fiber_join(f[i], wt_ms(30000), NULL), 0);
+		if (a[i].r == -ETIMEDOUT) {
+			timed_out++;
+			if (a[i].woke < a[i].deadline)
+				early++;
+		} else if (a[i].r == 0 && a[i].value == (void *)0x77) {
+			resolved++;
+			/* Resolved, so it was still waiting at resolved_at. */
+			if (a[i].woke < resolved_at)
+				bad++;
+		} else {
+			bad++;
+		}
+		if (a[i].sleep_r != 0 || a[i].sleep_woke < a[i].sleep_deadline)
+			early++;
+	}
+	free(a);
+	free(f);
+	weft_future_release(fut);
+	assert_int_equal(bad, 0);
+	assert_int_equal(early, 0);
+	assert_int_equal(timed_out + resolved, N);
+	print_message("%d timed out, %d resolved\n", timed_out, resolved);
+}
+
+/* ---- Timers while the workers are busy ---------------------------------- */
+
+struct busy {
+	_Atomic int *done;
+	int64_t limit;
+	long yields;
+	int hit_limit;
+	int yield_err;
+};
+
+static void *spin_yield(void *arg)
+{
+	struct busy *b = arg;
+	while (!atomic_load(b->done)) {
+		if (weft_now() > b->limit) {
+			b->hit_limit = 1;
+			break;
+		}
+		if (weft_fiber_yield() != 0)
+			b->yield_err++;
+		b->yields++;
+	}
+	return NULL;
+}
+
+struct flag_sleeper {
+	struct sleeper s;
+	_Atomic int *done;
+};
+
+static void *sleep_then_flag(void *arg)
+{
+	struct flag_sleeper *fs = arg;
+	fs->s.deadline = wt_ms(5);
+	sleep_one(&fs->s);
+	atomic_store(fs->done, 1);
+	return NULL;
+}
+
+static void test_timer_fires_while_busy(void **state)
+{
+	(void)state;
+	enum { B = 4 };
+	_Atomic int done = 0;
+	struct busy b[B];
+	weft_fiber_t fb[B], fsl;
+	int64_t limit = wt_ms(10000);
+	for (int i = 0; i < B; i++) {
+		b[i] = (struct busy){.done = &done, .limit = limit};
+		assert_int_equal(weft_fiber_spawn(&fb[i], NULL, spin_yield, &b[i]), 0);
+	}
+	struct flag_sleeper fs = {.s = {.r = 1}, .done = &done};
+	assert_int_equal(weft_fiber_spawn(&fsl, NULL, sleep_then_flag, &fs), 0);
+	assert_int_equal(weft_fiber_join(fsl, wt_ms(20000), NULL), 0);
+	for (int i = 0; i < B; i++)
+		assert_int_equal(weft_fiber_join(fb[i], wt_ms(20000), NULL), 0);
+	assert_int_equal(fs.s.r, 0);
+	assert_true(fs.s.woke >= fs.s.deadline);
+	for (int i = 0; i < B; i++) {
+		assert_int_equal(b[i].hit_limit, 0);
+		assert_int_equal(b[i].yield_err, 0);
+	}
+}
+
+/* ---- Timeouts leave no timer behind ------------------------------------- */
+
+struct timeout_then_sleep {
+	int r_wait, r_sleep;
+	int64_t wait_deadline, wait_woke, sleep_deadline, sleep_woke;
+};
+
+static void timed_out_await(struct timeout_then_sleep *t, int64_t wait_ms, int64_t sleep_ms)
+{
+	weft_future_t *fut;
+	if (weft_future_create(&fut) != 0) {
+		t->r_wait = 1;
+		return;
+	}
+	t->wait_deadline = wt_ms(wait_ms);
+	t->r_wait = weft_future_await(fut, t->wait_deadline, NULL);
+	t->wait_woke = weft_now();
+	t->sleep_deadline = wt_ms(sleep_ms);
+	t->r_sleep = weft_sleep_until(t->sleep_deadline);
+	t->sleep_woke = weft_now();
+	weft_future_release(fut);
+}
+
+static void *timed_out_await_fiber(void *arg)
+{
+	timed_out_await(arg, 5, 20);
+	return NULL;
+}
+
+static void check_timeout_then_sleep(const struct timeout_then_sleep *t)
+{
+	assert_int_equal(t->r_wait, -ETIMEDOUT);
+	assert_true(t->wait_woke >= t->wait_deadline);
+	assert_int_equal(t->r_sleep, 0);
+	assert_true(t->sleep_woke >= t->sleep_deadline);
+}
+
+static void test_timeout_leaves_no_timer(void **state)
+{
+	(void)state;
+	for (int i = 0; i < 3; i++) {
+		struct timeout_then_sleep t = {.r_wait = 1, .r_sleep = 1};
+		wt_run_fiber(timed_out_await_fiber, &t);
+		check_timeout_then_sleep(&t);
+	}
+	struct timeout_then_sleep t = {.r_wait = 1, .r_sleep = 1};
+	timed_out_await(&t, 5, 20); /* from the plain thread */
+	check_timeout_then_sleep(&t);
+}
+
+/* A wait woken before its deadline disarms its timer: a sleep spanning the
+ * old deadline still lasts its full length. */
+struct early_wake {
+	weft_future_t *fut;
+	int r_wait, r_sleep;
+	int64_t sleep_deadline, sleep_woke;
+};
+
+static void *await_early_then_sleep(void *arg)
+{
+	struct early_wake *e = arg;
+	e->r_wait = weft_future_await(e->fut, wt_ms(15), NULL);
+	e->sleep_deadline = wt_ms(30);
+	e->r_sleep = weft_sleep_until(e->sleep_deadline);
+	e->sleep_woke = weft_now();
+	return NULL;
+}
+
+static void test_early_wake_leaves_no_timer(void **state)
+{
+	(void)state;
+	struct early_wake e = {.r_wait = 1, .r_sleep = 1};
+	assert_int_equal(weft_future_create(&e.fut), 0);
+	weft_fiber_t f;
+	assert_int_equal(weft_fiber_spawn(&f, NULL, await_early_then_sleep, &e), 0);
+	assert_int_equal(weft_sleep_until(wt_ms(1)), 0);
+	assert_int_equal(weft_future_resolve(e.fut, NULL), 0);
+	assert_int_equal(weft_fiber_join(f, wt_ms(20000), NULL), 0);
+	weft_future_release(e.fut);
+	/* Resolved at ~1 ms, or (badly stalled) timed out at 15 ms. */
+	assert_true(e.r_wait == 0 || e.r_wait == -ETIMEDOUT);
+	assert_int_equal(e.r_sleep, 0);
+	assert_true(e.sleep_woke >= e.sleep_deadline);
+}
+
+/* A join that times out leaves no timer either. */
+static void *await_gate(void *arg)
+{
+	return (void *)(intptr_t)weft_future_await(arg, wt_ms(20000), NULL);
+}
+
+struct join_timeout {
+	weft_fiber_t target;
+	int r_join;
+	int64_t join_deadline, join_woke;
+	int r_sleep;
+	int64_t sleep_deadline, sleep_woke;
+};
+
+static void *join_timeout_then_sleep(void *arg)
+{
+	struct join_timeout *j = arg;
+	j->join_deadline = wt_ms(5);
+	j->r_join = weft_fiber_join(j->target, j->join_deadline, NULL);
+	j->join_woke = weft_now();
+	j->sleep_deadline = wt_ms(20);
+	j->r_sleep = weft_sleep_until(j->sleep_deadline);
+	j->sleep_woke = weft_now();
+	return NULL;
+}
+
+static void test_join_timeout_leaves_no_timer(void **state)
+{
+	(void)state;
+	weft_future_t *gate;
+	assert_int_equal(weft_future_create(&gate), 0);
+	weft_fiber_t target;
+	assert_int_equal(weft_fiber_spawn(&target, NULL, await_gate, gate), 0);
+	struct join_timeout j = {.target = target, .r_join = 1, .r_sleep = 1};
+	wt_run_fiber(join_timeout_then_sleep, &j);
+	assert_int_equal(weft_future_resolve(gate, NULL), 0);
+	void *r = (void *)1;
+	assert_int_equal(weft_fiber_join(target, wt_ms(10000), &r), 0);
+	weft_future_release(gate);
+	assert_int_equal(j.r_join, -ETIMEDOUT);
+	assert_true(j.join_woke >= j.join_deadline);
+	assert_int_equal(j.r_sleep, 0);
+	assert_true(j.sleep_woke >= j.sleep_deadline);
+	assert_ptr_equal(r, NULL);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_now_monotonic),
+		cmocka_unit_test(test_now_advances_across_sleep),
+		cmocka_unit_test(test_deadline_in_values),
+		cmocka_unit_test(test_sleep_invalid_and_past),
+		cmocka_unit_test(test_sleep_from_thread),
+		cmocka_unit_test(test_sleep_from_fiber),
+		cmocka_unit_test(test_sleep_threads_and_fibers_together),
+		cmocka_unit_test(test_sleep_many_random),
+		cmocka_unit_test(test_timer_removed_from_middle),
+		cmocka_unit_test(test_timer_fires_while_busy),
+		cmocka_unit_test(test_timeout_leaves_no_timer),
+		cmocka_unit_test(test_early_wake_leaves_no_timer),
+		cmocka_unit_test(test_join_timeout_leaves_no_timer),
+	};
+	return WT_MAIN("time", tests, wt_start, wt_stop);
+}
