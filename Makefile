@@ -43,7 +43,7 @@ CFLAGS ?= -O2 -g
 ALL_CFLAGS := -std=c11 $(WARN) $(CFLAGS) $(CFLAGS_ARCH) $(SAN) \
 	-Iinclude -Iarch -Iarch/$(ARCH) -Ikernel-shim -Iruntime -MMD -MP
 ALL_LDFLAGS := $(LDFLAGS_ARCH) $(SAN) $(LDFLAGS)
-LIBS := -lpthread
+LIBS := -lpthread $(LIBS_ARCH)
 
 SRCS := $(wildcard arch/$(ARCH)/*.S arch/$(ARCH)/*.c) \
 	$(wildcard kernel-shim/$(SHIM)/*.c) $(wildcard runtime/*.c)

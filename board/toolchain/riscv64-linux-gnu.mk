@@ -9,3 +9,5 @@ CFLAGS_ARCH :=
 LDFLAGS_ARCH := -static
 DEPS := cross riscv64 $(LIBC)
 RUN := qemu-riscv64
+# Sub-word atomics (a _Atomic char or bool) are library calls on rv64gc.
+LIBS_ARCH := -latomic
