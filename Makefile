@@ -56,9 +56,10 @@ SOLIB := $(if $(and $(SHARED_LIB),$(filter-out musl,$(LIBC)),$(if $(VARIANT),,y)
 TEST_SRCS := $(filter-out tests/testutil.c,$(wildcard tests/test_*.c))
 TESTS := $(patsubst tests/%.c,$(O)/tests/%,$(TEST_SRCS))
 EXAMPLES := $(patsubst examples/%.c,$(O)/examples/%,$(wildcard examples/*.c))
+BENCHES := $(patsubst bench/%.c,$(O)/bench/%,$(wildcard bench/*.c))
 
 .PHONY: all lib tests check run test clean deps
-all: lib $(EXAMPLES)
+all: lib $(EXAMPLES) $(BENCHES)
 lib: $(LIB) $(SOLIB)
 
 $(O)/obj/%.o: % $(DEPS_MK)
@@ -85,6 +86,11 @@ $(O)/tests/%: tests/%.c tests/testutil.c tests/testutil.h $(LIB)
 		$(CMOCKA_LIBS) $(ALL_LDFLAGS) $(LIBS)
 
 $(O)/examples/%: examples/%.c $(LIB)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo '  LD      $@')
+	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $< $(LIB) $(ALL_LDFLAGS) $(LIBS)
+
+$(O)/bench/%: bench/%.c $(LIB)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo '  LD      $@')
 	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $< $(LIB) $(ALL_LDFLAGS) $(LIBS)
