@@ -141,6 +141,10 @@ void weft__cancel_request(struct weft__fiber *f)
 			w = atomic_load_explicit(&f->park, memory_order_acquire);
 			continue;
 		}
+		/* Woken by an earlier request that it has not seen yet: the two
+		 * merge into that one delivery. */
+		if (PW_RESULT(w) == -ECANCELED)
+			return;
 		/* Running or already woken: leave the request for the next park. */
 		if (atomic_compare_exchange_weak_explicit(&f->park, &w, w | PW_CANCEL,
 							  memory_order_acq_rel, memory_order_acquire))

@@ -13,7 +13,9 @@
 
 static int64_t far(void) { return wt_ms(LONG_MS); }
 
-/* Scale a size down under the sanitizers (and say so where it is used). */
+/* Sizes: every loop count and volume below goes through scaled(), which
+ * shrinks it about 10x under the sanitizers (wt_sanitized), which run about
+ * that much slower. */
 static long scaled(long native, long sanitized) { return wt_sanitized() ? sanitized : native; }
 
 static weft_chan_t *make_chan(size_t elem, size_t cap)
@@ -43,6 +45,30 @@ static pthread_t start_thread(void *(*fn)(void *), void *arg)
 	pthread_t t;
 	assert_int_equal(pthread_create(&t, NULL, fn, arg), 0);
 	return t;
+}
+
+/* One side of an exchange: a fiber, or a plain thread. */
+struct party {
+	int thread;
+	weft_fiber_t f;
+	pthread_t t;
+};
+
+static void party_start(struct party *p, int thread, weft_fn fn, void *arg)
+{
+	p->thread = thread;
+	if (thread)
+		p->t = start_thread(fn, arg);
+	else
+		p->f = spawn(fn, arg);
+}
+
+static void party_join(struct party *p)
+{
+	if (p->thread)
+		pthread_join(p->t, NULL);
+	else
+		join(p->f);
 }
 
 /* Wait (bounded) until a flag is set; from the test's thread or a fiber. */
@@ -733,6 +759,62 @@ static void test_cancel_blocked_send(void **state)
 	weft_chan_destroy(x.c);
 }
 
+/* Two requests made before the first is delivered merge into one (weft.h,
+ * weft_fiber_cancel): the blocked recv returns -ECANCELED and nothing after
+ * it is cancelled. Whether the second request came before delivery is
+ * decided by the fiber's flag, set as soon as its recv has returned. */
+struct twice {
+	weft_chan_t *c;
+	int r1, r2, later_cancels;
+	_Atomic int started, delivered, go;
+};
+
+static void *twice_fiber(void *arg)
+{
+	struct twice *x = arg;
+	long v;
+	atomic_store(&x->started, 1);
+	x->r1 = weft_chan_recv(x->c, &v, far());
+	atomic_store(&x->delivered, 1);
+	int64_t end = far();
+	while (!atomic_load(&x->go) && weft_now() < end)
+		if (weft_fiber_yield() == -ECANCELED)
+			x->later_cancels++;
+	x->r2 = weft_chan_recv(x->c, &v, wt_ms(20));
+	if (x->r2 == -ECANCELED)
+		x->later_cancels++;
+	return NULL;
+}
+
+static void test_cancel_twice_delivers_once(void **state)
+{
+	(void)state;
+	long iters = scaled(20, 5);
+	weft_chan_t *c = make_chan(sizeof(long), 0);
+	static struct twice x;
+	for (long i = 0; i < iters; i++) {
+		memset(&x, 0, sizeof x);
+		x.c = c;
+		x.r1 = x.r2 = 1;
+		weft_fiber_t f = spawn(twice_fiber, &x);
+		settle(&x.started);
+		assert_int_equal(weft_fiber_cancel(f), 0);
+		assert_int_equal(weft_fiber_cancel(f), 0);
+		int before = !atomic_load(&x.delivered);
+		atomic_store(&x.go, 1);
+		join(f);
+		assert_int_equal(x.r1, -ECANCELED);
+		if (before) {
+			/* Both requests preceded the delivery: one cancellation. */
+			assert_int_equal(x.later_cancels, 0);
+			assert_int_equal(x.r2, -ETIMEDOUT);
+		} else {
+			assert_true(x.later_cancels <= 1);
+		}
+	}
+	weft_chan_destroy(c);
+}
+
 /* A cancellation racing with the value that completes the recv: either the
  * recv gets the value and the request stays pending for the next suspension
  * point, or the recv is cancelled and the value stays in the channel. Never
@@ -761,47 +843,142 @@ static void test_cancel_races_send(void **state)
 {
 	(void)state;
 	long iters = scaled(2000, 200);
-	weft_chan_t *c = make_chan(sizeof(long), 1);
 	static struct race x;
-	long got_value = 0, got_cancel = 0;
-	for (long i = 0; i < iters; i++) {
-		memset(&x, 0, sizeof x);
-		x.c = c;
-		x.got = -1;
-		x.r1 = 1;
-		weft_fiber_t f = spawn(race_recv, &x);
-		for (long k = 0; k < (i % 7) * 50; k++)
-			atomic_signal_fence(memory_order_seq_cst); /* vary the timing */
-		if (i & 1) {
-			assert_int_equal(weft_chan_send(c, &i, 0), 0);
-			assert_int_equal(weft_fiber_cancel(f), 0);
-		} else {
-			assert_int_equal(weft_fiber_cancel(f), 0);
-			assert_int_equal(weft_chan_send(c, &i, 0), 0);
+	for (size_t cap = 0; cap <= 1; cap++) {
+		weft_chan_t *c = make_chan(sizeof(long), cap);
+		long got_value = 0, got_cancel = 0;
+		for (long i = 0; i < iters; i++) {
+			memset(&x, 0, sizeof x);
+			x.c = c;
+			x.got = -1;
+			x.r1 = 1;
+			weft_fiber_t f = spawn(race_recv, &x);
+			for (long k = 0; k < (i % 7) * 50; k++)
+				atomic_signal_fence(memory_order_seq_cst); /* vary the timing */
+			int sent;
+			if (i & 1) {
+				sent = weft_chan_send(c, &i, 0);
+				assert_int_equal(weft_fiber_cancel(f), 0);
+			} else {
+				assert_int_equal(weft_fiber_cancel(f), 0);
+				sent = weft_chan_send(c, &i, 0);
+			}
+			/* A buffered send always succeeds; a rendezvous one only if
+			 * the receiver was waiting and not yet cancelled. */
+			if (cap)
+				assert_int_equal(sent, 0);
+			else if (sent != 0)
+				assert_int_equal(sent, -ETIMEDOUT);
+			atomic_store(&x.phase, 1);
+			join(f);
+			assert_int_equal((x.r1 == -ECANCELED) + x.later_cancels, 1);
+			if (x.r1 == 0) {
+				got_value++;
+				assert_int_equal(sent, 0);
+				assert_int_equal(x.got, i);
+				assert_int_equal(weft_chan_len(c), 0);
+			} else {
+				got_cancel++;
+				assert_int_equal(x.r1, -ECANCELED);
+				long v = -1;
+				if (cap) {
+					/* The value stayed in the channel. */
+					assert_int_equal(weft_chan_recv(c, &v, 0), 0);
+					assert_int_equal(v, i);
+				} else {
+					assert_int_equal(sent, -ETIMEDOUT);
+					assert_int_equal(weft_chan_recv(c, &v, 0), -ETIMEDOUT);
+				}
+			}
 		}
-		atomic_store(&x.phase, 1);
-		join(f);
-		assert_int_equal((x.r1 == -ECANCELED) + x.later_cancels, 1);
-		if (x.r1 == 0) {
-			got_value++;
-			assert_int_equal(x.got, i);
-			assert_int_equal(weft_chan_len(c), 0);
-		} else {
-			got_cancel++;
-			assert_int_equal(x.r1, -ECANCELED);
-			long v = -1;
-			assert_int_equal(weft_chan_recv(c, &v, 0), 0);
-			assert_int_equal(v, i);
-		}
+		assert_int_equal(got_value + got_cancel, iters);
+		weft_chan_destroy(c);
 	}
-	assert_int_equal(got_value + got_cancel, iters);
-	weft_chan_destroy(c);
+}
+
+/* The same race on the sending side: a cancelled send delivers nothing, a
+ * completed one delivers its value, and the request is delivered once. */
+struct race_tx {
+	weft_chan_t *c;
+	long val;
+	int r1, later_cancels;
+	_Atomic int phase;
+};
+
+static void *race_send(void *arg)
+{
+	struct race_tx *x = arg;
+	x->r1 = weft_chan_send(x->c, &x->val, far());
+	int64_t end = far();
+	while (!atomic_load(&x->phase) && weft_now() < end)
+		if (weft_fiber_yield() == -ECANCELED)
+			x->later_cancels++;
+	if (weft_fiber_yield() == -ECANCELED)
+		x->later_cancels++;
+	return NULL;
+}
+
+static void test_cancel_races_recv(void **state)
+{
+	(void)state;
+	long iters = scaled(2000, 200);
+	static struct race_tx x;
+	for (size_t cap = 0; cap <= 1; cap++) {
+		weft_chan_t *c = make_chan(sizeof(long), cap);
+		for (long i = 0; i < iters; i++) {
+			long filler = -5, v = -1;
+			if (cap)
+				assert_int_equal(weft_chan_send(c, &filler, 0), 0); /* full */
+			memset(&x, 0, sizeof x);
+			x.c = c;
+			x.val = i;
+			x.r1 = 1;
+			weft_fiber_t f = spawn(race_send, &x);
+			for (long k = 0; k < (i % 7) * 50; k++)
+				atomic_signal_fence(memory_order_seq_cst); /* vary the timing */
+			int got;
+			if (i & 1) {
+				got = weft_chan_recv(c, &v, 0);
+				assert_int_equal(weft_fiber_cancel(f), 0);
+			} else {
+				assert_int_equal(weft_fiber_cancel(f), 0);
+				got = weft_chan_recv(c, &v, 0);
+			}
+			atomic_store(&x.phase, 1);
+			join(f);
+			assert_int_equal((x.r1 == -ECANCELED) + x.later_cancels, 1);
+			if (x.r1 != 0)
+				assert_int_equal(x.r1, -ECANCELED);
+			if (cap) {
+				/* The filler came out; the sender's value is in the
+				 * ring if and only if its send completed. */
+				assert_int_equal(got, 0);
+				assert_int_equal(v, filler);
+				long w = -1;
+				int e = weft_chan_recv(c, &w, 0);
+				if (x.r1 == 0) {
+					assert_int_equal(e, 0);
+					assert_int_equal(w, i);
+				} else {
+					assert_int_equal(e, -ETIMEDOUT);
+				}
+			} else if (x.r1 == 0) {
+				assert_int_equal(got, 0);
+				assert_int_equal(v, i);
+			} else {
+				assert_int_equal(got, -ETIMEDOUT);
+			}
+			assert_int_equal(weft_chan_len(c), 0);
+		}
+		weft_chan_destroy(c);
+	}
 }
 
 /* ---- Races between timeouts and transfers ------------------------------- */
 
-/* Senders and receivers with tiny deadlines: every value whose send returned
- * 0 is received exactly once, and no value whose send failed is received. */
+/* Senders and receivers with tiny deadlines (one of each a plain thread):
+ * every value whose send returned 0 is received exactly once, and no value
+ * whose send failed is received. */
 #define RACE_MAX 40000
 static _Atomic unsigned char race_sent[RACE_MAX];
 static _Atomic unsigned char race_got[RACE_MAX];
@@ -873,24 +1050,24 @@ static void test_timeouts_race_transfers(void **state)
 			atomic_store(&race_got[v], 0);
 		}
 		weft_chan_t *c = make_chan(sizeof(long), cap);
-		weft_fiber_t fs[NS], fr[NR];
+		struct party ps[NS], pr[NR];
 		for (int i = 0; i < NR; i++) {
 			r[i] = (struct tx){.c = c, .rng = 1000 + i};
-			fr[i] = spawn(race_receiver, &r[i]);
+			party_start(&pr[i], i == 0, race_receiver, &r[i]);
 		}
 		for (int i = 0; i < NS; i++) {
 			s[i] = (struct tx){.c = c, .first = i * per, .n = per, .rng = 77 + i};
-			fs[i] = spawn(race_sender, &s[i]);
+			party_start(&ps[i], i == 0, race_sender, &s[i]);
 		}
 		long ok = 0, received = 0;
 		for (int i = 0; i < NS; i++) {
-			join(fs[i]);
+			party_join(&ps[i]);
 			assert_int_equal(s[i].errors, 0);
 			ok += s[i].ok;
 		}
 		assert_int_equal(weft_chan_close(c), 0);
 		for (int i = 0; i < NR; i++) {
-			join(fr[i]);
+			party_join(&pr[i]);
 			assert_int_equal(r[i].errors, 0);
 			received += r[i].received;
 		}
@@ -1027,41 +1204,46 @@ static void *mp_consume(void *arg)
 	return NULL;
 }
 
+/* 8 producers x 10,000 values (2,000 under the sanitizers) through a channel
+ * of 16 to 8 consumers: first all fibers, then with two producers and two
+ * consumers on plain threads. */
 static void test_exchange_many_to_many(void **state)
 {
 	(void)state;
 	enum { NP = 8, NC = 8 };
 	long n = scaled(10000, 2000);
-	weft_chan_t *c = make_chan(sizeof(long), 16);
 	static struct mp prod[NP], cons[NC];
-	weft_fiber_t fp[NP], fc[NC];
-	for (int i = 0; i < NC; i++) {
-		cons[i] = (struct mp){.c = c};
-		fc[i] = spawn(mp_consume, &cons[i]);
+	struct party pp[NP], pc[NC];
+	for (int mixed = 0; mixed <= 1; mixed++) {
+		weft_chan_t *c = make_chan(sizeof(long), 16);
+		for (int i = 0; i < NC; i++) {
+			cons[i] = (struct mp){.c = c};
+			party_start(&pc[i], mixed && i < 2, mp_consume, &cons[i]);
+		}
+		long want_sum = 0;
+		for (int i = 0; i < NP; i++) {
+			prod[i] = (struct mp){.c = c, .id = i, .n = n};
+			party_start(&pp[i], mixed && i < 2, mp_produce, &prod[i]);
+			want_sum += i * MP_STRIDE * n + n * (n + 1) / 2;
+		}
+		for (int i = 0; i < NP; i++) {
+			party_join(&pp[i]);
+			assert_int_equal(prod[i].err, 0);
+		}
+		assert_int_equal(weft_chan_close(c), 0);
+		long count = 0, sum = 0;
+		for (int i = 0; i < NC; i++) {
+			party_join(&pc[i]);
+			assert_int_equal(cons[i].err, 0);
+			assert_int_equal(cons[i].disorder, 0);
+			count += cons[i].count;
+			sum += cons[i].sum;
+		}
+		assert_int_equal(count, NP * n);
+		assert_int_equal(sum, want_sum);
+		assert_int_equal(weft_chan_len(c), 0);
+		weft_chan_destroy(c);
 	}
-	long want_sum = 0;
-	for (int i = 0; i < NP; i++) {
-		prod[i] = (struct mp){.c = c, .id = i, .n = n};
-		fp[i] = spawn(mp_produce, &prod[i]);
-		want_sum += i * MP_STRIDE * n + n * (n + 1) / 2;
-	}
-	for (int i = 0; i < NP; i++) {
-		join(fp[i]);
-		assert_int_equal(prod[i].err, 0);
-	}
-	assert_int_equal(weft_chan_close(c), 0);
-	long count = 0, sum = 0;
-	for (int i = 0; i < NC; i++) {
-		join(fc[i]);
-		assert_int_equal(cons[i].err, 0);
-		assert_int_equal(cons[i].disorder, 0);
-		count += cons[i].count;
-		sum += cons[i].sum;
-	}
-	assert_int_equal(count, NP * n);
-	assert_int_equal(sum, want_sum);
-	assert_int_equal(weft_chan_len(c), 0);
-	weft_chan_destroy(c);
 }
 
 /* ---- Plain OS threads --------------------------------------------------- */
@@ -1141,7 +1323,9 @@ int main(void)
 		cmocka_unit_test(test_send_timeout_keeps_chan_usable),
 		cmocka_unit_test(test_cancel_blocked_recv),
 		cmocka_unit_test(test_cancel_blocked_send),
+		cmocka_unit_test(test_cancel_twice_delivers_once),
 		cmocka_unit_test(test_cancel_races_send),
+		cmocka_unit_test(test_cancel_races_recv),
 		cmocka_unit_test(test_timeouts_race_transfers),
 		cmocka_unit_test(test_exchange_million_rendezvous),
 		cmocka_unit_test(test_exchange_many_to_many),

@@ -12,6 +12,9 @@
 
 static int64_t far(void) { return wt_ms(LONG_MS); }
 
+/* Sizes: every loop count and volume below goes through scaled(), which
+ * shrinks it about 10x under the sanitizers (wt_sanitized), which run about
+ * that much slower. */
 static long scaled(long native, long sanitized) { return wt_sanitized() ? sanitized : native; }
 
 #define VAL(n) ((void *)(uintptr_t)(n))
