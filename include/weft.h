@@ -4,7 +4,7 @@
  *
  * Conventions, for every call below:
  *  - Functions return 0 (or a count) on success and a negative errno on
- *    failure; they never write errno.
+ *    failure; they leave errno as it was.
  *  - Blocking calls take an absolute deadline in weft_now() nanoseconds:
  *    -1 waits forever, 0 tries once without blocking, anything else is the
  *    moment to give up with -ETIMEDOUT. A deadline already past behaves as 0.
@@ -30,11 +30,13 @@ typedef struct weft_config {
 	size_t stack_size;       /* default fiber stack bytes; 0 = $WEFT_STACK_KB or 64 KiB */
 } weft_config_t;
 
-/* Start the runtime: worker threads, the overflow handler. cfg may be NULL.
- * Call once, from a plain thread, before any other weft call; again only after
- * weft_shutdown. Returns 0, -EALREADY (running), -EINVAL (workers > 16,
- * stack_size above 1 GiB, or a malformed environment variable), -ENOMEM,
- * -EAGAIN (no threads). */
+/* Start the runtime: worker threads, the overflow handler (SIGSEGV/SIGBUS on
+ * Linux; faults that are not a fiber's guard page go to the handler that was
+ * installed before). cfg may be NULL. Call once, from a plain thread, before
+ * any other weft call; again only after weft_shutdown. Returns 0, -EALREADY
+ * (running), -EINVAL (workers > 16, stack_size below 4 KiB or above 1 GiB, or
+ * a malformed environment variable), -ENOMEM, -EAGAIN (no threads), or the
+ * -errno of a failed signal set-up. */
 int weft_init(const weft_config_t *cfg);
 
 /* Block the calling plain thread until every fiber has exited. Returns 0,
@@ -42,10 +44,11 @@ int weft_init(const weft_config_t *cfg);
  * runtime is not running. */
 int weft_run(void);
 
-/* Stop the worker threads and release the runtime. Fibers still alive are
- * not run again and their memory is leaked by design, so call weft_run first.
- * Returns 0, -EBUSY (fibers are still alive; nothing is stopped), -EPERM
- * (called from a fiber), -ESRCH (not running). */
+/* Stop the worker threads and release the runtime; call weft_run first.
+ * Handles of finished fibers not yet joined stay valid and can be joined
+ * after. Do not spawn from other threads while it runs. Returns 0, -EBUSY
+ * (fibers are still alive; nothing is stopped), -EPERM (called from a fiber),
+ * -ESRCH (not running). */
 int weft_shutdown(void);
 
 /* Number of worker threads, 0 if the runtime is not running. */
@@ -64,15 +67,16 @@ int64_t weft_now(void);
 int64_t weft_deadline_in(int64_t ns);
 
 /* Sleep until the deadline. Returns 0 once it has passed (at once for 0 or a
- * past deadline), -ECANCELED, -EINVAL for deadline -1 (it would never wake). */
+ * past deadline), -ECANCELED, -EINVAL for a negative deadline (it would never
+ * wake). */
 int weft_sleep_until(int64_t deadline);
 
 /* ---- Fibers ------------------------------------------------------------ */
 
 /* A fiber handle. It names one fiber for as long as the handle is held:
- * until weft_fiber_join succeeds or weft_fiber_detach. Ids of handles are
- * never reused, so a stale handle is detected (-ESRCH), never misdirected.
- * 0 is never a valid handle. */
+ * until weft_fiber_join succeeds or weft_fiber_detach. A handle's value comes
+ * back only after its slot has been reused 2^32 times, so a stale handle is
+ * detected (-ESRCH), not misdirected. 0 is never a valid handle. */
 typedef uint64_t weft_fiber_t;
 
 typedef void *(*weft_fn)(void *arg);
@@ -102,14 +106,17 @@ int weft_fiber_spawn_at(weft_fiber_t *out, const weft_attr_t *attr, weft_fn fn, 
 int weft_fiber_join(weft_fiber_t f, int64_t deadline, void **result);
 
 /* Give up the handle: the fiber's memory is freed as soon as it finishes.
- * Returns 0, -ESRCH (not a held handle), -EBUSY (someone is joining it). */
+ * Returns 0, -ESRCH (not a held handle), -EBUSY (someone is joining it),
+ * -EPERM (f is the caller: the handle belongs to its spawner). */
 int weft_fiber_detach(weft_fiber_t f);
 
-/* Ask fiber f to stop: its current blocking call, or its next one, returns
- * -ECANCELED; later calls are unaffected until the next request. Requests
- * made before delivery merge into one. Cancelling a fiber that has not run yet
- * delivers at its first blocking call. Returns 0; -ESRCH (not a held handle);
- * -EALREADY (f has already finished: nothing to cancel). */
+/* Ask fiber f to stop: the call it is blocked in, or the next call that
+ * would block (or weft_fiber_yield, or weft_sleep_until), returns -ECANCELED;
+ * later calls are unaffected until the next request. A call that completes
+ * without waiting does not consume the request. Requests made before delivery
+ * merge into one. A fiber that has not run yet gets it at its first such call.
+ * Returns 0; -ESRCH (not a held handle); -EALREADY (f has already finished:
+ * nothing to cancel). */
 int weft_fiber_cancel(weft_fiber_t f);
 
 /* Let other runnable fibers run; the caller is queued behind them. From a

@@ -218,6 +218,14 @@ static int release_handle(struct weft__fiber *f)
 	return 0;
 }
 
+/* join and detach both hold the joining flag while they work, so they
+ * cannot both use the handle: the loser gets -EBUSY. */
+static bool claim(struct weft__fiber *f)
+{
+	int zero = 0;
+	return atomic_compare_exchange_strong(&f->joining, &zero, 1);
+}
+
 int weft_fiber_join(weft_fiber_t h, int64_t deadline, void **result)
 {
 	struct weft__fiber *f;
@@ -229,18 +237,16 @@ int weft_fiber_join(weft_fiber_t h, int64_t deadline, void **result)
 		weft__fiber_unref(f);
 		return -EDEADLK;
 	}
-	int zero = 0;
-	if (!atomic_compare_exchange_strong(&f->joining, &zero, 1)) {
+	if (!claim(f)) {
 		weft__fiber_unref(f);
 		return -EBUSY;
 	}
 	void *value = NULL;
 	err = weft__future_wait(&f->done, deadline, &value);
-	if (err == 0) {
-		if (result)
-			*result = value;
+	if (err == 0)
 		err = release_handle(f);
-	}
+	if (err == 0 && result)
+		*result = value;
 	atomic_store(&f->joining, 0);
 	weft__fiber_unref(f);
 	return err;
@@ -252,10 +258,15 @@ int weft_fiber_detach(weft_fiber_t h)
 	int err = lookup(h, &f);
 	if (err)
 		return err;
-	if (atomic_load(&f->joining))
+	struct weft__worker *w = weft__worker_self();
+	if (w && w->cur == f) {
+		err = -EPERM; /* the handle belongs to whoever spawned it */
+	} else if (!claim(f)) {
 		err = -EBUSY;
-	else
+	} else {
 		err = release_handle(f);
+		atomic_store(&f->joining, 0);
+	}
 	weft__fiber_unref(f);
 	return err;
 }

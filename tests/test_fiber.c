@@ -374,6 +374,41 @@ static void test_spawn_from_threads(void **state)
 	assert_int_equal(atomic_load(&ran), 1500);
 }
 
+static void *detach_self(void *arg)
+{
+	(void)arg;
+	return (void *)(intptr_t)weft_fiber_detach(weft_fiber_self());
+}
+
+static void test_detach_self_refused(void **state)
+{
+	(void)state;
+	weft_fiber_t f;
+	void *r;
+	assert_int_equal(weft_fiber_spawn(&f, NULL, detach_self, NULL), 0);
+	assert_int_equal(weft_fiber_join(f, -1, &r), 0);
+	assert_int_equal((intptr_t)r, -EPERM);
+}
+
+/* The API leaves errno alone, even where the system calls under it fail
+ * (a futex wait that times out, a stack probe). */
+static void test_errno_untouched(void **state)
+{
+	(void)state;
+	weft_future_t *fut;
+	assert_int_equal(weft_future_create(&fut), 0);
+	set_errno(4242);
+	assert_int_equal(weft_future_await(fut, wt_ms(2), NULL), -ETIMEDOUT);
+	assert_int_equal(weft_sleep_until(wt_ms(1)), 0);
+	weft_fiber_t f;
+	weft_attr_t odd = {.stack_size = 12345};
+	assert_int_equal(weft_fiber_spawn(&f, &odd, ret_arg, NULL), 0);
+	assert_int_equal(weft_fiber_join(f, -1, NULL), 0);
+	assert_int_equal(weft_fiber_join(f, -1, NULL), -ESRCH);
+	assert_int_equal(get_errno(), 4242);
+	weft_future_release(fut);
+}
+
 static void *run_from_fiber(void *arg)
 {
 	(void)arg;
@@ -407,6 +442,8 @@ int main(void)
 		cmocka_unit_test(test_spawn_from_fiber_detached),
 		cmocka_unit_test(test_spawn_from_threads),
 		cmocka_unit_test(test_run_from_fiber_refused),
+		cmocka_unit_test(test_detach_self_refused),
+		cmocka_unit_test(test_errno_untouched),
 	};
 	return WT_MAIN("fiber", tests, wt_start, wt_stop);
 }

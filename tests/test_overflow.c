@@ -123,12 +123,47 @@ static void test_overflow_odd_size(void **state)
 	expect_report(st, out, "deep", 204 * 1024);
 }
 
+static volatile uintptr_t bad_addr = 16;
+
+static void foreign_handler(int sig)
+{
+	(void)sig;
+	static const char msg[] = "previous handler ran\n";
+	if (write(2, msg, sizeof msg - 1) < 0)
+		_exit(43);
+	_exit(42);
+}
+
+static void fault_outside_stacks(size_t unused)
+{
+	(void)unused;
+	signal(SIGSEGV, foreign_handler);
+	if (weft_init(NULL) != 0)
+		_exit(3);
+	volatile int *bad = (volatile int *)bad_addr; /* not a fiber's guard page */
+	*bad = 1;
+}
+
+/* A fault that is not a stack overflow goes to the handler the program had
+ * before weft_init, untouched. */
+static void test_foreign_fault_passed_on(void **state)
+{
+	(void)state;
+	char out[512];
+	int st = in_child(fault_outside_stacks, 0, out, sizeof out);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 42);
+	assert_non_null(strstr(out, "previous handler ran"));
+	assert_null(strstr(out, "overflowed"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_overflow_named_default_stack),
 		cmocka_unit_test(test_overflow_small_stack_names_parent),
 		cmocka_unit_test(test_overflow_odd_size),
+		cmocka_unit_test(test_foreign_fault_passed_on),
 	};
 	return WT_MAIN("overflow", tests, NULL, NULL);
 }

@@ -5,7 +5,7 @@
 LIBC ?= musl
 CROSS_ARCH := riscv64
 AR := riscv64-linux-gnu-ar
-CFLAGS_ARCH :=
+CFLAGS_ARCH := -fstack-clash-protection
 LDFLAGS_ARCH := -static
 DEPS := cross riscv64 $(LIBC)
 RUN := qemu-riscv64

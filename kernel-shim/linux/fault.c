@@ -16,6 +16,7 @@
 #define ALTSTACK_BYTES (64 * 1024)
 
 static shim_fault_namer namer;
+static struct sigaction previous[2]; /* SIGSEGV, SIGBUS before ours */
 static _Thread_local void *altstack;
 
 static void on_fault(int sig, siginfo_t *si, void *uc)
@@ -28,9 +29,10 @@ static void on_fault(int sig, siginfo_t *si, void *uc)
 		signal(SIGABRT, SIG_DFL);
 		abort();
 	}
-	/* Not ours: restore the default and return; the faulting instruction
-	 * runs again and the kernel delivers the default action. */
-	signal(sig, SIG_DFL);
+	/* Not ours: put back whatever handled it before us (the default
+	 * action, or a program's own handler) and return; the faulting
+	 * instruction runs again and that handler sees it. */
+	sigaction(sig, &previous[sig == SIGBUS], NULL);
 }
 
 int shim_fault_thread_init(void)
@@ -71,7 +73,17 @@ int shim_fault_init(shim_fault_namer fn)
 	sa.sa_sigaction = on_fault;
 	sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
 	sigemptyset(&sa.sa_mask);
-	if (sigaction(SIGSEGV, &sa, NULL) != 0 || sigaction(SIGBUS, &sa, NULL) != 0)
-		return -errno;
-	return shim_fault_thread_init();
+	int saved = errno, err = 0;
+	const int sigs[2] = {SIGSEGV, SIGBUS};
+	for (int i = 0; i < 2 && !err; i++) {
+		/* Remember what handled it before us, unless that was us (a
+		 * second weft_init), so a foreign fault can be handed back. */
+		struct sigaction cur;
+		if (sigaction(sigs[i], NULL, &cur) == 0 && cur.sa_sigaction != on_fault)
+			previous[i] = cur;
+		if (sigaction(sigs[i], &sa, NULL) != 0)
+			err = -errno;
+	}
+	errno = saved;
+	return err ? err : shim_fault_thread_init();
 }

@@ -119,7 +119,19 @@ static int carve(struct size_class *c, char **base)
 	return 0;
 }
 
+static int stack_alloc(size_t size, struct shim_stack *out);
+
+/* The runtime promises not to touch errno: failed system calls here must not
+ * leak theirs into the caller's. */
 int shim_stack_alloc(size_t size, struct shim_stack *out)
+{
+	int saved = errno;
+	int r = stack_alloc(size, out);
+	errno = saved;
+	return r;
+}
+
+static int stack_alloc(size_t size, struct shim_stack *out)
 {
 	if (size == 0 || size > MAX_STACK || !out)
 		return -EINVAL;
@@ -177,9 +189,11 @@ void shim_stack_free(const struct shim_stack *s)
 
 const char *shim_stack_guard_method(void)
 {
+	int saved = errno;
 	pthread_mutex_lock(&lock);
 	if (!guard_mode)
 		guard_mode = probe_guard();
+	errno = saved;
 	int m = guard_mode;
 	pthread_mutex_unlock(&lock);
 	return m == 1 ? "madvise" : "mprotect";

@@ -72,14 +72,17 @@ int shim_wait(_Atomic uint32_t *word, uint32_t expected, int64_t deadline)
 		ts.tv_nsec = deadline % 1000000000;
 		tp = &ts;
 	}
+	int saved = errno;
 	long r = syscall(SYS_futex, word, FUTEX_WAIT_BITSET_PRIVATE, expected, tp, NULL,
 			 FUTEX_BITSET_MATCH_ANY);
-	if (r == -1 && errno == ETIMEDOUT)
-		return -ETIMEDOUT;
-	return 0;
+	int timed_out = r == -1 && errno == ETIMEDOUT;
+	errno = saved; /* EAGAIN, EINTR, ETIMEDOUT are ours, not the caller's */
+	return timed_out ? -ETIMEDOUT : 0;
 }
 
 void shim_wake(_Atomic uint32_t *word, int n)
 {
+	int saved = errno;
 	syscall(SYS_futex, word, FUTEX_WAKE_PRIVATE, n, NULL, NULL, 0);
+	errno = saved;
 }
