@@ -372,6 +372,12 @@ void weft__worker_main(void *arg)
 		if (spinning) {
 			spinning = false;
 			atomic_fetch_sub(&weft__rt.nspinning, 1);
+			/* The wakes that queued this work saw us spinning and woke
+			 * nobody else: if more is queued, pass the baton, as Go's
+			 * last spinner does, or it waits behind this fiber. */
+			if (f && (weft__deque_size(&w->dq) > 0 ||
+				  atomic_load_explicit(&weft__rt.gq_len, memory_order_acquire) > 0))
+				wake_one(false);
 		}
 		if (f)
 			run(w, f);

@@ -3,6 +3,8 @@
  * fiber and at the next suspension point, once per request, merged requests,
  * cancelling from threads and fibers, and a stress test of exactly-once. */
 #include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "testutil.h"
@@ -23,6 +25,14 @@ static uint64_t rng_next(void)
 	rng_state ^= rng_state >> 7;
 	rng_state ^= rng_state << 17;
 	return rng_state;
+}
+
+/* Spawn fn(arg) as a fiber and join it, bounded: a bug fails, never hangs. */
+static void run_fiber(weft_fn fn, void *arg)
+{
+	weft_fiber_t f;
+	assert_int_equal(weft_fiber_spawn(&f, NULL, fn, arg), 0);
+	assert_int_equal(weft_fiber_join(f, wt_ms(30000), NULL), 0);
 }
 
 /* Wait (on the test's thread, bounded) until *flag is set. */
@@ -397,6 +407,127 @@ static void test_merge_requests_before_delivery(void **state)
 	run_busy(OP_AWAIT, 5);
 }
 
+/* ---- Keeping every worker busy ------------------------------------------ */
+
+/* One non-yielding fiber per worker, spinning until released (bounded). */
+enum { MAXW = 16 };
+
+struct hogs {
+	unsigned n;
+	_Atomic int spinning, release;
+	int timed_out[MAXW];
+	weft_fiber_t f[MAXW];
+	struct hog {
+		struct hogs *all;
+		int i;
+	} h[MAXW];
+};
+
+static void *hog_worker(void *arg)
+{
+	struct hog *h = arg;
+	int64_t limit = wt_ms(10000);
+	atomic_fetch_add(&h->all->spinning, 1);
+	while (!atomic_load(&h->all->release))
+		if (weft_now() > limit) {
+			h->all->timed_out[h->i] = 1;
+			break;
+		}
+	return NULL;
+}
+
+static int wait_spinning(struct hogs *hs, int n, int64_t limit)
+{
+	while (atomic_load(&hs->spinning) < n && weft_now() < limit)
+		weft_sleep_until(weft_deadline_in(100000));
+	return atomic_load(&hs->spinning) >= n;
+}
+
+/* Start the hogs, all at once or each after the previous one is running.
+ * Returns whether all of them are spinning (within limit_ms). */
+static int hogs_start(struct hogs *hs, int one_by_one, int64_t limit_ms)
+{
+	memset(hs, 0, sizeof *hs);
+	hs->n = weft_workers();
+	assert_true(hs->n >= 1 && hs->n <= MAXW);
+	int64_t limit = wt_ms(limit_ms);
+	for (unsigned i = 0; i < hs->n; i++) {
+		hs->h[i] = (struct hog){hs, (int)i};
+		assert_int_equal(weft_fiber_spawn(&hs->f[i], NULL, hog_worker, &hs->h[i]), 0);
+		if (one_by_one)
+			wait_spinning(hs, (int)i + 1, limit);
+	}
+	return wait_spinning(hs, (int)hs->n, limit);
+}
+
+static void hogs_stop(struct hogs *hs)
+{
+	atomic_store(&hs->release, 1);
+	for (unsigned i = 0; i < hs->n; i++)
+		assert_int_equal(weft_fiber_join(hs->f[i], wt_ms(20000), NULL), 0);
+}
+
+/* Scheduler, found while writing the test below (it belongs in test_sched):
+ * with the workers idle, fibers made runnable back to back must all get a
+ * worker. One worker wakes, takes the first fiber and the next with it (a
+ * batch from the global queue) or leaves it queued, and nobody wakes another
+ * worker to run it while the first one is busy. */
+static void test_busy_fibers_get_every_worker(void **state)
+{
+	(void)state;
+	int starved = 0;
+	for (int round = 0; round < 2; round++) {
+		weft_sleep_until(wt_ms(20)); /* every worker goes idle */
+		struct hogs hs;
+		if (!hogs_start(&hs, 0, 3000))
+			starved++;
+		hogs_stop(&hs);
+	}
+	assert_int_equal(starved, 0);
+}
+
+/* Two requests made while the fiber is blocked, before its call has returned,
+ * are one request too: the call returns -ECANCELED and the next one is
+ * unaffected. To be sure the call has not returned when the second request is
+ * made, every worker is kept busy meanwhile: the first request wakes the
+ * fiber, which cannot run until the workers are released. */
+static void test_merge_requests_while_blocked(void **state)
+{
+	(void)state;
+	int doubled = 0;
+	for (int round = 0; round < 3; round++) {
+		struct blocked b = {.r = 1, .r_sleep = 1};
+		weft_fiber_t f;
+		assert_int_equal(weft_fiber_spawn(&f, NULL, sleep_far, &b), 0);
+		assert_true(wait_flag(&b.started));
+		weft_sleep_until(wt_ms(2));
+
+		/* One by one: see test_busy_fibers_get_every_worker. */
+		struct hogs hs;
+		int all_busy = hogs_start(&hs, 1, 10000);
+		/* The sleeper is parked and no worker can run it. */
+		int r1 = weft_fiber_cancel(f);
+		int r2 = weft_fiber_cancel(f);
+		hogs_stop(&hs);
+		assert_int_equal(weft_fiber_join(f, wt_ms(10000), NULL), 0);
+		assert_true(all_busy);
+		for (unsigned i = 0; i < hs.n; i++)
+			assert_int_equal(hs.timed_out[i], 0);
+		assert_int_equal(r1, 0);
+		assert_int_equal(r2, 0);
+		assert_int_equal(b.r, -ECANCELED);
+		if (b.r_sleep == -ECANCELED) {
+			doubled++;
+			continue;
+		}
+		assert_int_equal(b.r_sleep, 0);
+		assert_true(b.sleep_woke >= b.sleep_deadline);
+	}
+	/* The cleanup sleep after the one -ECANCELED must be unaffected: a
+	 * second -ECANCELED means the merged request was delivered twice. */
+	assert_int_equal(doubled, 0);
+}
+
 /* Cleanup after the cancellation blocks for real: a rendezvous with the test. */
 struct cleanup {
 	weft_chan_t *ch;
@@ -473,7 +604,7 @@ static void test_cancel_from_fiber(void **state)
 	assert_true(wait_flag(&b.started));
 	weft_sleep_until(wt_ms(2));
 	struct canceller c = {.target = f, .r = 1};
-	wt_run_fiber(cancel_target, &c);
+	run_fiber(cancel_target, &c);
 	assert_int_equal(c.r, 0);
 	assert_int_equal(weft_fiber_join(f, wt_ms(10000), NULL), 0);
 	check_sleep_far(&b);
@@ -582,7 +713,7 @@ static void test_cancel_before_first_block(void **state)
 	for (int i = 0; i < N; i++)
 		fr[i] = (struct fresh){&counter, 1, 1};
 	sc = (struct spawn_cancel){N, fr, f, 0, 0};
-	wt_run_fiber(spawn_and_cancel, &sc);
+	run_fiber(spawn_and_cancel, &sc);
 	check_fresh(&sc, &counter);
 }
 
@@ -710,11 +841,17 @@ static void test_stress_cancel_races_completion(void **state)
 		uint64_t x = rng_next();
 		if (x & 1)
 			weft_sleep_until(weft_deadline_in((int64_t)(x >> 8) % (MS / 2)));
+		/* Either order, back to back or a moment apart. */
+		int64_t gap = x & 4 ? (int64_t)(x >> 16) % (MS / 2) : 0;
 		if (x & 2) {
 			assert_int_equal(weft_future_resolve(rc.fut, (void *)0x1), 0);
+			if (gap)
+				weft_sleep_until(weft_deadline_in(gap));
 			assert_int_equal(weft_fiber_cancel(f), 0);
 		} else {
 			assert_int_equal(weft_fiber_cancel(f), 0);
+			if (gap)
+				weft_sleep_until(weft_deadline_in(gap));
 			assert_int_equal(weft_future_resolve(rc.fut, (void *)0x1), 0);
 		}
 		assert_int_equal(weft_fiber_join(f, wt_ms(20000), NULL), 0);
@@ -749,6 +886,8 @@ int main(void)
 		cmocka_unit_test(test_cancel_busy_then_send),
 		cmocka_unit_test(test_cancel_busy_then_join),
 		cmocka_unit_test(test_merge_requests_before_delivery),
+		cmocka_unit_test(test_busy_fibers_get_every_worker),
+		cmocka_unit_test(test_merge_requests_while_blocked),
 		cmocka_unit_test(test_cleanup_can_block),
 		cmocka_unit_test(test_cancel_from_pthread),
 		cmocka_unit_test(test_cancel_from_fiber),
