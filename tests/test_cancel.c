@@ -11,42 +11,6 @@
 
 #define MS 1000000LL
 
-static uint64_t rng_state;
-
-static void rng_seed(void)
-{
-	rng_state = (uint64_t)weft_now() | 1;
-	print_message("seed %llu\n", (unsigned long long)rng_state);
-}
-
-static uint64_t rng_next(void)
-{
-	rng_state ^= rng_state << 13;
-	rng_state ^= rng_state >> 7;
-	rng_state ^= rng_state << 17;
-	return rng_state;
-}
-
-/* Spawn fn(arg) as a fiber and join it, bounded: a bug fails, never hangs. */
-static void run_fiber(weft_fn fn, void *arg)
-{
-	weft_fiber_t f;
-	assert_int_equal(weft_fiber_spawn(&f, NULL, fn, arg), 0);
-	assert_int_equal(weft_fiber_join(f, wt_ms(30000), NULL), 0);
-}
-
-/* Wait (on the test's thread, bounded) until *flag is set. */
-static int wait_flag(_Atomic int *flag)
-{
-	int64_t limit = wt_ms(10000);
-	while (!atomic_load(flag)) {
-		if (weft_now() > limit)
-			return 0;
-		weft_sleep_until(weft_deadline_in(100000));
-	}
-	return 1;
-}
-
 /* ---- Handles ------------------------------------------------------------ */
 
 static void *ret_arg(void *arg) { return arg; }
@@ -63,7 +27,7 @@ static void test_cancel_finished_already(void **state)
 	_Atomic int ran = 0;
 	weft_fiber_t f;
 	assert_int_equal(weft_fiber_spawn(&f, NULL, set_flag_return, &ran), 0);
-	assert_true(wait_flag(&ran));
+	assert_true(wt_wait_flag(&ran));
 	/* Between its last statement and its end the fiber is still running:
 	 * until then a request is accepted (and has nothing left to stop). */
 	int r = 0;
@@ -146,7 +110,7 @@ static void test_cancel_sleeping(void **state)
 	struct blocked b = {.r = 1, .r_sleep = 1};
 	weft_fiber_t f;
 	assert_int_equal(weft_fiber_spawn(&f, NULL, sleep_far, &b), 0);
-	assert_true(wait_flag(&b.started));
+	assert_true(wt_wait_flag(&b.started));
 	weft_sleep_until(wt_ms(2)); /* most likely parked by now */
 	assert_int_equal(weft_fiber_cancel(f), 0);
 	void *res = NULL;
@@ -183,7 +147,7 @@ static void test_cancel_joining(void **state)
 	assert_int_equal(weft_fiber_spawn(&target, NULL, await_gate, gate), 0);
 	struct joiner j = {.target = target, .r = 1};
 	assert_int_equal(weft_fiber_spawn(&jf, NULL, join_target, &j), 0);
-	assert_true(wait_flag(&j.started));
+	assert_true(wt_wait_flag(&j.started));
 	weft_sleep_until(wt_ms(2));
 	assert_int_equal(weft_fiber_cancel(jf), 0);
 	assert_int_equal(weft_fiber_join(jf, wt_ms(10000), NULL), 0);
@@ -223,7 +187,7 @@ static void test_cancel_awaiting(void **state)
 	assert_int_equal(weft_future_create(&a.fut), 0);
 	weft_fiber_t f;
 	assert_int_equal(weft_fiber_spawn(&f, NULL, await_fut, &a), 0);
-	assert_true(wait_flag(&a.started));
+	assert_true(wt_wait_flag(&a.started));
 	weft_sleep_until(wt_ms(2));
 	assert_int_equal(weft_fiber_cancel(f), 0);
 	/* Give the fiber time to come back and wait again, then resolve. */
@@ -260,7 +224,7 @@ static void test_cancel_receiving(void **state)
 	assert_int_equal(weft_chan_create(&rc.ch, sizeof(int), 0), 0);
 	weft_fiber_t f;
 	assert_int_equal(weft_fiber_spawn(&f, NULL, recv_one, &rc), 0);
-	assert_true(wait_flag(&rc.started));
+	assert_true(wt_wait_flag(&rc.started));
 	weft_sleep_until(wt_ms(2));
 	assert_int_equal(weft_fiber_cancel(f), 0);
 	assert_int_equal(weft_fiber_join(f, wt_ms(10000), NULL), 0);
@@ -336,7 +300,7 @@ static void run_busy(enum op op, int requests)
 	}
 	weft_fiber_t f;
 	assert_int_equal(weft_fiber_spawn(&f, NULL, spin_then_block, &b), 0);
-	assert_true(wait_flag(&b.spinning));
+	assert_true(wt_wait_flag(&b.spinning));
 	for (int i = 0; i < requests; i++)
 		assert_int_equal(weft_fiber_cancel(f), 0);
 	atomic_store(&b.go, 1);
@@ -499,7 +463,7 @@ static void test_merge_requests_while_blocked(void **state)
 		struct blocked b = {.r = 1, .r_sleep = 1};
 		weft_fiber_t f;
 		assert_int_equal(weft_fiber_spawn(&f, NULL, sleep_far, &b), 0);
-		assert_true(wait_flag(&b.started));
+		assert_true(wt_wait_flag(&b.started));
 		weft_sleep_until(wt_ms(2));
 
 		/* One by one: see test_busy_fibers_get_every_worker. */
@@ -552,7 +516,7 @@ static void test_cleanup_can_block(void **state)
 	assert_int_equal(weft_chan_create(&c.ch, sizeof(int), 0), 0);
 	weft_fiber_t f;
 	assert_int_equal(weft_fiber_spawn(&f, NULL, sleep_far_then_send, &c), 0);
-	assert_true(wait_flag(&c.started));
+	assert_true(wt_wait_flag(&c.started));
 	weft_sleep_until(wt_ms(1));
 	assert_int_equal(weft_fiber_cancel(f), 0);
 	int v = 0;
@@ -584,7 +548,7 @@ static void test_cancel_from_pthread(void **state)
 	struct blocked b = {.r = 1, .r_sleep = 1};
 	weft_fiber_t f;
 	assert_int_equal(weft_fiber_spawn(&f, NULL, sleep_far, &b), 0);
-	assert_true(wait_flag(&b.started));
+	assert_true(wt_wait_flag(&b.started));
 	weft_sleep_until(wt_ms(2));
 	struct canceller c = {.target = f, .r = 1};
 	pthread_t t;
@@ -601,10 +565,10 @@ static void test_cancel_from_fiber(void **state)
 	struct blocked b = {.r = 1, .r_sleep = 1};
 	weft_fiber_t f;
 	assert_int_equal(weft_fiber_spawn(&f, NULL, sleep_far, &b), 0);
-	assert_true(wait_flag(&b.started));
+	assert_true(wt_wait_flag(&b.started));
 	weft_sleep_until(wt_ms(2));
 	struct canceller c = {.target = f, .r = 1};
-	run_fiber(cancel_target, &c);
+	wt_run_fiber(cancel_target, &c);
 	assert_int_equal(c.r, 0);
 	assert_int_equal(weft_fiber_join(f, wt_ms(10000), NULL), 0);
 	check_sleep_far(&b);
@@ -713,7 +677,7 @@ static void test_cancel_before_first_block(void **state)
 	for (int i = 0; i < N; i++)
 		fr[i] = (struct fresh){&counter, 1, 1};
 	sc = (struct spawn_cancel){N, fr, f, 0, 0};
-	run_fiber(spawn_and_cancel, &sc);
+	wt_run_fiber(spawn_and_cancel, &sc);
 	check_fresh(&sc, &counter);
 }
 
@@ -766,19 +730,19 @@ static void run_stress(int mixed)
 	int rounds = wt_sanitized() ? 20 : 200; /* sanitizers: 10x fewer rounds */
 	weft_future_t *fut;
 	assert_int_equal(weft_future_create(&fut), 0);
-	rng_seed();
+	wt_rng_seed();
 	int wrong = 0, other = 0, timed_out = 0, cancel_err = 0;
 	for (int round = 0; round < rounds; round++) {
 		struct looper l = {.mixed = mixed, .fut = fut, .limit = wt_ms(10000)};
 		weft_fiber_t f;
 		assert_int_equal(weft_fiber_spawn(&f, NULL, loop_counting, &l), 0);
 		if (round % 2)
-			assert_true(wait_flag(&l.started));
-		weft_sleep_until(weft_deadline_in((int64_t)(rng_next() % (2 * MS + 1))));
+			assert_true(wt_wait_flag(&l.started));
+		weft_sleep_until(weft_deadline_in((int64_t)(wt_rng_next() % (2 * MS + 1))));
 		if (weft_fiber_cancel(f) != 0)
 			cancel_err++;
 		/* Let it go round a few more times: a doubled request shows. */
-		weft_sleep_until(weft_deadline_in((int64_t)(rng_next() % (3 * MS + 1))));
+		weft_sleep_until(weft_deadline_in((int64_t)(wt_rng_next() % (3 * MS + 1))));
 		atomic_store(&l.stop, 1);
 		assert_int_equal(weft_fiber_join(f, wt_ms(20000), NULL), 0);
 		if (l.canceled != 1) {
@@ -830,15 +794,15 @@ static void test_stress_cancel_races_completion(void **state)
 {
 	(void)state;
 	int rounds = wt_sanitized() ? 20 : 200; /* sanitizers: 10x fewer rounds */
-	rng_seed();
+	wt_rng_seed();
 	int wrong = 0, completed = 0, cancelled = 0;
 	for (int round = 0; round < rounds; round++) {
 		struct racer rc = {.r_await = 1, .r_sleep = 1};
 		assert_int_equal(weft_future_create(&rc.fut), 0);
 		weft_fiber_t f;
 		assert_int_equal(weft_fiber_spawn(&f, NULL, await_then_sleep, &rc), 0);
-		assert_true(wait_flag(&rc.started));
-		uint64_t x = rng_next();
+		assert_true(wt_wait_flag(&rc.started));
+		uint64_t x = wt_rng_next();
 		if (x & 1)
 			weft_sleep_until(weft_deadline_in((int64_t)(x >> 8) % (MS / 2)));
 		/* Either order, back to back or a moment apart. */

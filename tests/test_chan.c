@@ -26,20 +26,6 @@ static weft_chan_t *make_chan(size_t elem, size_t cap)
 	return c;
 }
 
-static weft_fiber_t spawn(weft_fn fn, void *arg)
-{
-	weft_fiber_t f = 0;
-	assert_int_equal(weft_fiber_spawn(&f, NULL, fn, arg), 0);
-	return f;
-}
-
-static void *join(weft_fiber_t f)
-{
-	void *r = NULL;
-	assert_int_equal(weft_fiber_join(f, far(), &r), 0);
-	return r;
-}
-
 static pthread_t start_thread(void *(*fn)(void *), void *arg)
 {
 	pthread_t t;
@@ -60,7 +46,7 @@ static void party_start(struct party *p, int thread, weft_fn fn, void *arg)
 	if (thread)
 		p->t = start_thread(fn, arg);
 	else
-		p->f = spawn(fn, arg);
+		p->f = wt_spawn(fn, arg);
 }
 
 static void party_join(struct party *p)
@@ -68,26 +54,14 @@ static void party_join(struct party *p)
 	if (p->thread)
 		pthread_join(p->t, NULL);
 	else
-		join(p->f);
-}
-
-/* Wait (bounded) until a flag is set; from the test's thread or a fiber. */
-static int wait_flag(_Atomic int *flag)
-{
-	int64_t end = far();
-	while (!atomic_load(flag)) {
-		if (weft_now() >= end)
-			return 0;
-		weft_sleep_until(wt_ms(1));
-	}
-	return 1;
+		wt_join(p->f);
 }
 
 /* Let a fiber or thread that has said it is about to block get there. The
  * outcome asserted never depends on whether it did. */
 static void settle(_Atomic int *started)
 {
-	assert_true(wait_flag(started));
+	assert_true(wt_wait_flag(started));
 	weft_sleep_until(wt_ms(20));
 }
 
@@ -270,11 +244,11 @@ static void test_len_counts_buffered(void **state)
 	c = make_chan(sizeof(long), 0);
 	static struct op s;
 	op_init(&s, c, 9, far());
-	weft_fiber_t f = spawn(do_send, &s);
+	weft_fiber_t f = wt_spawn(do_send, &s);
 	settle(&s.started);
 	assert_int_equal(weft_chan_len(c), 0);
 	assert_int_equal(weft_chan_recv(c, &v, far()), 0);
-	join(f);
+	wt_join(f);
 	assert_int_equal(s.r, 0);
 	assert_int_equal(v, 9);
 	assert_int_equal(weft_chan_len(c), 0);
@@ -292,13 +266,13 @@ static void test_release_blocked_on_buffered(void **state)
 	assert_int_equal(weft_chan_send(c, &one, 0), 0);
 	static struct op s;
 	op_init(&s, c, 2, far());
-	weft_fiber_t f = spawn(do_send, &s);
+	weft_fiber_t f = wt_spawn(do_send, &s);
 	settle(&s.started);
 	assert_int_equal(weft_chan_recv(c, &v, far()), 0);
 	assert_int_equal(v, 1);
 	assert_int_equal(weft_chan_recv(c, &v, far()), 0);
 	assert_int_equal(v, 2);
-	join(f);
+	wt_join(f);
 	assert_int_equal(s.r, 0);
 	assert_int_equal(weft_chan_len(c), 0);
 
@@ -306,11 +280,11 @@ static void test_release_blocked_on_buffered(void **state)
 	 * the element goes to it rather than into the ring. */
 	static struct op r;
 	op_init(&r, c, 0, far());
-	f = spawn(do_recv, &r);
+	f = wt_spawn(do_recv, &r);
 	settle(&r.started);
 	long three = 3;
 	assert_int_equal(weft_chan_send(c, &three, 0), 0);
-	join(f);
+	wt_join(f);
 	assert_int_equal(r.r, 0);
 	assert_int_equal(r.val, 3);
 	assert_int_equal(weft_chan_len(c), 0);
@@ -329,18 +303,18 @@ static void test_rendezvous_try_times_out(void **state)
 
 	static struct op s, r;
 	op_init(&s, c, 1, 0);
-	join(spawn(do_send, &s));
+	wt_join(wt_spawn(do_send, &s));
 	assert_int_equal(s.r, -ETIMEDOUT);
 	op_init(&r, c, 0, 0);
-	join(spawn(do_recv, &r));
+	wt_join(wt_spawn(do_recv, &r));
 	assert_int_equal(r.r, -ETIMEDOUT);
 
 	/* No failed attempt left a waiter behind: a real exchange works. */
 	op_init(&r, c, 0, far());
-	weft_fiber_t f = spawn(do_recv, &r);
+	weft_fiber_t f = wt_spawn(do_recv, &r);
 	v = 77;
 	assert_int_equal(weft_chan_send(c, &v, far()), 0);
-	join(f);
+	wt_join(f);
 	assert_int_equal(r.r, 0);
 	assert_int_equal(r.val, 77);
 	weft_chan_destroy(c);
@@ -356,10 +330,10 @@ static void test_rendezvous_release_blocked(void **state)
 	op_init(&s, c, 11, far());
 	op_init(&r, c, 0, far());
 	r.delay_ms = 20;
-	weft_fiber_t fs = spawn(do_send, &s);
-	weft_fiber_t fr = spawn(do_recv, &r);
-	join(fs);
-	join(fr);
+	weft_fiber_t fs = wt_spawn(do_send, &s);
+	weft_fiber_t fr = wt_spawn(do_recv, &r);
+	wt_join(fs);
+	wt_join(fr);
 	assert_int_equal(s.r, 0);
 	assert_int_equal(r.r, 0);
 	assert_int_equal(r.val, 11);
@@ -368,17 +342,17 @@ static void test_rendezvous_release_blocked(void **state)
 	op_init(&s, c, 12, far());
 	op_init(&r, c, 0, far());
 	s.delay_ms = 20;
-	fr = spawn(do_recv, &r);
-	fs = spawn(do_send, &s);
-	join(fr);
-	join(fs);
+	fr = wt_spawn(do_recv, &r);
+	fs = wt_spawn(do_send, &s);
+	wt_join(fr);
+	wt_join(fs);
 	assert_int_equal(s.r, 0);
 	assert_int_equal(r.r, 0);
 	assert_int_equal(r.val, 12);
 
 	/* A send that nobody takes does not complete. */
 	op_init(&s, c, 13, wt_ms(20));
-	join(spawn(do_send, &s));
+	wt_join(wt_spawn(do_send, &s));
 	assert_int_equal(s.r, -ETIMEDOUT);
 	assert_true(s.after >= s.deadline);
 	weft_chan_destroy(c);
@@ -397,7 +371,7 @@ static void test_send_closed_fails(void **state)
 		assert_int_equal(weft_chan_send(c, &v, far()), -EPIPE);
 		static struct op s;
 		op_init(&s, c, 4, far());
-		join(spawn(do_send, &s));
+		wt_join(wt_spawn(do_send, &s));
 		assert_int_equal(s.r, -EPIPE);
 		assert_int_equal(weft_chan_len(c), 0);
 		assert_int_equal(weft_chan_recv(c, &v, far()), -EPIPE);
@@ -429,7 +403,7 @@ static void test_close_drains_then_fails(void **state)
 	/* A fiber drains too. */
 	static struct op r;
 	op_init(&r, c, 0, far());
-	join(spawn(do_recv, &r));
+	wt_join(wt_spawn(do_recv, &r));
 	assert_int_equal(r.r, 0);
 	assert_int_equal(r.val, 11);
 	assert_int_equal(weft_chan_recv(c, &v, far()), 0);
@@ -437,7 +411,7 @@ static void test_close_drains_then_fails(void **state)
 	assert_int_equal(weft_chan_recv(c, &v, far()), -EPIPE);
 	assert_int_equal(weft_chan_recv(c, &v, 0), -EPIPE);
 	op_init(&r, c, 0, far());
-	join(spawn(do_recv, &r));
+	wt_join(wt_spawn(do_recv, &r));
 	assert_int_equal(r.r, -EPIPE);
 	assert_int_equal(weft_chan_len(c), 0);
 	weft_chan_destroy(c);
@@ -453,16 +427,16 @@ static void test_close_wakes_receivers(void **state)
 		weft_fiber_t f[NF];
 		for (int i = 0; i < NF; i++) {
 			op_init(&r[i], c, 0, far());
-			f[i] = spawn(do_recv, &r[i]);
+			f[i] = wt_spawn(do_recv, &r[i]);
 		}
 		op_init(&r[NF], c, 0, far());
 		pthread_t t = start_thread(do_recv, &r[NF]);
 		for (int i = 0; i <= NF; i++)
-			assert_true(wait_flag(&r[i].started));
+			assert_true(wt_wait_flag(&r[i].started));
 		weft_sleep_until(wt_ms(20));
 		assert_int_equal(weft_chan_close(c), 0);
 		for (int i = 0; i < NF; i++)
-			join(f[i]);
+			wt_join(f[i]);
 		pthread_join(t, NULL);
 		for (int i = 0; i <= NF; i++)
 			assert_int_equal(r[i].r, -EPIPE);
@@ -483,16 +457,16 @@ static void test_close_wakes_senders(void **state)
 		weft_fiber_t f[NF];
 		for (int i = 0; i < NF; i++) {
 			op_init(&s[i], c, 100 + i, far());
-			f[i] = spawn(do_send, &s[i]);
+			f[i] = wt_spawn(do_send, &s[i]);
 		}
 		op_init(&s[NF], c, 100 + NF, far());
 		pthread_t t = start_thread(do_send, &s[NF]);
 		for (int i = 0; i <= NF; i++)
-			assert_true(wait_flag(&s[i].started));
+			assert_true(wt_wait_flag(&s[i].started));
 		weft_sleep_until(wt_ms(20));
 		assert_int_equal(weft_chan_close(c), 0);
 		for (int i = 0; i < NF; i++)
-			join(f[i]);
+			wt_join(f[i]);
 		pthread_join(t, NULL);
 		for (int i = 0; i <= NF; i++)
 			assert_int_equal(s[i].r, -EPIPE);
@@ -559,7 +533,7 @@ static void test_past_deadline_times_out(void **state)
 	/* In a fiber first: were a past deadline taken as "forever", the join
 	 * would fail instead of the suite hanging. */
 	memset(p.r, 0, sizeof p.r);
-	join(spawn(past_fiber, &p));
+	wt_join(wt_spawn(past_fiber, &p));
 	check_past(&p);
 
 	/* From the test's own thread, with 1 ns after boot as the deadline. */
@@ -588,7 +562,7 @@ static void test_recv_timeout_keeps_chan_usable(void **state)
 
 		/* A fiber's recv times out, not before its deadline. */
 		op_init(&r, c, -1, wt_ms(20));
-		join(spawn(do_recv, &r));
+		wt_join(wt_spawn(do_recv, &r));
 		assert_int_equal(r.r, -ETIMEDOUT);
 		assert_true(r.after >= r.deadline);
 
@@ -607,10 +581,10 @@ static void test_recv_timeout_keeps_chan_usable(void **state)
 			assert_int_equal(weft_chan_len(c), 1);
 		}
 		op_init(&r, c, -1, far());
-		weft_fiber_t f = spawn(do_recv, &r);
+		weft_fiber_t f = wt_spawn(do_recv, &r);
 		v = 501;
 		assert_int_equal(weft_chan_send(c, &v, far()), 0);
-		join(f);
+		wt_join(f);
 		assert_int_equal(r.r, 0);
 		assert_int_equal(r.val, cap ? 500 : 501);
 		if (cap) {
@@ -634,7 +608,7 @@ static void test_send_timeout_keeps_chan_usable(void **state)
 			assert_int_equal(weft_chan_send(c, &v, 0), 0); /* now full */
 
 		op_init(&s, c, 2, wt_ms(20));
-		join(spawn(do_send, &s));
+		wt_join(wt_spawn(do_send, &s));
 		assert_int_equal(s.r, -ETIMEDOUT);
 		assert_true(s.after >= s.deadline);
 
@@ -653,10 +627,10 @@ static void test_send_timeout_keeps_chan_usable(void **state)
 
 		/* And the channel still carries values. */
 		op_init(&s, c, 4, far());
-		weft_fiber_t f = spawn(do_send, &s);
+		weft_fiber_t f = wt_spawn(do_send, &s);
 		assert_int_equal(weft_chan_recv(c, &v, far()), 0);
 		assert_int_equal(v, 4);
-		join(f);
+		wt_join(f);
 		assert_int_equal(s.r, 0);
 		weft_chan_destroy(c);
 	}
@@ -696,13 +670,13 @@ static void test_cancel_blocked_recv(void **state)
 	memset(&x, 0, sizeof x);
 	x.c = make_chan(sizeof(long), 1);
 	x.r1 = x.r2 = x.r3 = 1;
-	weft_fiber_t f = spawn(cancel_recv_fiber, &x);
+	weft_fiber_t f = wt_spawn(cancel_recv_fiber, &x);
 	settle(&x.started);
 	assert_int_equal(weft_fiber_cancel(f), 0);
-	assert_true(wait_flag(&x.first_done));
+	assert_true(wt_wait_flag(&x.first_done));
 	long v = 7;
 	assert_int_equal(weft_chan_send(x.c, &v, 0), 0);
-	join(f);
+	wt_join(f);
 	assert_int_equal(x.r1, -ECANCELED);
 	assert_int_equal(x.yield_errs, 0);
 	assert_int_equal(x.r2, 0);
@@ -742,16 +716,16 @@ static void test_cancel_blocked_send(void **state)
 	x.r1 = x.r2 = 1;
 	long v = 1;
 	assert_int_equal(weft_chan_send(x.c, &v, 0), 0);
-	weft_fiber_t f = spawn(cancel_send_fiber, &x);
+	weft_fiber_t f = wt_spawn(cancel_send_fiber, &x);
 	settle(&x.started);
 	assert_int_equal(weft_fiber_cancel(f), 0);
-	assert_true(wait_flag(&x.first_done));
+	assert_true(wt_wait_flag(&x.first_done));
 	/* The cancelled send delivered nothing. */
 	assert_int_equal(weft_chan_recv(x.c, &v, 0), 0);
 	assert_int_equal(v, 1);
 	assert_int_equal(weft_chan_recv(x.c, &v, 0), -ETIMEDOUT);
 	atomic_store(&x.go, 1);
-	join(f);
+	wt_join(f);
 	assert_int_equal(x.r1, -ECANCELED);
 	assert_int_equal(x.r2, 0);
 	assert_int_equal(weft_chan_recv(x.c, &v, 0), 0);
@@ -796,13 +770,13 @@ static void test_cancel_twice_delivers_once(void **state)
 		memset(&x, 0, sizeof x);
 		x.c = c;
 		x.r1 = x.r2 = 1;
-		weft_fiber_t f = spawn(twice_fiber, &x);
+		weft_fiber_t f = wt_spawn(twice_fiber, &x);
 		settle(&x.started);
 		assert_int_equal(weft_fiber_cancel(f), 0);
 		assert_int_equal(weft_fiber_cancel(f), 0);
 		int before = !atomic_load(&x.delivered);
 		atomic_store(&x.go, 1);
-		join(f);
+		wt_join(f);
 		assert_int_equal(x.r1, -ECANCELED);
 		if (before) {
 			/* Both requests preceded the delivery: one cancellation. */
@@ -852,7 +826,7 @@ static void test_cancel_races_send(void **state)
 			x.c = c;
 			x.got = -1;
 			x.r1 = 1;
-			weft_fiber_t f = spawn(race_recv, &x);
+			weft_fiber_t f = wt_spawn(race_recv, &x);
 			for (long k = 0; k < (i % 7) * 50; k++)
 				atomic_signal_fence(memory_order_seq_cst); /* vary the timing */
 			int sent;
@@ -870,7 +844,7 @@ static void test_cancel_races_send(void **state)
 			else if (sent != 0)
 				assert_int_equal(sent, -ETIMEDOUT);
 			atomic_store(&x.phase, 1);
-			join(f);
+			wt_join(f);
 			assert_int_equal((x.r1 == -ECANCELED) + x.later_cancels, 1);
 			if (x.r1 == 0) {
 				got_value++;
@@ -933,7 +907,7 @@ static void test_cancel_races_recv(void **state)
 			x.c = c;
 			x.val = i;
 			x.r1 = 1;
-			weft_fiber_t f = spawn(race_send, &x);
+			weft_fiber_t f = wt_spawn(race_send, &x);
 			for (long k = 0; k < (i % 7) * 50; k++)
 				atomic_signal_fence(memory_order_seq_cst); /* vary the timing */
 			int got;
@@ -945,7 +919,7 @@ static void test_cancel_races_recv(void **state)
 				got = weft_chan_recv(c, &v, 0);
 			}
 			atomic_store(&x.phase, 1);
-			join(f);
+			wt_join(f);
 			assert_int_equal((x.r1 == -ECANCELED) + x.later_cancels, 1);
 			if (x.r1 != 0)
 				assert_int_equal(x.r1, -ECANCELED);
@@ -1145,8 +1119,8 @@ static void test_exchange_million_rendezvous(void **state)
 	static struct stream tx, rx;
 	tx = (struct stream){.c = c, .n = n};
 	rx = (struct stream){.c = c};
-	weft_fiber_t fr = spawn(stream_recv, &rx);
-	weft_fiber_t fs = spawn(stream_send, &tx);
+	weft_fiber_t fr = wt_spawn(stream_recv, &rx);
+	weft_fiber_t fs = wt_spawn(stream_send, &tx);
 	void *r;
 	assert_int_equal(weft_fiber_join(fs, wt_ms(120000), &r), 0);
 	assert_int_equal(weft_fiber_join(fr, wt_ms(120000), &r), 0);
@@ -1257,10 +1231,10 @@ static void test_send_thread_to_fiber(void **state)
 		weft_chan_t *c = make_chan(sizeof(long), cap);
 		tx = (struct stream){.c = c, .n = n};
 		rx = (struct stream){.c = c};
-		weft_fiber_t f = spawn(stream_recv, &rx);
+		weft_fiber_t f = wt_spawn(stream_recv, &rx);
 		pthread_t t = start_thread(stream_send, &tx);
 		pthread_join(t, NULL);
-		join(f);
+		wt_join(f);
 		check_stream(&tx, &rx, n);
 		weft_chan_destroy(c);
 	}
@@ -1276,8 +1250,8 @@ static void test_send_fiber_to_thread(void **state)
 		tx = (struct stream){.c = c, .n = n};
 		rx = (struct stream){.c = c};
 		pthread_t t = start_thread(stream_recv, &rx);
-		weft_fiber_t f = spawn(stream_send, &tx);
-		join(f);
+		weft_fiber_t f = wt_spawn(stream_send, &tx);
+		wt_join(f);
 		pthread_join(t, NULL);
 		check_stream(&tx, &rx, n);
 		weft_chan_destroy(c);

@@ -27,31 +27,6 @@ static weft_future_t *make_future(void)
 	return f;
 }
 
-static weft_fiber_t spawn(weft_fn fn, void *arg)
-{
-	weft_fiber_t f = 0;
-	assert_int_equal(weft_fiber_spawn(&f, NULL, fn, arg), 0);
-	return f;
-}
-
-static void *join(weft_fiber_t f)
-{
-	void *r = NULL;
-	assert_int_equal(weft_fiber_join(f, far(), &r), 0);
-	return r;
-}
-
-static int wait_flag(_Atomic int *flag)
-{
-	int64_t end = far();
-	while (!atomic_load(flag)) {
-		if (weft_now() >= end)
-			return 0;
-		weft_sleep_until(wt_ms(1));
-	}
-	return 1;
-}
-
 /* One await, run by a fiber or a plain thread. */
 struct aw {
 	weft_future_t *f;
@@ -115,7 +90,7 @@ static void test_await_resolved_value(void **state)
 	/* From a fiber. */
 	static struct aw a;
 	aw_init(&a, f, far());
-	join(spawn(do_await, &a));
+	wt_join(wt_spawn(do_await, &a));
 	assert_int_equal(a.r, 0);
 	assert_ptr_equal(a.v, VAL(0x1234));
 	weft_future_release(f);
@@ -139,7 +114,7 @@ static void test_await_rejected_error(void **state)
 	assert_int_equal(weft_future_await(f, 0, &v), -ENOENT);
 	static struct aw a;
 	aw_init(&a, f, far());
-	join(spawn(do_await, &a));
+	wt_join(wt_spawn(do_await, &a));
 	assert_int_equal(a.r, -ENOENT);
 	weft_future_release(f);
 }
@@ -190,10 +165,10 @@ static void test_await_try_pending_times_out(void **state)
 	assert_int_equal(weft_future_await(f, weft_now() - 1, &v), -ETIMEDOUT);
 	static struct aw a;
 	aw_init(&a, f, 0);
-	join(spawn(do_await, &a));
+	wt_join(wt_spawn(do_await, &a));
 	assert_int_equal(a.r, -ETIMEDOUT);
 	aw_init(&a, f, weft_now() - 1000000);
-	join(spawn(do_await, &a));
+	wt_join(wt_spawn(do_await, &a));
 	assert_int_equal(a.r, -ETIMEDOUT);
 	/* The failed tries left nothing behind. */
 	assert_int_equal(weft_future_resolve(f, VAL(5)), 0);
@@ -211,22 +186,22 @@ static void test_await_deadline_times_out(void **state)
 	weft_fiber_t fib[NF];
 	for (int i = 0; i < NF; i++) {
 		aw_init(&a[i], f, wt_ms(10 * (i + 1)));
-		fib[i] = spawn(do_await, &a[i]);
+		fib[i] = wt_spawn(do_await, &a[i]);
 	}
 	int64_t dl = wt_ms(20);
 	assert_int_equal(weft_future_await(f, dl, NULL), -ETIMEDOUT);
 	assert_true(weft_now() >= dl);
 	for (int i = 0; i < NF; i++) {
-		join(fib[i]);
+		wt_join(fib[i]);
 		assert_int_equal(a[i].r, -ETIMEDOUT);
 		assert_true(a[i].after >= a[i].deadline);
 	}
 	/* Still pending and usable after the timeouts. */
 	aw_init(&a[0], f, far());
-	fib[0] = spawn(do_await, &a[0]);
-	assert_true(wait_flag(&a[0].started));
+	fib[0] = wt_spawn(do_await, &a[0]);
+	assert_true(wt_wait_flag(&a[0].started));
 	assert_int_equal(weft_future_resolve(f, VAL(9)), 0);
-	join(fib[0]);
+	wt_join(fib[0]);
 	assert_int_equal(a[0].r, 0);
 	assert_ptr_equal(a[0].v, VAL(9));
 	weft_future_release(f);
@@ -246,18 +221,18 @@ static void test_await_many_waiters(void **state)
 		for (int i = 0; i < NF + NT; i++)
 			aw_init(&a[i], f, far());
 		for (int i = 0; i < NF; i++)
-			fib[i] = spawn(do_await, &a[i]);
+			fib[i] = wt_spawn(do_await, &a[i]);
 		for (int i = 0; i < NT; i++)
 			assert_int_equal(pthread_create(&th[i], NULL, do_await, &a[NF + i]), 0);
 		for (int i = 0; i < NF + NT; i++)
-			assert_true(wait_flag(&a[i].started));
+			assert_true(wt_wait_flag(&a[i].started));
 		weft_sleep_until(wt_ms(20));
 		if (round == 0)
 			assert_int_equal(weft_future_resolve(f, VAL(0x777)), 0);
 		else
 			assert_int_equal(weft_future_reject(f, -ECONNRESET), 0);
 		for (int i = 0; i < NF; i++)
-			join(fib[i]);
+			wt_join(fib[i]);
 		for (int i = 0; i < NT; i++)
 			pthread_join(th[i], NULL);
 		for (int i = 0; i < NF + NT; i++) {
@@ -297,8 +272,8 @@ static void test_await_thread_fiber_resolves(void **state)
 	s = (struct settler){f, 20, 1};
 	pthread_t t;
 	assert_int_equal(pthread_create(&t, NULL, do_await, &a), 0);
-	weft_fiber_t fs = spawn(resolve_later, &s);
-	join(fs);
+	weft_fiber_t fs = wt_spawn(resolve_later, &s);
+	wt_join(fs);
 	pthread_join(t, NULL);
 	assert_int_equal(s.r, 0);
 	assert_int_equal(a.r, 0);
@@ -309,10 +284,10 @@ static void test_await_thread_fiber_resolves(void **state)
 	f = make_future();
 	aw_init(&a, f, far());
 	s = (struct settler){f, 20, 1};
-	weft_fiber_t fa = spawn(do_await, &a);
+	weft_fiber_t fa = wt_spawn(do_await, &a);
 	assert_int_equal(pthread_create(&t, NULL, resolve_later, &s), 0);
 	pthread_join(t, NULL);
-	join(fa);
+	wt_join(fa);
 	assert_int_equal(s.r, 0);
 	assert_int_equal(a.r, 0);
 	assert_ptr_equal(a.v, VAL(0xf1b));
@@ -346,7 +321,7 @@ static void test_await_settled_at_once(void **state)
 	fs[1] = make_future();
 	assert_int_equal(weft_future_resolve(fs[0], VAL(3)), 0);
 	assert_int_equal(weft_future_reject(fs[1], -EPERM), 0);
-	assert_ptr_equal(join(spawn(await_settled, fs)), VAL(0));
+	assert_ptr_equal(wt_join(wt_spawn(await_settled, fs)), VAL(0));
 	weft_future_release(fs[0]);
 	weft_future_release(fs[1]);
 }
@@ -380,16 +355,16 @@ static void test_cancel_awaiting_fiber(void **state)
 	x.f = make_future();
 	x.r1 = x.r2 = x.r3 = 1;
 	aw_init(&other, x.f, far());
-	weft_fiber_t f = spawn(cancel_await_fiber, &x);
-	weft_fiber_t g = spawn(do_await, &other);
-	assert_true(wait_flag(&x.started));
-	assert_true(wait_flag(&other.started));
+	weft_fiber_t f = wt_spawn(cancel_await_fiber, &x);
+	weft_fiber_t g = wt_spawn(do_await, &other);
+	assert_true(wt_wait_flag(&x.started));
+	assert_true(wt_wait_flag(&other.started));
 	weft_sleep_until(wt_ms(20));
 	assert_int_equal(weft_fiber_cancel(f), 0);
-	assert_true(wait_flag(&x.second_done));
+	assert_true(wt_wait_flag(&x.second_done));
 	assert_int_equal(weft_future_resolve(x.f, VAL(0xc)), 0);
-	join(f);
-	join(g);
+	wt_join(f);
+	wt_join(g);
 	assert_int_equal(x.r1, -ECANCELED);
 	assert_int_equal(x.r2, -ETIMEDOUT);
 	assert_int_equal(x.r3, 0);
@@ -432,7 +407,7 @@ static void test_cancel_races_resolve(void **state)
 		memset(&x, 0, sizeof x);
 		x.f = make_future();
 		x.r1 = 1;
-		weft_fiber_t f = spawn(race_await, &x);
+		weft_fiber_t f = wt_spawn(race_await, &x);
 		for (long k = 0; k < (i % 7) * 50; k++)
 			atomic_signal_fence(memory_order_seq_cst); /* vary the timing */
 		if (i & 1) {
@@ -443,7 +418,7 @@ static void test_cancel_races_resolve(void **state)
 			assert_int_equal(weft_future_resolve(x.f, VAL(i + 1)), 0);
 		}
 		atomic_store(&x.phase, 1);
-		join(f);
+		wt_join(f);
 		assert_int_equal((x.r1 == -ECANCELED) + x.later_cancels, 1);
 		if (x.r1 == 0) {
 			resolved++;
@@ -473,12 +448,12 @@ static void test_resolve_races_timeouts(void **state)
 		for (int i = 0; i < NF; i++) {
 			rng = rng * 6364136223846793005ull + 1442695040888963407ull;
 			aw_init(&a[i], f, weft_deadline_in((int64_t)((rng >> 33) % 300) * 1000));
-			fib[i] = spawn(do_await, &a[i]);
+			fib[i] = wt_spawn(do_await, &a[i]);
 		}
 		weft_sleep_until(weft_deadline_in((int64_t)(round % 150) * 1000));
 		assert_int_equal(weft_future_resolve(f, VAL(round + 1)), 0);
 		for (int i = 0; i < NF; i++) {
-			join(fib[i]);
+			wt_join(fib[i]);
 			if (a[i].r == 0) {
 				got++;
 				assert_ptr_equal(a[i].v, VAL(round + 1));
@@ -507,7 +482,7 @@ struct holder {
 static void *resolve_and_release(void *arg)
 {
 	struct holder *h = arg;
-	wait_flag(h->go);
+	wt_wait_flag(h->go);
 	weft_sleep_until(wt_ms(20));
 	h->r = weft_future_resolve(h->f, VAL(0xfeed));
 	weft_future_release(h->f);
@@ -525,14 +500,14 @@ static void test_release_while_awaiting(void **state)
 	h = (struct holder){weft_future_retain(f), &go, 1};
 	assert_ptr_equal(h.f, f);
 	aw_init(&a, f, far());                      /* the awaiter takes none */
-	weft_fiber_t fa = spawn(do_await, &a);
-	weft_fiber_t fh = spawn(resolve_and_release, &h);
-	assert_true(wait_flag(&a.started));
+	weft_fiber_t fa = wt_spawn(do_await, &a);
+	weft_fiber_t fh = wt_spawn(resolve_and_release, &h);
+	assert_true(wt_wait_flag(&a.started));
 	weft_sleep_until(wt_ms(20));                /* the awaiter is parked */
 	weft_future_release(f);                     /* the creator lets go */
 	atomic_store(&go, 1);                       /* the other holder settles and lets go */
-	join(fh);
-	join(fa);
+	wt_join(fh);
+	wt_join(fa);
 	assert_int_equal(h.r, 0);
 	assert_int_equal(a.r, 0);
 	assert_ptr_equal(a.v, VAL(0xfeed));
@@ -575,9 +550,9 @@ static void *exit_arg(void *arg)
 static void test_join_returns_result(void **state)
 {
 	(void)state;
-	assert_ptr_equal(join(spawn(return_arg, VAL(0xabc))), VAL(0xabc));
-	assert_ptr_equal(join(spawn(return_arg, NULL)), NULL);
-	assert_ptr_equal(join(spawn(exit_arg, VAL(0xdef))), VAL(0xdef));
+	assert_ptr_equal(wt_join(wt_spawn(return_arg, VAL(0xabc))), VAL(0xabc));
+	assert_ptr_equal(wt_join(wt_spawn(return_arg, NULL)), NULL);
+	assert_ptr_equal(wt_join(wt_spawn(exit_arg, VAL(0xdef))), VAL(0xdef));
 }
 
 struct gated {
@@ -598,7 +573,7 @@ static void test_join_awaits(void **state)
 	(void)state;
 	static struct gated g;
 	g = (struct gated){make_future(), 1};
-	weft_fiber_t f = spawn(await_then_sleep, &g);
+	weft_fiber_t f = wt_spawn(await_then_sleep, &g);
 	void *r = NULL;
 	/* It cannot have finished: it waits for go. */
 	assert_int_equal(weft_fiber_join(f, 0, &r), -ETIMEDOUT);
@@ -628,7 +603,7 @@ static void *join_from_fiber(void *arg)
 static void test_join_from_fiber(void **state)
 {
 	(void)state;
-	assert_ptr_equal(join(spawn(join_from_fiber, VAL(0x77))), VAL(0x77));
+	assert_ptr_equal(wt_join(wt_spawn(join_from_fiber, VAL(0x77))), VAL(0x77));
 }
 
 int main(void)

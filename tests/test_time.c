@@ -10,30 +10,6 @@
 
 #define MS 1000000LL
 
-static uint64_t rng_state;
-
-static void rng_seed(void)
-{
-	rng_state = (uint64_t)weft_now() | 1;
-	print_message("seed %llu\n", (unsigned long long)rng_state);
-}
-
-static uint64_t rng_next(void)
-{
-	rng_state ^= rng_state << 13;
-	rng_state ^= rng_state >> 7;
-	rng_state ^= rng_state << 17;
-	return rng_state;
-}
-
-/* Spawn fn(arg) as a fiber and join it, bounded: a bug fails, never hangs. */
-static void run_fiber(weft_fn fn, void *arg)
-{
-	weft_fiber_t f;
-	assert_int_equal(weft_fiber_spawn(&f, NULL, fn, arg), 0);
-	assert_int_equal(weft_fiber_join(f, wt_ms(30000), NULL), 0);
-}
-
 /* ---- The clock ---------------------------------------------------------- */
 
 struct mono {
@@ -159,7 +135,7 @@ static void test_sleep_invalid_and_past(void **state)
 	sleep_past(&p);
 	check_past(&p);
 	memset(&p, 0x55, sizeof p);
-	run_fiber(sleep_past_fiber, &p);
+	wt_run_fiber(sleep_past_fiber, &p);
 	check_past(&p);
 }
 
@@ -193,7 +169,7 @@ static void test_sleep_from_fiber(void **state)
 	(void)state;
 	for (int ms = 1; ms <= 8; ms *= 2) {
 		struct sleeper s = {.deadline = wt_ms(ms), .r = 1};
-		run_fiber(sleep_one, &s);
+		wt_run_fiber(sleep_one, &s);
 		assert_int_equal(s.r, 0);
 		assert_true(s.woke >= s.deadline);
 	}
@@ -244,10 +220,10 @@ static void test_sleep_many_random(void **state)
 	weft_fiber_t *f = calloc(N, sizeof *f);
 	assert_non_null(s);
 	assert_non_null(f);
-	rng_seed();
+	wt_rng_seed();
 	int64_t base = weft_now();
 	for (int i = 0; i < N; i++) {
-		s[i].deadline = base + (int64_t)(rng_next() % (30 * MS + 1));
+		s[i].deadline = base + (int64_t)(wt_rng_next() % (30 * MS + 1));
 		s[i].r = 1;
 		assert_int_equal(weft_fiber_spawn(&f[i], NULL, sleep_one, &s[i]), 0);
 	}
@@ -299,11 +275,11 @@ static void test_timer_removed_from_middle(void **state)
 	weft_fiber_t *f = calloc(N, sizeof *f);
 	assert_non_null(a);
 	assert_non_null(f);
-	rng_seed();
+	wt_rng_seed();
 	int64_t base = weft_now();
 	for (int i = 0; i < N; i++) {
 		a[i].fut = fut;
-		a[i].deadline = base + 5 * MS + (int64_t)(rng_next() % (40 * MS));
+		a[i].deadline = base + 5 * MS + (int64_t)(wt_rng_next() % (40 * MS));
 		a[i].r = 1;
 		assert_int_equal(weft_fiber_spawn(&f[i], NULL, await_then_sleep, &a[i]), 0);
 	}
@@ -443,7 +419,7 @@ static void test_timeout_leaves_no_timer(void **state)
 	(void)state;
 	for (int i = 0; i < 3; i++) {
 		struct timeout_then_sleep t = {.r_wait = 1, .r_sleep = 1};
-		run_fiber(timed_out_await_fiber, &t);
+		wt_run_fiber(timed_out_await_fiber, &t);
 		check_timeout_then_sleep(&t);
 	}
 	struct timeout_then_sleep t = {.r_wait = 1, .r_sleep = 1};
@@ -520,7 +496,7 @@ static void test_join_timeout_leaves_no_timer(void **state)
 	weft_fiber_t target;
 	assert_int_equal(weft_fiber_spawn(&target, NULL, await_gate, gate), 0);
 	struct join_timeout j = {.target = target, .r_join = 1, .r_sleep = 1};
-	run_fiber(join_timeout_then_sleep, &j);
+	wt_run_fiber(join_timeout_then_sleep, &j);
 	assert_int_equal(weft_future_resolve(gate, NULL), 0);
 	void *r = (void *)1;
 	assert_int_equal(weft_fiber_join(target, wt_ms(10000), &r), 0);

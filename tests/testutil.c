@@ -21,13 +21,47 @@ int wt_stop_each(void **state) { return wt_stop(state); }
 
 int64_t wt_ms(int64_t ms) { return weft_now() + ms * 1000000; }
 
-void *wt_run_fiber(weft_fn fn, void *arg)
+weft_fiber_t wt_spawn(weft_fn fn, void *arg)
 {
-	weft_fiber_t f;
-	void *r = NULL;
+	weft_fiber_t f = 0;
 	assert_int_equal(weft_fiber_spawn(&f, NULL, fn, arg), 0);
-	assert_int_equal(weft_fiber_join(f, -1, &r), 0);
+	return f;
+}
+
+void *wt_join(weft_fiber_t f)
+{
+	void *r = NULL;
+	assert_int_equal(weft_fiber_join(f, wt_ms(30000), &r), 0);
 	return r;
+}
+
+void *wt_run_fiber(weft_fn fn, void *arg) { return wt_join(wt_spawn(fn, arg)); }
+
+int wt_wait_flag(_Atomic int *flag)
+{
+	int64_t end = wt_ms(10000);
+	while (!atomic_load(flag)) {
+		if (weft_now() >= end)
+			return 0;
+		weft_sleep_until(wt_ms(1));
+	}
+	return 1;
+}
+
+static uint64_t rng_state;
+
+void wt_rng_seed(void)
+{
+	rng_state = (uint64_t)weft_now() | 1;
+	print_message("seed %llu\n", (unsigned long long)rng_state);
+}
+
+uint64_t wt_rng_next(void)
+{
+	rng_state ^= rng_state << 13;
+	rng_state ^= rng_state >> 7;
+	rng_state ^= rng_state << 17;
+	return rng_state;
 }
 
 int wt_sanitized(void)

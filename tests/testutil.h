@@ -31,8 +31,24 @@ int wt_stop_each(void **state);
 /* A deadline ms milliseconds from now. */
 int64_t wt_ms(int64_t ms);
 
-/* Spawn fn(arg) as a fiber, join it, return its result (asserts on errors). */
+/* Spawn fn(arg) as a fiber and return its handle (asserts on errors). */
+weft_fiber_t wt_spawn(weft_fn fn, void *arg);
+
+/* Join f within 30 s and return its result (asserts: a bug fails the test
+ * instead of hanging it). */
+void *wt_join(weft_fiber_t f);
+
+/* wt_spawn + wt_join. */
 void *wt_run_fiber(weft_fn fn, void *arg);
+
+/* Wait until *flag is set, polling every millisecond, from a fiber or a
+ * thread. Returns 1, or 0 after 10 s. */
+int wt_wait_flag(_Atomic int *flag);
+
+/* A seeded xorshift generator; the seed is printed so a failure can be
+ * replayed. */
+void wt_rng_seed(void);
+uint64_t wt_rng_next(void);
 
 /* Run the suite; the exit status is the number of failures, clamped. */
 int wt_main(const char *name, const struct CMUnitTest *tests, size_t n,
