@@ -169,7 +169,6 @@ int weft_fiber_spawn_at(weft_fiber_t *out, const weft_attr_t *attr, weft_fn fn, 
 	atomic_store(&f->park, PW_MAKE(PW_GEN(pw) + 1, 0, PS_RUNNING));
 	f->flags = 0;
 	f->next = NULL;
-	f->deadline = 0;
 	f->timer_slot = 0;
 	atomic_store(&f->joining, 0);
 	memset(f->name, 0, sizeof f->name);

@@ -91,9 +91,7 @@ struct weft__fiber {
 	void *arg;
 	struct shim_stack stack;
 
-	/* timer while parked with a deadline */
-	int64_t deadline;
-	size_t timer_slot;        /* heap index + 1, 0 when not armed */
+	size_t timer_slot;        /* timer heap index + 1, 0 when not armed */
 
 	/* diagnostics */
 	char name[WEFT_NAME_MAX];
@@ -106,7 +104,7 @@ struct weft__fiber {
 /* Actions a context leaves for the next one to finish once it is off its
  * stack: a fiber is only made visible to other workers after its registers
  * are saved. */
-enum { ACT_NONE, ACT_YIELD, ACT_PARK, ACT_EXIT };
+enum { ACT_YIELD = 1, ACT_PARK, ACT_EXIT };
 
 struct weft__worker {
 	struct weft__deque dq;

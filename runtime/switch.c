@@ -48,7 +48,7 @@ void weft__ctx_adopt_thread(struct weft__ctx *c)
 #endif
 }
 
-static void entered(struct weft__ctx *self)
+void weft__ctx_entered(struct weft__ctx *self)
 {
 #ifdef WEFT_ASAN
 	const void *old_lo;
@@ -63,8 +63,6 @@ static void entered(struct weft__ctx *self)
 	(void)self;
 #endif
 }
-
-void weft__ctx_entered(struct weft__ctx *self) { entered(self); }
 
 /* errno lives in thread-local storage, and glibc declares its accessor
  * const: a compiler may compute errno's address once per function and reuse
@@ -84,6 +82,6 @@ void weft__ctx_switch(struct weft__ctx *from, struct weft__ctx *to, bool dying)
 #endif
 	(void)dying;
 	arch_switch(&from->sp, to->sp);
-	entered(from);
+	weft__ctx_entered(from);
 	errno_set(saved_errno);
 }
