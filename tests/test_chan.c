@@ -804,12 +804,7 @@ static void *race_recv(void *arg)
 {
 	struct race *x = arg;
 	x->r1 = weft_chan_recv(x->c, &x->got, far());
-	int64_t end = far();
-	while (!atomic_load(&x->phase) && weft_now() < end)
-		if (weft_fiber_yield() == -ECANCELED)
-			x->later_cancels++;
-	if (weft_fiber_yield() == -ECANCELED)
-		x->later_cancels++;
+	x->later_cancels += wt_yield_count_cancels(&x->phase);
 	return NULL;
 }
 
@@ -883,12 +878,7 @@ static void *race_send(void *arg)
 {
 	struct race_tx *x = arg;
 	x->r1 = weft_chan_send(x->c, &x->val, far());
-	int64_t end = far();
-	while (!atomic_load(&x->phase) && weft_now() < end)
-		if (weft_fiber_yield() == -ECANCELED)
-			x->later_cancels++;
-	if (weft_fiber_yield() == -ECANCELED)
-		x->later_cancels++;
+	x->later_cancels += wt_yield_count_cancels(&x->phase);
 	return NULL;
 }
 

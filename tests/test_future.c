@@ -388,12 +388,7 @@ static void *race_await(void *arg)
 {
 	struct race *x = arg;
 	x->r1 = weft_future_await(x->f, far(), &x->v);
-	int64_t end = far();
-	while (!atomic_load(&x->phase) && weft_now() < end)
-		if (weft_fiber_yield() == -ECANCELED)
-			x->later_cancels++;
-	if (weft_fiber_yield() == -ECANCELED)
-		x->later_cancels++;
+	x->later_cancels += wt_yield_count_cancels(&x->phase);
 	return NULL;
 }
 

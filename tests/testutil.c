@@ -48,6 +48,16 @@ int wt_wait_flag(_Atomic int *flag)
 	return 1;
 }
 
+int wt_yield_count_cancels(_Atomic int *flag)
+{
+	int n = 0;
+	int64_t end = wt_ms(10000);
+	while (!atomic_load(flag) && weft_now() < end)
+		n += weft_fiber_yield() == -ECANCELED;
+	n += weft_fiber_yield() == -ECANCELED;
+	return n;
+}
+
 static uint64_t rng_state;
 
 void wt_rng_seed(void)

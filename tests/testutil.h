@@ -45,6 +45,11 @@ void *wt_run_fiber(weft_fn fn, void *arg);
  * thread. Returns 1, or 0 after 10 s. */
 int wt_wait_flag(_Atomic int *flag);
 
+/* In a fiber: yield until *flag is set (at most 10 s), then once more, and
+ * return how many of those yields returned -ECANCELED: what a cancellation
+ * test counts to prove a request was delivered exactly once. */
+int wt_yield_count_cancels(_Atomic int *flag);
+
 /* A seeded xorshift generator; the seed is printed so a failure can be
  * replayed. */
 void wt_rng_seed(void);
