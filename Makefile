@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: MIT
-# weft: make [TARGET=linux-x86_64|linux-aarch64|linux-riscv64] [TOOLCHAIN=file.mk]
-#            [O=dir] [VARIANT=asan|tsan] [LIBC=musl|glibc] [all|lib|tests|check|clean]
-#       make run    the example on the host
+# weft: make [TARGET=linux-x86_64|linux-aarch64|linux-riscv64|qemu-virt|milkv-duo]
+#            [TOOLCHAIN=file.mk] [O=dir] [VARIANT=asan|tsan] [LIBC=musl|glibc]
+#            [all|lib|tests|check|clean]
+#       make run    boot the demo on qemu-system-riscv64 (qemu-virt)
 #       make test   every target and build variant; one summary line each
 TARGET ?= linux-x86_64
 VARIANT ?=
@@ -9,7 +10,7 @@ WEFT_CACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/weft
 export WEFT_CACHE
 
 ifeq ($(wildcard board/$(TARGET)/board.mk),)
-$(error unknown TARGET '$(TARGET)': one of $(notdir $(wildcard board/linux-*)))
+$(error unknown TARGET '$(TARGET)': one of $(notdir $(patsubst %/board.mk,%,$(wildcard board/*/board.mk))))
 endif
 include board/$(TARGET)/board.mk
 TOOLCHAIN ?= board/toolchain/$(DEFAULT_TOOLCHAIN).mk
@@ -40,12 +41,20 @@ SAN := $(CFLAGS_SAN_$(VARIANT))
 Q := $(if $(V),,@)
 WARN := -Wall -Wextra -Werror
 CFLAGS ?= -O2 -g
+# Bare-metal boards add their own sources and headers (board.mk: BOARD_SRCS,
+# BOARD_INC) and the arch's entry and trap code (arch/<cpu>/bare/).
+ifeq ($(SHIM),bare)
+BOARD_INC += -Iarch/$(ARCH)/bare -Iboard/$(BOARD) -Ikernel-shim/bare
+BOARD_SRCS += $(wildcard arch/$(ARCH)/bare/*.S arch/$(ARCH)/bare/*.c) board/$(BOARD)/board.c
+else
+LIBS_OS := -lpthread
+endif
 ALL_CFLAGS := -std=c11 $(WARN) $(CFLAGS) $(CFLAGS_ARCH) $(SAN) \
-	-Iinclude -Iarch -Iarch/$(ARCH) -Ikernel-shim -Iruntime -MMD -MP
+	-Iinclude -Iarch -Iarch/$(ARCH) -Ikernel-shim -Iruntime $(BOARD_INC) -MMD -MP
 ALL_LDFLAGS := $(LDFLAGS_ARCH) $(SAN) $(LDFLAGS)
-LIBS := -lpthread $(LIBS_ARCH)
+LIBS := $(LIBS_OS) $(LIBS_ARCH)
 
-SRCS := $(wildcard arch/$(ARCH)/*.S arch/$(ARCH)/*.c) \
+SRCS := $(wildcard arch/$(ARCH)/*.S arch/$(ARCH)/*.c) $(BOARD_SRCS) \
 	$(wildcard kernel-shim/$(SHIM)/*.c) $(wildcard runtime/*.c)
 OBJS := $(patsubst %,$(O)/obj/%.o,$(SRCS))
 PIC_OBJS := $(patsubst %,$(O)/pic/%.o,$(SRCS))
@@ -105,9 +114,9 @@ deps:
 	@mk/deps.sh $(DEPS)
 
 run:
-	@mk/deps.sh host
-	@$(MAKE) --no-print-directory TARGET=linux-x86_64 O=build/linux-x86_64 all
-	build/linux-x86_64/examples/hello
+	@mk/deps.sh bare
+	@$(MAKE) --no-print-directory TARGET=qemu-virt O=build/qemu-virt all
+	qemu/run-qemu-virt.sh build/qemu-virt/examples/demo
 
 test:
 	@mk/test-all.sh

@@ -11,6 +11,9 @@
 #                                    Cross gcc, qemu-user, the musl and cmocka
 #                                    source packages; builds musl (LIBC=musl) and
 #                                    a static libcmocka.a for ARCH/LIBC.
+#   mk/deps.sh bare                  The bare-metal riscv64 boards: riscv64-unknown-elf
+#                                    gcc, picolibc, qemu-system-riscv64 with OpenSBI,
+#                                    u-boot-tools (mkimage); CMocka for picolibc.
 #   mk/deps.sh flags ARCH LIBC       Prints, for a Makefile to `include`:
 #                                      CC := ...
 #                                      CMOCKA_CFLAGS := -I... -D__WORDSIZE=64
@@ -60,7 +63,8 @@ usage() {
 
 check_target() {
 	case "${1:-}" in aarch64|riscv64) ;; *) die "ARCH must be aarch64 or riscv64, not '${1:-}'";; esac
-	case "${2:-}" in musl|glibc) ;; *) die "LIBC must be musl or glibc, not '${2:-}'";; esac
+	case "${2:-}" in musl|glibc) ;; picolibc) [ "$1" = riscv64 ] || die "picolibc is riscv64 only";;
+		*) die "LIBC must be musl, glibc or picolibc, not '${2:-}'";; esac
 }
 
 cache_dir() {
@@ -338,7 +342,8 @@ ensure_musl() {
 }
 
 cross_cc() {
-	if [ "$2" = musl ]; then printf '%s\n' "$CACHE/$1-musl/bin/musl-gcc"
+	if [ "$2" = picolibc ]; then printf 'riscv64-unknown-elf-gcc\n'
+	elif [ "$2" = musl ]; then printf '%s\n' "$CACHE/$1-musl/bin/musl-gcc"
 	else printf '%s-gcc\n' "$(triplet "$1")"; fi
 }
 
@@ -356,14 +361,22 @@ ensure_cmocka() {
 	take_lock
 	stamp_ok "$arch-$libc-cmocka" "$key" && [ -f "$out/lib/libcmocka.a" ] && return 0
 	local src="$CACHE/src/cmocka" bld="$CACHE/build/$arch-$libc-cmocka"
-	local log="$CACHE/log/$arch-$libc-cmocka.log"
+	local log="$CACHE/log/$arch-$libc-cmocka.log" ar="$tri-ar"
+	local defs=("${CMOCKA_DEFS[@]}") extra=()
+	if [ "$libc" = picolibc ]; then
+		# picolibc has no sigjmp_buf, CLOCK_REALTIME or struct timespec test.
+		defs=(-D__WORDSIZE=64 -DHAVE_SIGNAL_H -DHAVE_STRINGS_H -DHAVE_INTTYPES_H
+			-DHAVE_MALLOC_H -DHAVE_GCC_THREAD_LOCAL_STORAGE)
+		extra=(--specs=picolibc.specs "${BARE_ARCH_FLAGS[@]}")
+		ar=riscv64-unknown-elf-ar
+	fi
 	mkdir -p "$CACHE/log"; : >"$log"
 	say "building $(src_version cmocka) for $arch-$libc into $out (log: $log)"
 	rm -rf "$bld" "$out"; mkdir -p "$bld" "$out/lib" "$out/include"
 	# No HAVE_CONFIG_H: the defines stand in for CMake's config.h. No -Werror.
-	run_logged "$log" "compile cmocka.c ($arch-$libc)" "$cc" -O2 "${CMOCKA_DEFS[@]}" \
+	run_logged "$log" "compile cmocka.c ($arch-$libc)" "$cc" -O2 "${extra[@]}" "${defs[@]}" \
 		-I"$src/include" -c "$src/src/cmocka.c" -o "$bld/cmocka.o"
-	run_logged "$log" "archive libcmocka.a ($arch-$libc)" "$tri-ar" rcs "$out/lib/libcmocka.a" "$bld/cmocka.o"
+	run_logged "$log" "archive libcmocka.a ($arch-$libc)" "$ar" rcs "$out/lib/libcmocka.a" "$bld/cmocka.o"
 	# cmocka.h includes no header of its own; cmocka_pbc.h is its optional companion.
 	cp "$src/include/cmocka.h" "$src/include/cmocka_pbc.h" "$out/include/"
 	rm -rf "$bld"
@@ -380,6 +393,16 @@ cmd_cross() {
 	ensure_cmocka "$arch" "$libc"
 }
 
+# Must match board/toolchain/riscv64-unknown-elf.mk.
+BARE_ARCH_FLAGS=(-march=rv64imafdc -mabi=lp64d -mcmodel=medany)
+
+cmd_bare() {
+	ensure_packages make dpkg-dev gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf \
+		qemu-system-misc opensbi u-boot-tools
+	ensure_sources
+	ensure_cmocka riscv64 picolibc
+}
+
 cmd_flags() {
 	check_target "$@"
 	local arch="$1" libc="$2" out="$CACHE/$1-$2/cmocka"
@@ -393,6 +416,7 @@ cmd_flags() {
 case "${1:-}" in
 	host)  [ $# -eq 1 ] || usage; cmd_host ;;
 	cross) [ $# -eq 3 ] || usage; shift; cmd_cross "$@" ;;
+	bare)  [ $# -eq 1 ] || usage; cmd_bare ;;
 	flags) [ $# -eq 3 ] || usage; shift; cmd_flags "$@" ;;
 	-h|--help|help) usage ;;
 	*) usage ;;

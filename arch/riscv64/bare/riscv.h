@@ -1,0 +1,97 @@
+/* SPDX-License-Identifier: MIT */
+/* Supervisor-mode riscv64 for the bare kernel-shim: CSRs, interrupts, the
+ * SBI calls into OpenSBI, and the trap frame that trap.S builds. */
+#ifndef WEFT_RISCV_H
+#define WEFT_RISCV_H
+
+#include <stdint.h>
+
+#define csr_read(csr)                                          \
+	({                                                     \
+		uint64_t v_;                                   \
+		__asm__ volatile("csrr %0, " #csr : "=r"(v_)); \
+		v_;                                            \
+	})
+#define csr_write(csr, v) __asm__ volatile("csrw " #csr ", %0" ::"r"((uint64_t)(v)) : "memory")
+#define csr_set(csr, v) __asm__ volatile("csrs " #csr ", %0" ::"r"((uint64_t)(v)) : "memory")
+#define csr_clear(csr, v) __asm__ volatile("csrc " #csr ", %0" ::"r"((uint64_t)(v)) : "memory")
+
+#define SSTATUS_SIE (1ull << 1)
+#define SSTATUS_SPIE (1ull << 5)
+#define SSTATUS_SPP (1ull << 8)
+#define SSTATUS_FS_INITIAL (1ull << 13)
+#define SSTATUS_SUM (1ull << 18)
+#define SIE_STIE (1ull << 5)
+#define SIP_STIP (1ull << 5)
+
+#define SCAUSE_INTERRUPT (1ull << 63)
+#define IRQ_S_TIMER 5
+#define EXC_INST_MISALIGNED 0
+#define EXC_INST_ACCESS 1
+#define EXC_ILLEGAL 2
+#define EXC_BREAKPOINT 3
+#define EXC_LOAD_ACCESS 5
+#define EXC_STORE_ACCESS 7
+#define EXC_ECALL_S 9
+#define EXC_INST_PAGE 12
+#define EXC_LOAD_PAGE 13
+#define EXC_STORE_PAGE 15
+
+/* Interrupts off; returns whether they were on. */
+static inline int irq_save(void)
+{
+	uint64_t v;
+	__asm__ volatile("csrrc %0, sstatus, %1" : "=r"(v) : "r"(SSTATUS_SIE) : "memory");
+	return (v & SSTATUS_SIE) != 0;
+}
+
+static inline void irq_restore(int on)
+{
+	if (on)
+		csr_set(sstatus, SSTATUS_SIE);
+}
+
+static inline void wfi(void) { __asm__ volatile("wfi" ::: "memory"); }
+
+static inline uint64_t rdtime(void)
+{
+	uint64_t v;
+	__asm__ volatile("rdtime %0" : "=r"(v));
+	return v;
+}
+
+/* What trap.S saves: x0..x31 (x0's slot unused, x2 is the interrupted sp),
+ * then sepc, sstatus, scause, stval. 288 bytes, 16-aligned. */
+struct trap_frame {
+	uint64_t x[32];
+	uint64_t sepc, sstatus, scause, stval;
+};
+#define TRAP_FRAME_SIZE 288
+
+/* trap.S: the vector stvec points at, and the code a preempted thread
+ * resumes in (a0 = its saved frame). */
+void arch_trap_entry(void);
+void arch_preempt_resume(void);
+
+/* ---- SBI (OpenSBI) ------------------------------------------------------ */
+
+struct sbiret {
+	long error, value;
+};
+
+static inline struct sbiret sbi_call(long eid, long fid, long a0, long a1, long a2)
+{
+	register long r0 __asm__("a0") = a0;
+	register long r1 __asm__("a1") = a1;
+	register long r2 __asm__("a2") = a2;
+	register long r6 __asm__("a6") = fid;
+	register long r7 __asm__("a7") = eid;
+	__asm__ volatile("ecall" : "+r"(r0), "+r"(r1) : "r"(r2), "r"(r6), "r"(r7) : "memory");
+	return (struct sbiret){r0, r1};
+}
+
+#define SBI_EXT_BASE 0x10
+#define SBI_EXT_TIME 0x54494D45
+#define SBI_EXT_SRST 0x53525354
+
+#endif

@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * void _start(unsigned long hartid, void *dtb);   entered by OpenSBI (or U-Boot)
+ *
+ * The first instructions of an S-mode payload. picolibc's crt0 touches mstatus
+ * and so cannot run in S-mode; this one sets up only what C needs: gp, a boot
+ * stack, the FPU enabled (sstatus.FS), interrupts off, bss cleared. The image
+ * is loaded in RAM where it runs, so .data needs no copy. Then C takes over in
+ * shim_boot (kernel-shim/bare/boot.c), which never returns.
+ */
+	.section .text.init.enter, "ax", @progbits
+	.globl	_start
+	.type	_start, @function
+_start:
+	.cfi_startproc
+	.cfi_undefined ra
+.option push
+.option norelax
+	la	gp, __global_pointer$
+.option pop
+	csrw	sie, zero
+	li	t0, 2			/* SIE */
+	csrc	sstatus, t0
+	li	t0, 1 << 13		/* FS = Initial: the FPU is usable */
+	csrs	sstatus, t0
+	fscsr	zero
+	la	sp, boot_stack_top
+	mv	tp, zero
+
+	la	t0, __bss_start
+	la	t1, __bss_end
+1:	bgeu	t0, t1, 2f
+	sd	zero, 0(t0)
+	addi	t0, t0, 8
+	j	1b
+2:
+	/* a0 = hartid, a1 = device tree, as OpenSBI passed them. */
+	call	shim_boot
+3:	wfi
+	j	3b
+	.cfi_endproc
+	.size	_start, .-_start
+
+	.section .bss.boot_stack, "aw", @nobits
+	.p2align 4
+boot_stack:
+	.space	16384
+boot_stack_top:
+
+	.section .note.GNU-stack,"",@progbits

@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: MIT */
+/* QEMU's riscv64 `virt` machine as OpenSBI hands it to an S-mode payload:
+ * the memory map, the console, the timebase and how to end the run. */
+#ifndef WEFT_BOARD_H
+#define WEFT_BOARD_H
+
+#define BOARD_NAME "qemu-virt"
+
+/* RAM starts here; OpenSBI owns the first 2 MiB, the image is loaded at
+ * BOARD_LOAD_ADDR. The size comes from the device tree's /memory node;
+ * BOARD_RAM_END_MAX caps it, BOARD_RAM_SIZE_DEFAULT is used without one. */
+#define BOARD_RAM_BASE 0x80000000UL
+#define BOARD_LOAD_ADDR 0x80200000UL
+#define BOARD_RAM_SIZE_DEFAULT (128UL << 20)
+#define BOARD_RAM_END_MAX 0xc0000000UL /* one identity gigapage of RAM */
+
+/* Device memory: identity-mapped as one gigapage, 0 .. 1 GiB. */
+#define BOARD_MMIO_BASE 0x00000000UL
+#define BOARD_MMIO_SIZE (1UL << 30)
+
+/* NS16550A UART, byte-wide registers. QEMU needs no divisor set-up. */
+#define BOARD_UART_BASE 0x10000000UL
+#define BOARD_UART_SHIFT 0
+#define BOARD_UART_CLOCK 0 /* 0: leave the line settings as firmware set them */
+#define BOARD_UART_BAUD 115200
+
+/* rdtime ticks per second. */
+#define BOARD_TIMEBASE_HZ 10000000UL
+
+/* SiFive test finisher: 0x5555 passes, (code << 16) | 0x3333 fails with code. */
+#define BOARD_FINISHER 0x100000UL
+
+#endif

@@ -1,0 +1,9 @@
+# SPDX-License-Identifier: MIT
+# QEMU's riscv64 virt machine: an S-mode payload for OpenSBI
+# (qemu-system-riscv64 -M virt -bios default), picolibc, the bare kernel-shim.
+ARCH := riscv64
+SHIM := bare
+BOARD := qemu-virt
+DEFAULT_TOOLCHAIN := riscv64-unknown-elf
+RUN := qemu/run-qemu-virt.sh
+BOARD_SRCS := board/common/ns16550.c

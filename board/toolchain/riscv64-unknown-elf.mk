@@ -1,0 +1,15 @@
+# SPDX-License-Identifier: MIT
+# Debian's riscv64-unknown-elf-gcc with picolibc (picolibc-riscv64-unknown-elf),
+# for the bare-metal boards: rv64gc, lp64d, code anywhere in RAM (medany).
+# (CFLAGS_ARCH also goes on every link line.) CMocka for it is built from Debian's source package into $(WEFT_CACHE).
+LIBC := picolibc
+CROSS_ARCH := riscv64
+CC := riscv64-unknown-elf-gcc
+AR := riscv64-unknown-elf-ar
+OBJCOPY := riscv64-unknown-elf-objcopy
+READELF := riscv64-unknown-elf-readelf
+CFLAGS_ARCH := --specs=picolibc.specs -march=rv64imafdc -mabi=lp64d -mcmodel=medany \
+	-fstack-clash-protection
+LDFLAGS_ARCH := -nostartfiles \
+	-T board/$(BOARD)/link.ld -Wl,--gc-sections -Wl,--no-warn-rwx-segments
+DEPS := bare

@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: MIT */
+/* Inside the bare-metal kernel-shim: what its files share, and the board
+ * contract (board/<target>/board.c and board.h) they are built on. */
+#ifndef WEFT_BARE_H
+#define WEFT_BARE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "board.h"
+#include "riscv.h"
+
+#define PAGE_SIZE 4096UL
+
+/* ---- The board contract (board/<target>/) --------------------------------
+ * board.h defines BOARD_NAME, BOARD_RAM_BASE, BOARD_LOAD_ADDR,
+ * BOARD_RAM_SIZE_DEFAULT, BOARD_RAM_END_MAX, BOARD_MMIO_BASE/SIZE (one
+ * gigapage-aligned window), BOARD_UART_BASE/SHIFT/CLOCK/BAUD and
+ * BOARD_TIMEBASE_HZ. */
+
+/* Set up the console (before anything prints). */
+void board_console_init(void);
+/* Write one byte to the console, waiting for room. */
+void board_console_putc(char c);
+/* End the run with status (0 passes). Never returns. */
+_Noreturn void board_exit(int status);
+/* Extra PTE bits for RAM (mmio = 0) or device memory (mmio = 1): the C906's
+ * memory attributes when its MAEE mode is on, 0 elsewhere. */
+uint64_t board_pte_bits(int mmio);
+
+/* ---- Memory (page.c, heap.c, vm.c) --------------------------------------- */
+
+/* Give the allocator the free RAM [start, end). */
+void page_init(uintptr_t start, uintptr_t end);
+/* One zeroed 4 KiB page, or NULL. */
+void *page_alloc(void);
+void page_free(void *p);
+size_t page_free_count(void);
+
+/* Reserve [start, start + size) for malloc's sbrk. */
+void heap_init(uintptr_t start, size_t size);
+
+/* Build the Sv39 tables (identity RAM and MMIO) and turn translation on. */
+void vm_init(uintptr_t ram_base, uintptr_t ram_end);
+/* Map one 4 KiB page of the stack window. 0 or -ENOMEM. */
+int vm_map(uintptr_t va, uintptr_t pa);
+/* Unmap a page of the stack window; returns its physical address or 0. */
+uintptr_t vm_unmap(uintptr_t va);
+/* Where fiber stacks live: [VM_STACK_BASE, VM_STACK_BASE + VM_STACK_SIZE). */
+#define VM_STACK_BASE 0x2000000000UL /* 128 GiB */
+#define VM_STACK_SIZE (1UL << 30)
+
+/* ---- Threads, time, traps (thread.c, clock.c, trap.c) --------------------- */
+
+/* Make the boot context thread 0 ("main") with the given TLS block. */
+void thread_init(void *tls);
+/* Timer interrupt: wake sleepers, and preempt if another thread may run.
+ * Returns 1 if the trap should resume in arch_preempt_resume. */
+int thread_tick(struct trap_frame *f);
+
+/* Ticks of rdtime to ns and back; program the next timer interrupt. */
+int64_t clock_ticks_to_ns(uint64_t t);
+uint64_t clock_ns_to_ticks(int64_t ns);
+void clock_set_timer(int64_t deadline_ns); /* -1: none */
+
+/* Trap stack set-up (sscratch, stvec). */
+void trap_init(void);
+
+/* Print without stdio or locks (trap context). */
+void bare_puts(const char *s);
+void bare_put_hex(uint64_t v);
+void bare_put_dec(uint64_t v);
+
+/* ---- Device tree (fdt.c) ------------------------------------------------- */
+struct fdt_info {
+	uint64_t ram_base, ram_size; /* the first /memory node; 0 if none */
+	const char *bootargs;        /* /chosen bootargs, or NULL */
+};
+/* 0, or -EINVAL if dtb is not a flattened device tree. */
+int fdt_parse(const void *dtb, struct fdt_info *out);
+
+#endif

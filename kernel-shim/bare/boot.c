@@ -1,0 +1,90 @@
+/* SPDX-License-Identifier: MIT */
+/* From start.S to main(): traps, console, TLS, the device tree, memory (heap,
+ * pages, Sv39), the command line as environment, then main() on a guarded
+ * stack of its own, and exit() with what it returns.
+ *
+ * RAM after boot, low to high: OpenSBI | the image | malloc's heap (a quarter
+ * of what is left) | pages for page tables and stacks. */
+#define _DEFAULT_SOURCE /* strtok_r, setenv */
+#include <picolibc.h>
+#include <picotls.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "arch.h"
+#include "bare.h"
+#include "shim.h"
+
+#define MAIN_STACK (256 * 1024)
+#define MAX_ENV 16
+
+extern char __tls_base[], __image_end[];
+int main(int argc, char **argv);
+void shim_boot(unsigned long hartid, const void *dtb);
+
+static void *boot_sp;
+
+/* The command line's NAME=value words become the environment (WEFT_WORKERS=2
+ * on -append, or in U-Boot's bootargs); other words are ignored. */
+static char bootargs[512];
+
+static void env_from_bootargs(void)
+{
+	char *copy = bootargs;
+	char *save, *w = strtok_r(copy, " \t", &save);
+	for (int n = 0; w && n < MAX_ENV; w = strtok_r(NULL, " \t", &save)) {
+		char *eq = strchr(w, '=');
+		if (eq && eq != w) {
+			*eq = 0;
+			setenv(w, eq + 1, 1);
+			n++;
+		}
+	}
+}
+
+static void main_entry(void *arg)
+{
+	(void)arg;
+	static char name[] = "weft";
+	static char *argv[] = {name, NULL};
+	csr_set(sstatus, SSTATUS_SIE);
+	exit(main(1, argv));
+}
+
+void shim_boot(unsigned long hartid, const void *dtb)
+{
+	(void)hartid;
+	trap_init();
+	board_console_init();
+	_init_tls(__tls_base);
+	_set_tls(__tls_base);
+	thread_init(__tls_base);
+
+	struct fdt_info fdt;
+	uintptr_t ram_end = BOARD_RAM_BASE + BOARD_RAM_SIZE_DEFAULT;
+	if (fdt_parse(dtb, &fdt) == 0 && fdt.ram_size && fdt.ram_base == BOARD_RAM_BASE)
+		ram_end = (uintptr_t)(fdt.ram_base + fdt.ram_size);
+	/* The device tree lies in RAM the page allocator is about to take. */
+	if (fdt.bootargs)
+		strncpy(bootargs, fdt.bootargs, sizeof bootargs - 1);
+	if (ram_end > BOARD_RAM_END_MAX)
+		ram_end = BOARD_RAM_END_MAX;
+	uintptr_t free_start = (uintptr_t)__image_end;
+	size_t heap = ((ram_end - free_start) / 4) & ~(PAGE_SIZE - 1);
+	heap_init(free_start, heap);
+	page_init(free_start + heap, ram_end);
+	vm_init(BOARD_RAM_BASE, ram_end);
+	env_from_bootargs();
+
+	csr_set(sie, SIE_STIE);
+	clock_set_timer(-1);
+
+	struct shim_stack st;
+	if (shim_stack_alloc(MAIN_STACK, &st) != 0) {
+		bare_puts("weft: no memory for the main stack\n");
+		board_exit(1);
+	}
+	void *sp = arch_frame_init((char *)st.base + st.size, main_entry, NULL);
+	arch_switch(&boot_sp, sp);
+	board_exit(1); /* not reached */
+}

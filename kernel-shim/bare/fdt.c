@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: MIT */
+/* Just enough of a flattened-device-tree reader for boot: the first /memory
+ * node's reg and /chosen's bootargs. Everything in a DTB is big-endian. */
+#define _DEFAULT_SOURCE /* strnlen */
+#include <errno.h>
+#include <string.h>
+
+#include "bare.h"
+
+#define FDT_MAGIC 0xd00dfeed
+#define FDT_BEGIN_NODE 1
+#define FDT_END_NODE 2
+#define FDT_PROP 3
+#define FDT_NOP 4
+#define FDT_END 9
+
+static uint32_t be32(const void *p)
+{
+	const uint8_t *b = p;
+	return (uint32_t)b[0] << 24 | (uint32_t)b[1] << 16 | (uint32_t)b[2] << 8 | b[3];
+}
+
+static uint64_t cells(const uint8_t *p, uint32_t n)
+{
+	uint64_t v = 0;
+	for (uint32_t i = 0; i < n; i++)
+		v = v << 32 | be32(p + 4 * i);
+	return v;
+}
+
+int fdt_parse(const void *dtb, struct fdt_info *out)
+{
+	memset(out, 0, sizeof *out);
+	if (!dtb || ((uintptr_t)dtb & 3) || be32(dtb) != FDT_MAGIC)
+		return -EINVAL;
+	const uint8_t *base = dtb;
+	uint32_t total = be32(base + 4);
+	const uint8_t *p = base + be32(base + 8);
+	const uint8_t *end = base + total;
+	const char *strings = (const char *)base + be32(base + 12);
+	uint32_t addr_cells = 2, size_cells = 2;
+	int depth = 0, in_memory = 0, in_chosen = 0;
+
+	while (p + 4 <= end) {
+		uint32_t tok = be32(p);
+		p += 4;
+		if (tok == FDT_BEGIN_NODE) {
+			const char *name = (const char *)p;
+			size_t n = strnlen(name, (size_t)(end - p));
+			p += (n + 4) & ~(size_t)3;
+			depth++;
+			in_memory = depth == 2 && strncmp(name, "memory", 6) == 0 &&
+				    (name[6] == 0 || name[6] == '@') && out->ram_size == 0;
+			in_chosen = depth == 2 && strcmp(name, "chosen") == 0;
+		} else if (tok == FDT_END_NODE) {
+			depth--;
+			in_memory = in_chosen = 0;
+		} else if (tok == FDT_PROP) {
+			if (p + 8 > end)
+				break;
+			uint32_t len = be32(p), nameoff = be32(p + 4);
+			const uint8_t *val = p + 8;
+			const char *pname = strings + nameoff;
+			p = val + ((len + 3) & ~3u);
+			if (p > end)
+				break;
+			if (depth == 1 && strcmp(pname, "#address-cells") == 0 && len == 4)
+				addr_cells = be32(val);
+			else if (depth == 1 && strcmp(pname, "#size-cells") == 0 && len == 4)
+				size_cells = be32(val);
+			else if (in_memory && strcmp(pname, "reg") == 0 &&
+				 len >= 4 * (addr_cells + size_cells) && addr_cells <= 2 && size_cells <= 2) {
+				out->ram_base = cells(val, addr_cells);
+				out->ram_size = cells(val + 4 * addr_cells, size_cells);
+			} else if (in_chosen && strcmp(pname, "bootargs") == 0 && len > 0 &&
+				   val[len - 1] == 0) {
+				out->bootargs = (const char *)val;
+			}
+		} else if (tok == FDT_NOP) {
+			continue;
+		} else {
+			break; /* FDT_END or garbage */
+		}
+	}
+	return 0;
+}

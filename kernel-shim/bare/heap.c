@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: MIT */
+/* malloc's memory: picolibc's malloc grows through sbrk, which here hands out
+ * a region reserved at boot (a quarter of the free RAM). */
+#include <errno.h>
+#include <stdint.h>
+#include <unistd.h>
+
+#include "bare.h"
+
+static uintptr_t heap_cur, heap_end;
+
+void heap_init(uintptr_t start, size_t size)
+{
+	heap_cur = start;
+	heap_end = start + size;
+}
+
+void *sbrk(ptrdiff_t incr)
+{
+	int on = irq_save();
+	uintptr_t old = heap_cur;
+	if ((incr > 0 && (uintptr_t)incr > heap_end - heap_cur) ||
+	    (incr < 0 && (uintptr_t)-incr > heap_cur)) {
+		irq_restore(on);
+		errno = ENOMEM;
+		return (void *)-1;
+	}
+	heap_cur += (uintptr_t)incr;
+	irq_restore(on);
+	return (void *)old;
+}

@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: MIT */
+/* Sv39 page tables. RAM and the board's device window are identity-mapped
+ * with 1 GiB pages, so the shim and the runtime use physical addresses as
+ * they are. Fiber stacks live in a separate 1 GiB window mapped with 4 KiB
+ * pages: a stack's pages are mapped, the page below it is not, and touching
+ * it is a page fault whose stval names the address (trap.c). */
+#include <errno.h>
+
+#include "bare.h"
+
+#define PTE_V (1ull << 0)
+#define PTE_R (1ull << 1)
+#define PTE_W (1ull << 2)
+#define PTE_X (1ull << 3)
+#define PTE_G (1ull << 5)
+#define PTE_A (1ull << 6)
+#define PTE_D (1ull << 7)
+#define PTE_PPN_MASK (((1ull << 44) - 1) << 10)
+#define GIGA (1ull << 30)
+#define SATP_SV39 (8ull << 60)
+
+static uint64_t root[512] __attribute__((aligned(4096)));
+static uint64_t *window; /* the level-1 table of the stack window */
+
+static uint64_t pte_of(uintptr_t pa, uint64_t flags) { return (uint64_t)(pa >> 12) << 10 | flags; }
+static uint64_t *table_of(uint64_t pte) { return (uint64_t *)(uintptr_t)(((pte & PTE_PPN_MASK) >> 10) << 12); }
+
+static void sfence(uintptr_t va) { __asm__ volatile("sfence.vma %0, zero" ::"r"(va) : "memory"); }
+
+void vm_init(uintptr_t ram_base, uintptr_t ram_end)
+{
+	/* A (accessed) and D (dirty) are set up front: the C906 does not set
+	 * them in hardware and faults instead. */
+	const uint64_t common = PTE_V | PTE_A | PTE_D | PTE_G;
+	root[BOARD_MMIO_BASE / GIGA] = pte_of(BOARD_MMIO_BASE, common | PTE_R | PTE_W) | board_pte_bits(1);
+	for (uintptr_t g = ram_base & ~(GIGA - 1); g < ram_end; g += GIGA)
+		root[g / GIGA] = pte_of(g, common | PTE_R | PTE_W | PTE_X) | board_pte_bits(0);
+	window = page_alloc();
+	root[VM_STACK_BASE / GIGA] = pte_of((uintptr_t)window, PTE_V);
+	__asm__ volatile("sfence.vma zero, zero" ::: "memory");
+	csr_write(satp, SATP_SV39 | ((uintptr_t)root >> 12));
+	__asm__ volatile("sfence.vma zero, zero" ::: "memory");
+}
+
+static uint64_t *leaf(uintptr_t va, int create)
+{
+	uint64_t *l1 = &window[(va >> 21) & 511];
+	if (!(*l1 & PTE_V)) {
+		if (!create)
+			return NULL;
+		void *t = page_alloc();
+		if (!t)
+			return NULL;
+		*l1 = pte_of((uintptr_t)t, PTE_V);
+	}
+	return &table_of(*l1)[(va >> 12) & 511];
+}
+
+int vm_map(uintptr_t va, uintptr_t pa)
+{
+	int on = irq_save();
+	uint64_t *pte = leaf(va, 1);
+	if (pte)
+		*pte = pte_of(pa, PTE_V | PTE_R | PTE_W | PTE_A | PTE_D | PTE_G) | board_pte_bits(0);
+	irq_restore(on);
+	if (!pte)
+		return -ENOMEM;
+	sfence(va);
+	return 0;
+}
+
+uintptr_t vm_unmap(uintptr_t va)
+{
+	int on = irq_save();
+	uint64_t *pte = leaf(va, 0);
+	uintptr_t pa = 0;
+	if (pte && (*pte & PTE_V)) {
+		pa = (uintptr_t)(((*pte & PTE_PPN_MASK) >> 10) << 12);
+		*pte = 0;
+	}
+	irq_restore(on);
+	sfence(va);
+	return pa;
+}
