@@ -107,8 +107,10 @@ $(O)/bench/%: bench/%.c $(LIB)
 tests: $(TESTS)
 
 # Run this configuration's suites; prints "<name>: N passed, N failed".
+# WEFT_BOOTARGS=NAME=value... goes on a bare-metal image's command line.
 check: tests
-	@mk/run-tests.sh "$(TARGET)$(if $(VARIANT),-$(VARIANT))" "$(VARIANT)" "$(RUN)" $(TESTS)
+	@WEFT_SHIM=$(SHIM) mk/run-tests.sh "$(TARGET)$(if $(VARIANT),-$(VARIANT))$(if $(WEFT_BOOTARGS), $(WEFT_BOOTARGS))" \
+		"$(VARIANT)" "$(RUN)" $(TESTS)
 
 deps:
 	@mk/deps.sh $(DEPS)

@@ -4,6 +4,9 @@
 # closing "<config>: N passed, N failed, N skipped" line. Exit 1 if anything
 # failed or crashed.
 # Usage: mk/run-tests.sh CONFIG VARIANT "RUNNER" test-binary...
+# With WEFT_SHIM=bare, a suite that has tests/<suite>.bare.sh is run by that
+# script (given RUNNER and the image) instead: cases that must end the machine
+# boot one image each.
 set -u
 config=$1 variant=$2 runner=$3
 shift 3
@@ -16,7 +19,12 @@ for t in "$@"; do
 	log=$t.log
 	start=$(date +%s)
 	# shellcheck disable=SC2086
-	timeout 900 $runner "$t" >"$log" 2>&1
+	script=tests/$(basename "$t").bare.sh
+	if [ "${WEFT_SHIM:-}" = bare ] && [ -x "$script" ]; then
+		timeout 900 "$script" "$runner" "$t" >"$log" 2>&1
+	else
+		timeout 900 $runner "$t" >"$log" 2>&1
+	fi
 	rc=$?
 	secs=$(( $(date +%s) - start ))
 	p=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' "$log" | tail -1)

@@ -13,6 +13,7 @@ configs=(
 	"TARGET=linux-x86_64 VARIANT=tsan"
 	"TARGET=linux-aarch64"
 	"TARGET=linux-riscv64"
+	"TARGET=qemu-virt"
 )
 summary=()
 status=0

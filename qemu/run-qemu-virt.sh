@@ -7,7 +7,8 @@
 #   NAME=value words go on the kernel command line; weft makes them the
 #   environment (WEFT_WORKERS=2, WEFT_STACK_KB=128).
 # Environment: QEMU_MEM (default 256M), QEMU_TIMEOUT in seconds (default 900),
-#   QEMU_EXTRA (more qemu-system-riscv64 options).
+#   QEMU_EXTRA (more qemu-system-riscv64 options), WEFT_BOOTARGS (NAME=value
+#   words put before the arguments).
 # The console is this script's stdout, with CR LF turned into LF. Exit 124
 # means the image did not finish in time.
 set -u
@@ -21,5 +22,5 @@ command -v qemu-system-riscv64 >/dev/null ||
 # shellcheck disable=SC2086
 timeout "${QEMU_TIMEOUT:-900}" qemu-system-riscv64 -M virt -cpu rv64,sstc=off -smp 1 \
 	-m "${QEMU_MEM:-256M}" -bios default -display none -monitor none -serial stdio \
-	-no-reboot -kernel "$img" -append "$*" ${QEMU_EXTRA:-} </dev/null | tr -d '\r'
+	-no-reboot -kernel "$img" -append "${WEFT_BOOTARGS:-} $*" ${QEMU_EXTRA:-} </dev/null | tr -d '\r'
 exit "${PIPESTATUS[0]}"

@@ -2,7 +2,6 @@
 /* Cancellation: bad and finished handles, delivery to every kind of blocked
  * fiber and at the next suspension point, once per request, merged requests,
  * cancelling from threads and fibers, and a stress test of exactly-once. */
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -542,7 +541,7 @@ static void *cancel_target(void *arg)
 	return NULL;
 }
 
-static void test_cancel_from_pthread(void **state)
+static void test_cancel_from_thread(void **state)
 {
 	(void)state;
 	struct blocked b = {.r = 1, .r_sleep = 1};
@@ -551,9 +550,9 @@ static void test_cancel_from_pthread(void **state)
 	assert_true(wt_wait_flag(&b.started));
 	weft_sleep_until(wt_ms(2));
 	struct canceller c = {.target = f, .r = 1};
-	pthread_t t;
-	assert_int_equal(pthread_create(&t, NULL, cancel_target, &c), 0);
-	pthread_join(t, NULL);
+	wt_thread_t t;
+	t = wt_thread_start(cancel_target, &c);
+	wt_thread_join(t);
 	assert_int_equal(c.r, 0);
 	assert_int_equal(weft_fiber_join(f, wt_ms(10000), NULL), 0);
 	check_sleep_far(&b);
@@ -853,7 +852,7 @@ int main(void)
 		cmocka_unit_test(test_busy_fibers_get_every_worker),
 		cmocka_unit_test(test_merge_requests_while_blocked),
 		cmocka_unit_test(test_cleanup_can_block),
-		cmocka_unit_test(test_cancel_from_pthread),
+		cmocka_unit_test(test_cancel_from_thread),
 		cmocka_unit_test(test_cancel_from_fiber),
 		cmocka_unit_test(test_cancel_self),
 		cmocka_unit_test(test_cancel_before_first_block),

@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* Channels: bad arguments, buffered and rendezvous transfer, close, deadlines,
  * cancellation, races, heavy traffic between fibers, and plain OS threads. */
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
@@ -26,25 +25,18 @@ static weft_chan_t *make_chan(size_t elem, size_t cap)
 	return c;
 }
 
-static pthread_t start_thread(void *(*fn)(void *), void *arg)
-{
-	pthread_t t;
-	assert_int_equal(pthread_create(&t, NULL, fn, arg), 0);
-	return t;
-}
-
 /* One side of an exchange: a fiber, or a plain thread. */
 struct party {
 	int thread;
 	weft_fiber_t f;
-	pthread_t t;
+	wt_thread_t t;
 };
 
 static void party_start(struct party *p, int thread, weft_fn fn, void *arg)
 {
 	p->thread = thread;
 	if (thread)
-		p->t = start_thread(fn, arg);
+		p->t = wt_thread_start(fn, arg);
 	else
 		p->f = wt_spawn(fn, arg);
 }
@@ -52,7 +44,7 @@ static void party_start(struct party *p, int thread, weft_fn fn, void *arg)
 static void party_join(struct party *p)
 {
 	if (p->thread)
-		pthread_join(p->t, NULL);
+		wt_thread_join(p->t);
 	else
 		wt_join(p->f);
 }
@@ -430,14 +422,14 @@ static void test_close_wakes_receivers(void **state)
 			f[i] = wt_spawn(do_recv, &r[i]);
 		}
 		op_init(&r[NF], c, 0, far());
-		pthread_t t = start_thread(do_recv, &r[NF]);
+		wt_thread_t t = wt_thread_start(do_recv, &r[NF]);
 		for (int i = 0; i <= NF; i++)
 			assert_true(wt_wait_flag(&r[i].started));
 		weft_sleep_until(wt_ms(20));
 		assert_int_equal(weft_chan_close(c), 0);
 		for (int i = 0; i < NF; i++)
 			wt_join(f[i]);
-		pthread_join(t, NULL);
+		wt_thread_join(t);
 		for (int i = 0; i <= NF; i++)
 			assert_int_equal(r[i].r, -EPIPE);
 		weft_chan_destroy(c);
@@ -460,14 +452,14 @@ static void test_close_wakes_senders(void **state)
 			f[i] = wt_spawn(do_send, &s[i]);
 		}
 		op_init(&s[NF], c, 100 + NF, far());
-		pthread_t t = start_thread(do_send, &s[NF]);
+		wt_thread_t t = wt_thread_start(do_send, &s[NF]);
 		for (int i = 0; i <= NF; i++)
 			assert_true(wt_wait_flag(&s[i].started));
 		weft_sleep_until(wt_ms(20));
 		assert_int_equal(weft_chan_close(c), 0);
 		for (int i = 0; i < NF; i++)
 			wt_join(f[i]);
-		pthread_join(t, NULL);
+		wt_thread_join(t);
 		for (int i = 0; i <= NF; i++)
 			assert_int_equal(s[i].r, -EPIPE);
 		/* Only what was buffered before the close comes out. */
@@ -1222,8 +1214,8 @@ static void test_send_thread_to_fiber(void **state)
 		tx = (struct stream){.c = c, .n = n};
 		rx = (struct stream){.c = c};
 		weft_fiber_t f = wt_spawn(stream_recv, &rx);
-		pthread_t t = start_thread(stream_send, &tx);
-		pthread_join(t, NULL);
+		wt_thread_t t = wt_thread_start(stream_send, &tx);
+		wt_thread_join(t);
 		wt_join(f);
 		check_stream(&tx, &rx, n);
 		weft_chan_destroy(c);
@@ -1239,10 +1231,10 @@ static void test_send_fiber_to_thread(void **state)
 		weft_chan_t *c = make_chan(sizeof(long), cap);
 		tx = (struct stream){.c = c, .n = n};
 		rx = (struct stream){.c = c};
-		pthread_t t = start_thread(stream_recv, &rx);
+		wt_thread_t t = wt_thread_start(stream_recv, &rx);
 		weft_fiber_t f = wt_spawn(stream_send, &tx);
 		wt_join(f);
-		pthread_join(t, NULL);
+		wt_thread_join(t);
 		check_stream(&tx, &rx, n);
 		weft_chan_destroy(c);
 	}
@@ -1257,10 +1249,10 @@ static void test_send_thread_to_thread(void **state)
 		weft_chan_t *c = make_chan(sizeof(long), cap);
 		tx = (struct stream){.c = c, .n = n};
 		rx = (struct stream){.c = c};
-		pthread_t tr = start_thread(stream_recv, &rx);
-		pthread_t ts = start_thread(stream_send, &tx);
-		pthread_join(ts, NULL);
-		pthread_join(tr, NULL);
+		wt_thread_t tr = wt_thread_start(stream_recv, &rx);
+		wt_thread_t ts = wt_thread_start(stream_send, &tx);
+		wt_thread_join(ts);
+		wt_thread_join(tr);
 		check_stream(&tx, &rx, n);
 		weft_chan_destroy(c);
 	}

@@ -1,8 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* White-box test of the Chase-Lev deque (runtime/deque.h): order, capacity,
  * index wrap-around, and one owner against three thieves losing nothing. */
-#include <pthread.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -293,12 +291,12 @@ static void *owner_main(void *arg)
 	struct shared *s = o->s;
 	int64_t limit = wt_ms(10000);
 	while (atomic_load(&s->thieves_started) < THIEVES && weft_now() < limit)
-		sched_yield();
+		wt_thread_yield();
 	for (uintptr_t i = 1; i <= s->n; i++) {
 		/* On a loaded machine the owner could do it all in one time
 		 * slice: give the thieves a chance to run alongside. */
 		if (i % 4096 == 0)
-			sched_yield();
+			wt_thread_yield();
 		while (!weft__deque_push(s->d, ITEM(i))) {
 			/* Full: make room from our end. */
 			o->full++;
@@ -332,18 +330,18 @@ static void run_concurrent(size_t n, int verbose)
 	s.count = calloc(n + 1, sizeof *s.count);
 	assert_non_null(s.count);
 	struct thief t[THIEVES];
-	pthread_t th[THIEVES], oth;
+	wt_thread_t th[THIEVES], oth;
 	struct owner o = {.s = &s};
 	for (int i = 0; i < THIEVES; i++) {
 		t[i] = (struct thief){.s = &s};
-		assert_int_equal(pthread_create(&th[i], NULL, thief_main, &t[i]), 0);
+		th[i] = wt_thread_start(thief_main, &t[i]);
 	}
-	assert_int_equal(pthread_create(&oth, NULL, owner_main, &o), 0);
-	pthread_join(oth, NULL);
+	oth = wt_thread_start(owner_main, &o);
+	wt_thread_join(oth);
 	long stolen = 0;
 	int not_increasing = 0, timed_out = 0;
 	for (int i = 0; i < THIEVES; i++) {
-		pthread_join(th[i], NULL);
+		wt_thread_join(th[i]);
 		stolen += t[i].stolen;
 		not_increasing += t[i].not_increasing;
 		timed_out += t[i].timed_out;

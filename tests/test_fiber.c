@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* Fibers: spawn with attributes, join with a result, detach, yield, exit,
  * self and id, cancellation, per-fiber errno, and every kind of bad handle. */
-#include <pthread.h>
 #include <string.h>
 
 #include "testutil.h"
@@ -363,11 +362,11 @@ static void test_spawn_from_threads(void **state)
 	(void)state;
 	_Atomic int ran = 0;
 	struct spawner s[3] = {{500, &ran, 0}, {500, &ran, 0}, {500, &ran, 0}};
-	pthread_t t[3];
+	wt_thread_t t[3];
 	for (int i = 0; i < 3; i++)
-		assert_int_equal(pthread_create(&t[i], NULL, spawn_from_thread, &s[i]), 0);
+		t[i] = wt_thread_start(spawn_from_thread, &s[i]);
 	for (int i = 0; i < 3; i++) {
-		pthread_join(t[i], NULL);
+		wt_thread_join(t[i]);
 		assert_int_equal(s[i].errors, 0);
 	}
 	assert_int_equal(weft_run(), 0);

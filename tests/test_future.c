@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* Futures: settle once, await from fibers and plain threads with deadlines and
  * cancellation, references, races, and fibers as futures (join). */
-#include <pthread.h>
 #include <stdatomic.h>
 #include <string.h>
 
@@ -215,7 +214,7 @@ static void test_await_many_waiters(void **state)
 	enum { NF = 100, NT = 2 };
 	static struct aw a[NF + NT];
 	weft_fiber_t fib[NF];
-	pthread_t th[NT];
+	wt_thread_t th[NT];
 	for (int round = 0; round < 2; round++) {
 		weft_future_t *f = make_future();
 		for (int i = 0; i < NF + NT; i++)
@@ -223,7 +222,7 @@ static void test_await_many_waiters(void **state)
 		for (int i = 0; i < NF; i++)
 			fib[i] = wt_spawn(do_await, &a[i]);
 		for (int i = 0; i < NT; i++)
-			assert_int_equal(pthread_create(&th[i], NULL, do_await, &a[NF + i]), 0);
+			th[i] = wt_thread_start(do_await, &a[NF + i]);
 		for (int i = 0; i < NF + NT; i++)
 			assert_true(wt_wait_flag(&a[i].started));
 		weft_sleep_until(wt_ms(20));
@@ -234,7 +233,7 @@ static void test_await_many_waiters(void **state)
 		for (int i = 0; i < NF; i++)
 			wt_join(fib[i]);
 		for (int i = 0; i < NT; i++)
-			pthread_join(th[i], NULL);
+			wt_thread_join(th[i]);
 		for (int i = 0; i < NF + NT; i++) {
 			if (round == 0) {
 				assert_int_equal(a[i].r, 0);
@@ -270,11 +269,11 @@ static void test_await_thread_fiber_resolves(void **state)
 	static struct settler s;
 	aw_init(&a, f, far());
 	s = (struct settler){f, 20, 1};
-	pthread_t t;
-	assert_int_equal(pthread_create(&t, NULL, do_await, &a), 0);
+	wt_thread_t t;
+	t = wt_thread_start(do_await, &a);
 	weft_fiber_t fs = wt_spawn(resolve_later, &s);
 	wt_join(fs);
-	pthread_join(t, NULL);
+	wt_thread_join(t);
 	assert_int_equal(s.r, 0);
 	assert_int_equal(a.r, 0);
 	assert_ptr_equal(a.v, VAL(0xf1b));
@@ -285,8 +284,8 @@ static void test_await_thread_fiber_resolves(void **state)
 	aw_init(&a, f, far());
 	s = (struct settler){f, 20, 1};
 	weft_fiber_t fa = wt_spawn(do_await, &a);
-	assert_int_equal(pthread_create(&t, NULL, resolve_later, &s), 0);
-	pthread_join(t, NULL);
+	t = wt_thread_start(resolve_later, &s);
+	wt_thread_join(t);
 	wt_join(fa);
 	assert_int_equal(s.r, 0);
 	assert_int_equal(a.r, 0);

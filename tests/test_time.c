@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* Time: the monotonic clock, deadline arithmetic, sleeping from fibers and
  * plain threads, the timer heap under load, and timeouts leaving no timer. */
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -175,7 +174,7 @@ static void test_sleep_from_fiber(void **state)
 	}
 }
 
-static void *sleep_pthread(void *arg)
+static void *sleep_thread(void *arg)
 {
 	sleep_one(arg);
 	return NULL;
@@ -187,18 +186,18 @@ static void test_sleep_threads_and_fibers_together(void **state)
 	(void)state;
 	enum { T = 3, F = 8 };
 	struct sleeper ts[T], fs[F];
-	pthread_t th[T];
+	wt_thread_t th[T];
 	weft_fiber_t f[F];
 	for (int i = 0; i < T; i++) {
 		ts[i] = (struct sleeper){.deadline = wt_ms(2 + 3 * i), .r = 1};
-		assert_int_equal(pthread_create(&th[i], NULL, sleep_pthread, &ts[i]), 0);
+		th[i] = wt_thread_start(sleep_thread, &ts[i]);
 	}
 	for (int i = 0; i < F; i++) {
 		fs[i] = (struct sleeper){.deadline = wt_ms(1 + 2 * (F - i)), .r = 1};
 		assert_int_equal(weft_fiber_spawn(&f[i], NULL, sleep_one, &fs[i]), 0);
 	}
 	for (int i = 0; i < T; i++) {
-		pthread_join(th[i], NULL);
+		wt_thread_join(th[i]);
 		assert_int_equal(ts[i].r, 0);
 		assert_true(ts[i].woke >= ts[i].deadline);
 	}

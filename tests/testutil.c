@@ -2,6 +2,8 @@
 /* Helpers shared by the CMocka suites. */
 #include "testutil.h"
 
+#include "shim.h"
+
 int wt_start(void **state)
 {
 	(void)state;
@@ -57,6 +59,36 @@ int wt_yield_count_cancels(_Atomic int *flag)
 	n += weft_fiber_yield() == -ECANCELED;
 	return n;
 }
+
+struct wt_thread {
+	shim_thread_t t;
+	void *(*fn)(void *);
+	void *arg;
+};
+
+static void thread_main(void *arg)
+{
+	struct wt_thread *w = arg;
+	w->fn(w->arg);
+}
+
+wt_thread_t wt_thread_start(void *(*fn)(void *), void *arg)
+{
+	struct wt_thread *w = malloc(sizeof *w);
+	assert_non_null(w);
+	w->fn = fn;
+	w->arg = arg;
+	assert_int_equal(shim_thread_start(&w->t, thread_main, w), 0);
+	return w;
+}
+
+void wt_thread_join(wt_thread_t w)
+{
+	shim_thread_join(w->t);
+	free(w);
+}
+
+void wt_thread_yield(void) { shim_thread_yield(); }
 
 static uint64_t rng_state;
 

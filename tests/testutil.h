@@ -50,6 +50,23 @@ int wt_wait_flag(_Atomic int *flag);
  * test counts to prove a request was delivered exactly once. */
 int wt_yield_count_cancels(_Atomic int *flag);
 
+/* A plain thread that is not a fiber (a pthread on Linux, a kernel-shim
+ * thread on bare metal) running fn(arg): weft's calls must work from it.
+ * wt_thread_start asserts, so call both on the test's own thread. */
+typedef struct wt_thread *wt_thread_t;
+wt_thread_t wt_thread_start(void *(*fn)(void *), void *arg);
+void wt_thread_join(wt_thread_t t);
+/* Give the CPU to another thread for a moment. */
+void wt_thread_yield(void);
+
+/* 1 where the suites run on Linux (fork, rlimits, /proc, signals), 0 on bare
+ * metal, where the tests that need those skip and say why. */
+#ifdef __linux__
+#define WT_LINUX 1
+#else
+#define WT_LINUX 0
+#endif
+
 /* A seeded xorshift generator; the seed is printed so a failure can be
  * replayed. */
 void wt_rng_seed(void);

@@ -46,6 +46,8 @@ void vm_init(uintptr_t ram_base, uintptr_t ram_end);
 int vm_map(uintptr_t va, uintptr_t pa);
 /* Unmap a page of the stack window; returns its physical address or 0. */
 uintptr_t vm_unmap(uintptr_t va);
+/* 1 if va is in a mapped page of the stack window (for tests). */
+int vm_mapped(uintptr_t va);
 /* Where fiber stacks live: [VM_STACK_BASE, VM_STACK_BASE + VM_STACK_SIZE). */
 #define VM_STACK_BASE 0x2000000000UL /* 128 GiB */
 #define VM_STACK_SIZE (1UL << 30)

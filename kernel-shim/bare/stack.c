@@ -111,7 +111,7 @@ static void pool_put(uintptr_t base, size_t size, int backed)
 
 int shim_stack_alloc(size_t size, struct shim_stack *out)
 {
-	if (size == 0 || size > MAX_STACK)
+	if (size == 0 || size > MAX_STACK || !out)
 		return -EINVAL;
 	size = shim_stack_round(size);
 	int on = irq_save();

@@ -82,3 +82,14 @@ uintptr_t vm_unmap(uintptr_t va)
 	sfence(va);
 	return pa;
 }
+
+int vm_mapped(uintptr_t va)
+{
+	if (va < VM_STACK_BASE || va >= VM_STACK_BASE + VM_STACK_SIZE)
+		return 1; /* identity-mapped RAM and devices (or nothing: not ours to say) */
+	int on = irq_save();
+	uint64_t *pte = leaf(va, 0);
+	int r = pte && (*pte & PTE_V);
+	irq_restore(on);
+	return r;
+}
