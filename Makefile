@@ -5,6 +5,7 @@
 #       make run    boot the demo on qemu-system-riscv64 (qemu-virt)
 #       make test   every target and build variant; one summary line each
 TARGET ?= linux-x86_64
+.DEFAULT_GOAL := all
 VARIANT ?=
 WEFT_CACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/weft
 export WEFT_CACHE
@@ -68,7 +69,7 @@ EXAMPLES := $(patsubst examples/%.c,$(O)/examples/%,$(wildcard examples/*.c))
 BENCHES := $(patsubst bench/%.c,$(O)/bench/%,$(wildcard bench/*.c))
 
 .PHONY: all lib tests check run test clean deps
-all: lib $(EXAMPLES) $(BENCHES)
+all: lib $(EXAMPLES) $(BENCHES) $(BOARD_IMAGES)
 lib: $(LIB) $(SOLIB)
 
 $(O)/obj/%.o: % $(DEPS_MK)
@@ -105,6 +106,22 @@ $(O)/bench/%: bench/%.c $(LIB)
 	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $< $(LIB) $(ALL_LDFLAGS) $(LIBS)
 
 tests: $(TESTS)
+
+# Boards that boot from a bootloader (board.mk: IMAGES := yes) get, for each
+# example, a raw binary, a FIT image for U-Boot, and a check of the ELF
+# against board.h.
+ifeq ($(IMAGES),yes)
+BOARD_IMAGES := $(foreach e,$(EXAMPLES),$(e).bin $(e).itb $(e).checked)
+all: $(BOARD_IMAGES)
+endif
+$(O)/examples/%.bin: $(O)/examples/%
+	@$(if $(Q),echo '  BIN     $@')
+	$(Q)$(OBJCOPY) -O binary $< $@
+$(O)/examples/%.itb: $(O)/examples/% $(O)/examples/%.bin mk/fit.sh
+	@$(if $(Q),echo '  FIT     $@')
+	$(Q)mk/fit.sh $< $<.bin $@ $(READELF)
+$(O)/examples/%.checked: $(O)/examples/% board/$(BOARD)/board.h mk/check-image.sh
+	$(Q)mk/check-image.sh $< board/$(BOARD)/board.h $(READELF) $(CC) && touch $@
 
 # Run this configuration's suites; prints "<name>: N passed, N failed".
 # WEFT_BOOTARGS=NAME=value... goes on a bare-metal image's command line.

@@ -13,7 +13,8 @@
 #                                    a static libcmocka.a for ARCH/LIBC.
 #   mk/deps.sh bare                  The bare-metal riscv64 boards: riscv64-unknown-elf
 #                                    gcc, picolibc, qemu-system-riscv64 with OpenSBI,
-#                                    u-boot-tools (mkimage); CMocka for picolibc.
+#                                    u-boot-tools and device-tree-compiler (mkimage -f);
+#                                    CMocka for picolibc.
 #   mk/deps.sh flags ARCH LIBC       Prints, for a Makefile to `include`:
 #                                      CC := ...
 #                                      CMOCKA_CFLAGS := -I... -D__WORDSIZE=64
@@ -398,7 +399,7 @@ BARE_ARCH_FLAGS=(-march=rv64imafdc -mabi=lp64d -mcmodel=medany)
 
 cmd_bare() {
 	ensure_packages make dpkg-dev gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf \
-		qemu-system-misc opensbi u-boot-tools
+		qemu-system-misc opensbi u-boot-tools device-tree-compiler
 	ensure_sources
 	ensure_cmocka riscv64 picolibc
 }

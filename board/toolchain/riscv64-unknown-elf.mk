@@ -11,5 +11,5 @@ READELF := riscv64-unknown-elf-readelf
 CFLAGS_ARCH := --specs=picolibc.specs -march=rv64imafdc -mabi=lp64d -mcmodel=medany \
 	-fstack-clash-protection
 LDFLAGS_ARCH := -nostartfiles \
-	-T board/$(BOARD)/link.ld -Wl,--gc-sections -Wl,--no-warn-rwx-segments
+	-Lboard/common -T board/$(BOARD)/link.ld -Wl,--gc-sections -Wl,--no-warn-rwx-segments
 DEPS := bare

@@ -14,7 +14,7 @@
 
 /* ---- The board contract (board/<target>/) --------------------------------
  * board.h defines BOARD_NAME, BOARD_RAM_BASE, BOARD_LOAD_ADDR,
- * BOARD_RAM_SIZE_DEFAULT, BOARD_RAM_END_MAX, BOARD_MMIO_BASE/SIZE (one
+ * BOARD_RAM_SIZE_DEFAULT, BOARD_RAM_END_MAX, BOARD_MMIO_BASE/SIZE (whole
  * gigapage-aligned window), BOARD_UART_BASE/SHIFT/CLOCK/BAUD and
  * BOARD_TIMEBASE_HZ. */
 

@@ -62,6 +62,9 @@ void shim_boot(unsigned long hartid, const void *dtb)
 
 	struct fdt_info fdt;
 	uintptr_t ram_end = BOARD_RAM_BASE + BOARD_RAM_SIZE_DEFAULT;
+	/* Only a tree in RAM is read: a bootloader may pass anything in a1. */
+	if ((uintptr_t)dtb < BOARD_RAM_BASE || (uintptr_t)dtb >= BOARD_RAM_END_MAX)
+		dtb = NULL;
 	if (fdt_parse(dtb, &fdt) == 0 && fdt.ram_size && fdt.ram_base == BOARD_RAM_BASE)
 		ram_end = (uintptr_t)(fdt.ram_base + fdt.ram_size);
 	/* The device tree lies in RAM the page allocator is about to take. */

@@ -32,7 +32,8 @@ void vm_init(uintptr_t ram_base, uintptr_t ram_end)
 	/* A (accessed) and D (dirty) are set up front: the C906 does not set
 	 * them in hardware and faults instead. */
 	const uint64_t common = PTE_V | PTE_A | PTE_D | PTE_G;
-	root[BOARD_MMIO_BASE / GIGA] = pte_of(BOARD_MMIO_BASE, common | PTE_R | PTE_W) | board_pte_bits(1);
+	for (uintptr_t g = BOARD_MMIO_BASE; g < BOARD_MMIO_BASE + BOARD_MMIO_SIZE; g += GIGA)
+		root[g / GIGA] = pte_of(g, common | PTE_R | PTE_W) | board_pte_bits(1);
 	for (uintptr_t g = ram_base & ~(GIGA - 1); g < ram_end; g += GIGA)
 		root[g / GIGA] = pte_of(g, common | PTE_R | PTE_W | PTE_X) | board_pte_bits(0);
 	window = page_alloc();

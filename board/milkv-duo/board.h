@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: MIT */
+/* Milk-V Duo (CV1800B, 64 MB) as U-Boot hands it to an S-mode payload, with
+ * OpenSBI below. Addresses from the vendor device tree (see ../shared/FACTS.md
+ * and docs/boards/milkv-duo.md); `make TARGET=milkv-duo` checks the image
+ * against them with readelf (board/milkv-duo/check.sh). */
+#ifndef WEFT_BOARD_H
+#define WEFT_BOARD_H
+
+#define BOARD_NAME "milkv-duo"
+
+/* OpenSBI owns 0x80000000..0x80200000; the image is loaded at 0x80200000.
+ * The small core's FreeRTOS owns the top 768 KiB (0x83f40000..0x84000000):
+ * weft stops below it, whatever the device tree says. */
+#define BOARD_RAM_BASE 0x80000000UL
+#define BOARD_LOAD_ADDR 0x80200000UL
+#define BOARD_RAM_SIZE_DEFAULT (0x83f40000UL - 0x80000000UL)
+#define BOARD_RAM_END_MAX 0x83f40000UL
+
+/* Devices: UART0 0x04140000, PLIC 0x70000000, CLINT 0x74000000, DWMAC
+ * 0x04070000: identity-mapped as the two gigapages 0 .. 2 GiB. */
+#define BOARD_MMIO_BASE 0x00000000UL
+#define BOARD_MMIO_SIZE (2UL << 30)
+#define BOARD_PLIC_BASE 0x70000000UL
+#define BOARD_CLINT_BASE 0x74000000UL
+
+/* UART0: DesignWare 8250, registers 4 bytes apart, 25 MHz, 115200 8N1. */
+#define BOARD_UART_BASE 0x04140000UL
+#define BOARD_UART_SHIFT 2
+#define BOARD_UART_CLOCK 25000000
+#define BOARD_UART_BAUD 115200
+
+/* rdtime ticks per second (the CLINT's timebase). */
+#define BOARD_TIMEBASE_HZ 25000000UL
+
+#endif

@@ -1,0 +1,11 @@
+# SPDX-License-Identifier: MIT
+# Milk-V Duo (CV1800B, C906, 64 MB): an S-mode payload that U-Boot on the
+# stock SD card boots in place of Linux. Built and checked here, not run:
+# every image also gets a raw .bin and a FIT .itb (docs/boards/milkv-duo.md).
+ARCH := riscv64
+SHIM := bare
+BOARD := milkv-duo
+DEFAULT_TOOLCHAIN := riscv64-unknown-elf
+BOARD_SRCS := board/common/ns16550.c
+RUN :=
+IMAGES := yes
