@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* The physical page allocator: every 4 KiB page of RAM above the image and
- * the heap, kept on a free list threaded through the pages themselves (RAM is
- * identity-mapped). One hart: turning interrupts off is the lock. */
+ * the heap. Pages never handed out are taken from the bottom of that range
+ * (boot touches none of them); freed ones go on a free list threaded through
+ * the pages themselves (RAM is identity-mapped) and are used first. One hart:
+ * turning interrupts off is the lock. */
 #include <string.h>
 
 #include "bare.h"
@@ -12,14 +14,13 @@ struct free_page {
 
 static struct free_page *free_list;
 static size_t nfree;
+static uintptr_t fresh, fresh_end; /* never handed out yet */
 
 void page_init(uintptr_t start, uintptr_t end)
 {
-	start = (start + PAGE_SIZE - 1) & ~(PAGE_SIZE - 1);
-	end &= ~(PAGE_SIZE - 1);
-	/* Highest first, so allocation starts at the bottom. */
-	for (uintptr_t p = end; p > start; p -= PAGE_SIZE)
-		page_free((void *)(p - PAGE_SIZE));
+	fresh = (start + PAGE_SIZE - 1) & ~(PAGE_SIZE - 1);
+	fresh_end = end & ~(PAGE_SIZE - 1);
+	nfree = fresh_end > fresh ? (fresh_end - fresh) / PAGE_SIZE : 0;
 }
 
 void *page_alloc(void)
@@ -28,6 +29,10 @@ void *page_alloc(void)
 	struct free_page *p = free_list;
 	if (p) {
 		free_list = p->next;
+		nfree--;
+	} else if (fresh < fresh_end) {
+		p = (struct free_page *)fresh;
+		fresh += PAGE_SIZE;
 		nfree--;
 	}
 	irq_restore(on);
