@@ -126,6 +126,8 @@ $(O)/examples/%.checked: $(O)/examples/% board/$(BOARD)/board.h mk/check-image.s
 # Run this configuration's suites; prints "<name>: N passed, N failed".
 # WEFT_BOOTARGS=NAME=value... goes on a bare-metal image's command line.
 check: tests
+	@if [ "$(SHIM)" = bare ] && [ -z "$(RUN)" ]; then \
+		echo "$(TARGET): nothing here can run its images (make builds and checks them)" >&2; exit 1; fi
 	@WEFT_SHIM=$(SHIM) mk/run-tests.sh "$(TARGET)$(if $(VARIANT),-$(VARIANT))$(if $(WEFT_BOOTARGS), $(WEFT_BOOTARGS))" \
 		"$(VARIANT)" "$(RUN)" $(TESTS)
 
