@@ -14,6 +14,7 @@ configs=(
 	"TARGET=linux-aarch64"
 	"TARGET=linux-riscv64"
 	"TARGET=qemu-virt"
+	"TARGET=qemu-virt WEFT_BOOTARGS=WEFT_WORKERS=2"
 )
 summary=()
 status=0

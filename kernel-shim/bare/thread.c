@@ -46,6 +46,11 @@ struct shim_thread {
 
 static struct shim_thread main_thread = {.next = &main_thread};
 static struct shim_thread *cur = &main_thread;
+/* When the running thread's time slice ends. A thread always gets its whole
+ * slice unless it waits: were a sleeper's deadline allowed to cut it short,
+ * a thread switched to after that deadline had passed would be preempted
+ * at its first instruction, every time, and never run. */
+static int64_t slice_end;
 
 void thread_init(void *tls) { main_thread.tls = tls; }
 
@@ -103,8 +108,8 @@ static void schedule(void)
 		if (t) {
 			if (t->state == T_WAIT)
 				t->state = T_RUN;
-			int64_t d = next_deadline();
-			clock_set_timer(d >= 0 && d < now + SLICE_NS ? d : now + SLICE_NS);
+			slice_end = now + SLICE_NS;
+			clock_set_timer(slice_end);
 			if (t != cur)
 				switch_to(t);
 			return;
@@ -114,17 +119,23 @@ static void schedule(void)
 	}
 }
 
+/* At the end of a slice, preempt the running thread if another can run
+ * (schedule(), called on its way out, starts the next slice); else give it
+ * another slice. */
 int thread_tick(struct trap_frame *f)
 {
 	(void)f;
 	int64_t now = shim_now();
-	int64_t next = now + SLICE_NS;
-	int64_t d = next_deadline();
-	int other = 0;
+	if (now < slice_end) {
+		clock_set_timer(slice_end);
+		return 0;
+	}
 	for (struct shim_thread *t = cur->next; t != cur; t = t->next)
-		other |= can_run(t, now);
-	clock_set_timer(other || d < 0 || d > next ? next : d);
-	return other;
+		if (can_run(t, now))
+			return 1;
+	slice_end = now + SLICE_NS;
+	clock_set_timer(slice_end);
+	return 0;
 }
 
 /* Called by arch_preempt_resume on the preempted thread's own stack. */
