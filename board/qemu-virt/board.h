@@ -4,7 +4,6 @@
 #ifndef WEFT_BOARD_H
 #define WEFT_BOARD_H
 
-#define BOARD_NAME "qemu-virt"
 
 /* RAM starts here; OpenSBI owns the first 2 MiB, the image is loaded at
  * BOARD_LOAD_ADDR. The size comes from the device tree's /memory node;

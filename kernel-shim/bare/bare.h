@@ -13,7 +13,7 @@
 #define PAGE_SIZE 4096UL
 
 /* ---- The board contract (board/<target>/) --------------------------------
- * board.h defines BOARD_NAME, BOARD_RAM_BASE, BOARD_LOAD_ADDR,
+ * board.h defines BOARD_RAM_BASE, BOARD_LOAD_ADDR,
  * BOARD_RAM_SIZE_DEFAULT, BOARD_RAM_END_MAX, BOARD_MMIO_BASE/SIZE (whole
  * gigapage-aligned window), BOARD_UART_BASE/SHIFT/CLOCK/BAUD and
  * BOARD_TIMEBASE_HZ. */
@@ -35,7 +35,6 @@ void page_init(uintptr_t start, uintptr_t end);
 /* One zeroed 4 KiB page, or NULL. */
 void *page_alloc(void);
 void page_free(void *p);
-size_t page_free_count(void);
 
 /* Reserve [start, start + size) for malloc's sbrk. */
 void heap_init(uintptr_t start, size_t size);
@@ -58,11 +57,9 @@ int vm_mapped(uintptr_t va);
 void thread_init(void *tls);
 /* Timer interrupt: wake sleepers, and preempt if another thread may run.
  * Returns 1 if the trap should resume in arch_preempt_resume. */
-int thread_tick(struct trap_frame *f);
+int thread_tick(void);
 
-/* Ticks of rdtime to ns and back; program the next timer interrupt. */
-int64_t clock_ticks_to_ns(uint64_t t);
-uint64_t clock_ns_to_ticks(int64_t ns);
+/* Program the one timer interrupt for a shim_now() time. */
 void clock_set_timer(int64_t deadline_ns); /* -1: none */
 
 /* Trap stack set-up (sscratch, stvec). */

@@ -7,11 +7,11 @@
 
 #include "bare.h"
 
-static uintptr_t heap_cur, heap_end;
+static uintptr_t heap_start, heap_cur, heap_end;
 
 void heap_init(uintptr_t start, size_t size)
 {
-	heap_cur = start;
+	heap_start = heap_cur = start;
 	heap_end = start + size;
 }
 
@@ -20,7 +20,7 @@ void *sbrk(ptrdiff_t incr)
 	int on = irq_save();
 	uintptr_t old = heap_cur;
 	if ((incr > 0 && (uintptr_t)incr > heap_end - heap_cur) ||
-	    (incr < 0 && (uintptr_t)-incr > heap_cur)) {
+	    (incr < 0 && (uintptr_t)-incr > heap_cur - heap_start)) {
 		irq_restore(on);
 		errno = ENOMEM;
 		return (void *)-1;

@@ -13,14 +13,12 @@ struct free_page {
 };
 
 static struct free_page *free_list;
-static size_t nfree;
 static uintptr_t fresh, fresh_end; /* never handed out yet */
 
 void page_init(uintptr_t start, uintptr_t end)
 {
 	fresh = (start + PAGE_SIZE - 1) & ~(PAGE_SIZE - 1);
 	fresh_end = end & ~(PAGE_SIZE - 1);
-	nfree = fresh_end > fresh ? (fresh_end - fresh) / PAGE_SIZE : 0;
 }
 
 void *page_alloc(void)
@@ -29,11 +27,9 @@ void *page_alloc(void)
 	struct free_page *p = free_list;
 	if (p) {
 		free_list = p->next;
-		nfree--;
 	} else if (fresh < fresh_end) {
 		p = (struct free_page *)fresh;
 		fresh += PAGE_SIZE;
-		nfree--;
 	}
 	irq_restore(on);
 	if (p)
@@ -47,8 +43,5 @@ void page_free(void *v)
 	int on = irq_save();
 	p->next = free_list;
 	free_list = p;
-	nfree++;
 	irq_restore(on);
 }
-
-size_t page_free_count(void) { return nfree; }

@@ -122,9 +122,8 @@ static void schedule(void)
 /* At the end of a slice, preempt the running thread if another can run
  * (schedule(), called on its way out, starts the next slice); else give it
  * another slice. */
-int thread_tick(struct trap_frame *f)
+int thread_tick(void)
 {
-	(void)f;
 	int64_t now = shim_now();
 	if (now < slice_end) {
 		clock_set_timer(slice_end);

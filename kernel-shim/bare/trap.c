@@ -60,7 +60,7 @@ void shim__trap(struct trap_frame *f)
 	uint64_t cause = f->scause;
 	if (cause & SCAUSE_INTERRUPT) {
 		if ((cause & 0xff) == IRQ_S_TIMER) {
-			if (thread_tick(f))
+			if (thread_tick())
 				preempt(f);
 			return;
 		}
