@@ -56,9 +56,37 @@ ALL_LDFLAGS := $(LDFLAGS_ARCH) $(SAN) $(LDFLAGS)
 LIBS := $(LIBS_OS) $(LIBS_ARCH)
 
 SRCS := $(wildcard arch/$(ARCH)/*.S arch/$(ARCH)/*.c) $(BOARD_SRCS) \
-	$(wildcard kernel-shim/$(SHIM)/*.c) $(wildcard runtime/*.c)
+	$(wildcard kernel-shim/$(SHIM)/*.c) $(wildcard runtime/*.c) $(wildcard net/*.c)
 OBJS := $(patsubst %,$(O)/obj/%.o,$(SRCS))
 PIC_OBJS := $(patsubst %,$(O)/pic/%.o,$(SRCS))
+
+# lwIP: Debian's source package, fetched into the cache (mk/deps.sh lwip),
+# or a tree of the user's own: make LWIP_DIR=/path/to/lwip. Built with
+# weft's lwipopts.h and port (net/port/) into libweft.a.
+ifeq ($(origin LWIP_DIR),undefined)
+LWIP_DIR := $(WEFT_CACHE)/src/lwip
+ifeq ($(wildcard $(LWIP_DIR)/src/Filelists.mk),)
+$(info lwIP: fetching Debian's source package into $(WEFT_CACHE) (mk/deps.sh lwip))
+LWIP_FETCH := $(shell mk/deps.sh lwip >&2 || echo failed)
+endif
+endif
+ifeq ($(wildcard $(LWIP_DIR)/src/Filelists.mk),)
+$(error no lwIP tree at LWIP_DIR=$(LWIP_DIR): run mk/deps.sh lwip, or point LWIP_DIR at one)
+endif
+LWIPDIR := $(LWIP_DIR)/src
+include $(LWIPDIR)/Filelists.mk
+# weft's fixes to lwIP (net/patches/*.patch, paths relative to lwIP's src/)
+# are applied to a copy in the build directory; the fetched tree, or the
+# user's own, is never changed.
+LWIP_PATCHES := $(sort $(wildcard net/patches/*.patch))
+LWIP_TREE := $(O)/lwip-src
+LWIP_SRCS := $(COREFILES) $(CORE4FILES) $(LWIPDIR)/netif/ethernet.c
+LWIP_INC := -Inet/port -I$(LWIP_TREE)/include
+LWIP_OBJS := $(patsubst $(LWIPDIR)/%.c,$(O)/lwip/%.o,$(LWIP_SRCS))
+LWIP_PIC_OBJS := $(patsubst $(LWIPDIR)/%.c,$(O)/lwip-pic/%.o,$(LWIP_SRCS))
+# lwIP's own code with its own dialect; warnings stay on and are errors.
+LWIP_CFLAGS := -std=gnu11 $(WARN) -Wno-unused-parameter $(CFLAGS) $(CFLAGS_ARCH) $(SAN) \
+	$(LWIP_INC) $(BOARD_INC) -MMD -MP
 
 LIB := $(O)/libweft.a
 SOLIB := $(if $(and $(SHARED_LIB),$(filter-out musl,$(LIBC)),$(if $(VARIANT),,y)),$(O)/libweft.so)
@@ -81,11 +109,29 @@ $(O)/pic/%.o: % $(DEPS_MK)
 	@$(if $(Q),echo '  CC      $@')
 	$(Q)$(CC) $(ALL_CFLAGS) -fPIC -c $< -o $@
 
-$(LIB): $(OBJS)
+# net/ talks to lwIP: it sees lwIP's headers and weft's lwipopts.h.
+$(O)/obj/net/%.o $(O)/pic/net/%.o: ALL_CFLAGS += $(LWIP_INC)
+$(LWIP_TREE)/.patched: $(LWIP_PATCHES) $(LWIPDIR)/Filelists.mk
+	@rm -rf $(LWIP_TREE) && mkdir -p $(LWIP_TREE)
+	@$(if $(Q),echo '  PATCH   lwIP $(notdir $(LWIP_PATCHES))')
+	$(Q)cp -R $(LWIPDIR)/. $(LWIP_TREE)/
+	$(Q)for p in $(LWIP_PATCHES); do patch -s -p1 -d $(LWIP_TREE) <$$p || exit 1; done
+	@touch $@
+$(LWIP_OBJS): $(O)/lwip/%.o: $(LWIP_TREE)/.patched $(DEPS_MK)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo '  CC      $@')
+	$(Q)$(CC) $(LWIP_CFLAGS) -c $(LWIP_TREE)/$*.c -o $@
+$(LWIP_PIC_OBJS): $(O)/lwip-pic/%.o: $(LWIP_TREE)/.patched $(DEPS_MK)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo '  CC      $@')
+	$(Q)$(CC) $(LWIP_CFLAGS) -fPIC -c $(LWIP_TREE)/$*.c -o $@
+$(OBJS) $(PIC_OBJS): | $(LWIP_TREE)/.patched
+
+$(LIB): $(OBJS) $(LWIP_OBJS)
 	@rm -f $@
 	@$(if $(Q),echo '  AR      $@')
 	$(Q)$(AR) rcs $@ $^
-$(O)/libweft.so: $(PIC_OBJS)
+$(O)/libweft.so: $(PIC_OBJS) $(LWIP_PIC_OBJS)
 	@$(if $(Q),echo '  LD      $@')
 	$(Q)$(CC) -shared $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
 
@@ -145,4 +191,4 @@ test:
 clean:
 	rm -rf build
 
--include $(OBJS:.o=.d) $(PIC_OBJS:.o=.d)
+-include $(OBJS:.o=.d) $(PIC_OBJS:.o=.d) $(LWIP_OBJS:.o=.d) $(LWIP_PIC_OBJS:.o=.d)

@@ -47,8 +47,8 @@ int weft_run(void);
 /* Stop the worker threads and release the runtime; call weft_run first.
  * Handles of finished fibers not yet joined stay valid and can be joined
  * after. Do not spawn from other threads while it runs. Returns 0, -EBUSY
- * (fibers are still alive; nothing is stopped), -EPERM (called from a fiber),
- * -ESRCH (not running). */
+ * (fibers are still alive, or the network stack is up: weft_net_fini first;
+ * nothing is stopped), -EPERM (called from a fiber), -ESRCH (not running). */
 int weft_shutdown(void);
 
 /* Number of worker threads, 0 if the runtime is not running. */
@@ -57,6 +57,18 @@ unsigned weft_workers(void);
 /* Index [0, weft_workers()) of the worker running the calling fiber, or -1
  * from a plain thread. A fiber may move between workers at any suspension. */
 int weft_worker_index(void);
+
+/* A snapshot of the runtime's counters (each read on its own: together they
+ * are not one instant). */
+typedef struct weft_stats {
+	unsigned workers;
+	uint64_t fibers;   /* alive now: spawned and not finished */
+	uint64_t spawned;  /* fibers spawned since the process started */
+	uint64_t switches; /* context switches by every worker since weft_init */
+} weft_stats_t;
+
+/* 0, -EINVAL (out NULL), -ESRCH (runtime not running). */
+int weft_stats(weft_stats_t *out);
 
 /* ---- Time -------------------------------------------------------------- */
 
@@ -196,6 +208,32 @@ int weft_chan_close(weft_chan_t *c);
 
 /* Elements buffered now (a snapshot). */
 size_t weft_chan_len(weft_chan_t *c);
+
+/* ---- Waiting for file descriptors, and blocking work -------------------- */
+
+enum { WEFT_IO_IN = 1, WEFT_IO_OUT = 2, WEFT_IO_ERR = 4 };
+
+/* Wait until fd (a pipe, an eventfd, a socket: anything epoll can watch) is
+ * ready for any of events (WEFT_IO_IN, WEFT_IO_OUT). Returns the ready events
+ * (> 0; WEFT_IO_ERR is added when the fd hung up or failed); -ETIMEDOUT;
+ * -ECANCELED; -EINVAL (fd < 0, events empty or unknown); -EPERM (fd cannot be
+ * waited on, e.g. a regular file); -EBADF; -EBUSY (another caller waits for
+ * the same direction on fd); -ENOSYS (this target has no file descriptors);
+ * -ESRCH (runtime not running). One reader and one writer may wait on an fd
+ * at once. Call weft_fd_forget(fd) before closing a waited-on fd. */
+int weft_fd_wait(int fd, unsigned events, int64_t deadline);
+
+/* Forget fd before it is closed: wakes its waiters with -EBADF. */
+void weft_fd_forget(int fd);
+
+/* Run fn(arg) on a helper thread, for work that must block in the kernel (a
+ * file read, a name lookup) so that it stalls no worker, and wait for it.
+ * The wait cannot be interrupted: a cancellation arriving meanwhile stays
+ * pending for the caller's next suspension point. Returns 0 and what fn
+ * returned in *result (result may be NULL); -EINVAL (fn NULL); -ENOMEM,
+ * -EAGAIN (no helper thread); -ESRCH (runtime not running). At most 4 helper
+ * threads exist; further calls queue. */
+int weft_offload(weft_fn fn, void *arg, void **result);
 
 #ifdef __cplusplus
 }

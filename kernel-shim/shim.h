@@ -85,4 +85,103 @@ int shim_fault_thread_init(void);
 /* Release the calling thread's fault-handling stack (before it exits). */
 void shim_fault_thread_fini(void);
 
+/* ---- I/O readiness (the kernel half of the reactor) ----------------------
+ * An I/O source is a small non-negative int: a file descriptor on Linux, a
+ * device's number on bare metal. The runtime keeps, per source, who waits for
+ * what; the shim only reports readiness. Interest is one-shot: after a source
+ * is reported it stays quiet until armed again. */
+enum { SHIM_IO_IN = 1, SHIM_IO_OUT = 2, SHIM_IO_ERR = 4 };
+
+struct shim_io_event {
+	int src;
+	unsigned events; /* SHIM_IO_*; ERR also for hang-up */
+};
+
+/* Set up the reactor (Linux: an epoll fd and an eventfd). Idempotent between
+ * shim_io_fini calls. 0 or -errno. */
+int shim_io_init(void);
+void shim_io_fini(void);
+
+/* Arm src for one report of any of events (IN|OUT; ERR is always reported),
+ * replacing what it was armed for. 0, -EBADF (not a source), -EPERM (it
+ * cannot be waited on, e.g. a regular file), -ENOMEM, -ENOSYS. Any thread. */
+int shim_io_arm(int src, unsigned events);
+
+/* Forget src (before it is closed). Any thread. */
+void shim_io_disarm(int src);
+
+/* Wait until an armed source is ready, shim_io_wake is called, or the
+ * absolute deadline (-1 forever, 0 do not block). Writes up to max events and
+ * returns their count; 0 on wake or timeout; -errno on failure. One thread at
+ * a time (the runtime elects the poller). */
+int shim_io_poll(struct shim_io_event *ev, int max, int64_t deadline);
+
+/* Make the current (or the next) shim_io_poll return at once. Any thread. */
+void shim_io_wake(void);
+
+/* ---- Network devices ----------------------------------------------------
+ * Ethernet frames in and out, for lwIP's netifs. Non-blocking: wait for the
+ * device's I/O source to be readable when recv says -EAGAIN. */
+struct shim_netdev;
+
+struct shim_netdev_info {
+	uint8_t mac[6];   /* the address lwIP answers to */
+	unsigned mtu;     /* payload bytes, without the 14-byte Ethernet header */
+	int src;          /* I/O source: IN when frames wait */
+	char name[32];    /* the kernel's or the device's name, for messages */
+};
+
+struct shim_iov {
+	const void *base;
+	size_t len;
+};
+
+/* Open a device by spec:
+ *   "tap:NAME"      Linux: create (or attach to) TAP device NAME; frames
+ *                   bypass the kernel's TCP/IP. The MAC is a random
+ *                   locally administered address.
+ *   "packet:IFNAME" Linux: AF_PACKET on an existing interface, with its MAC.
+ *   "virtio"        bare metal: the first virtio-net device.
+ * Returns 0, -EINVAL (malformed spec), -ENODEV (no such device kind on this
+ * target, or no such device), -EPERM (not allowed), -ENOMEM, -errno. */
+int shim_netdev_open(const char *spec, struct shim_netdev **out, struct shim_netdev_info *info);
+
+/* Take one received frame into buf. Returns its length; -EAGAIN when none
+ * waits; -EMSGSIZE (a frame longer than cap was dropped; call again). */
+int shim_netdev_recv(struct shim_netdev *d, void *buf, size_t cap);
+
+/* Send one frame gathered from n pieces. Returns 0; -EAGAIN (the device's
+ * queue is full: the frame is not sent, the caller drops it as a wire would);
+ * -EMSGSIZE; -errno. */
+int shim_netdev_send(struct shim_netdev *d, const struct shim_iov *iov, int n);
+
+void shim_netdev_close(struct shim_netdev *d);
+
+/* ---- Kernel sockets (IPv4) ----------------------------------------------
+ * Non-blocking sockets of the host kernel. Each returns -errno on failure;
+ * -EAGAIN means wait for the fd (an I/O source) and try again. A shim with
+ * no kernel sockets returns -ENOSYS from shim_sock_open. */
+enum { SHIM_SOCK_STREAM = 1, SHIM_SOCK_DGRAM = 2 };
+
+struct shim_sockaddr {
+	uint32_t ip;   /* network byte order */
+	uint16_t port; /* host byte order */
+};
+
+int shim_sock_open(int type);      /* fd: non-blocking, close-on-exec; SO_REUSEADDR on
+				      streams, TCP_NODELAY set once connected */
+int shim_sock_bind(int fd, const struct shim_sockaddr *a);
+int shim_sock_listen(int fd, int backlog);
+int shim_sock_accept(int fd, struct shim_sockaddr *peer); /* new fd (non-blocking) */
+int shim_sock_connect(int fd, const struct shim_sockaddr *a); /* 0, -EINPROGRESS */
+int shim_sock_error(int fd);       /* the pending error (SO_ERROR) as -errno, or 0 */
+long shim_sock_send(int fd, const void *buf, size_t len); /* count; -EPIPE, never SIGPIPE */
+long shim_sock_recv(int fd, void *buf, size_t len);       /* count, 0 at end of stream */
+long shim_sock_sendto(int fd, const void *buf, size_t len, const struct shim_sockaddr *to);
+long shim_sock_recvfrom(int fd, void *buf, size_t len, struct shim_sockaddr *from);
+int shim_sock_shutdown(int fd, int how); /* how: 1 read, 2 write, 3 both */
+int shim_sock_name(int fd, struct shim_sockaddr *local);
+int shim_sock_peer(int fd, struct shim_sockaddr *peer);
+int shim_sock_close(int fd);
+
 #endif

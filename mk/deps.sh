@@ -15,6 +15,8 @@
 #                                    gcc, picolibc, qemu-system-riscv64 with OpenSBI,
 #                                    u-boot-tools and device-tree-compiler (mkimage -f);
 #                                    CMocka for picolibc.
+#   mk/deps.sh lwip                  Debian's lwIP source package into the cache
+#                                    (src/lwip): the Makefile's default LWIP_DIR.
 #   mk/deps.sh flags ARCH LIBC       Prints, for a Makefile to `include`:
 #                                      CC := ...
 #                                      CMOCKA_CFLAGS := -I... -D__WORDSIZE=64
@@ -32,7 +34,8 @@
 # Cache layout ($WEFT_CACHE):
 #   lock                      flock(1) lock: parallel runs (make -j) wait here
 #   apt/                      private apt config: deb-src list, apt.conf, lists/
-#   src/musl, src/cmocka      unpacked Debian sources (symlinks to musl-1.2.3 ...)
+#   src/musl, src/cmocka,     unpacked Debian sources (symlinks to musl-1.2.3 ...)
+#   src/lwip
 #   ARCH-musl/                musl install prefix: bin/musl-gcc, lib/, include/
 #                             (kernel uapi headers symlinked into include/)
 #   ARCH-LIBC/cmocka/         include/cmocka.h, lib/libcmocka.a
@@ -259,7 +262,7 @@ private_apt() {
 		"${sandbox[@]}" "$@"
 }
 
-SRC_PACKAGES=(musl cmocka)
+SRC_PACKAGES=(musl cmocka lwip)
 SRC_KEY="recipe=$RECIPE packages=${SRC_PACKAGES[*]}"
 
 ensure_sources() {
@@ -418,6 +421,7 @@ case "${1:-}" in
 	host)  [ $# -eq 1 ] || usage; cmd_host ;;
 	cross) [ $# -eq 3 ] || usage; shift; cmd_cross "$@" ;;
 	bare)  [ $# -eq 1 ] || usage; cmd_bare ;;
+	lwip)  [ $# -eq 1 ] || usage; ensure_packages dpkg-dev; ensure_sources ;;
 	flags) [ $# -eq 3 ] || usage; shift; cmd_flags "$@" ;;
 	-h|--help|help) usage ;;
 	*) usage ;;

@@ -9,6 +9,16 @@
 # Environment: QEMU_MEM (default 256M), QEMU_TIMEOUT in seconds (default 900),
 #   QEMU_EXTRA (more qemu-system-riscv64 options), WEFT_BOOTARGS (NAME=value
 #   words put before the arguments).
+# Networking (off unless QEMU_NETDEV is set):
+#   QEMU_NETDEV  a -netdev backend and its options, without id: the guest
+#                gets one virtio-net device on it (-netdev $QEMU_NETDEV,id=n0
+#                -device virtio-net-device,netdev=n0). E.g. `user` (QEMU's
+#                slirp: the guest is 10.0.2.15, the gateway 10.0.2.2), or
+#                `user,hostfwd=tcp:127.0.0.1:8080-:80` to reach the guest's
+#                port 80 at the host's 8080.
+#   QEMU_VIRTIO_MODERN=1  virtio-mmio version 2 (virtio 1.x) instead of
+#                QEMU's default legacy version 1
+#                (-global virtio-mmio.force-legacy=false).
 # The console is this script's stdout, with CR LF turned into LF. Exit 124
 # means the image did not finish in time.
 set -u
@@ -18,9 +28,16 @@ shift
 [ -f "$img" ] || { echo "$0: no such image: $img" >&2; exit 2; }
 command -v qemu-system-riscv64 >/dev/null ||
 	{ echo "$0: qemu-system-riscv64 missing (mk/deps.sh bare installs it)" >&2; exit 2; }
+net=()
+if [ -n "${QEMU_NETDEV:-}" ]; then
+	# shellcheck disable=SC2054 # the commas are inside option values
+	net=(-netdev "$QEMU_NETDEV,id=n0" -device virtio-net-device,netdev=n0)
+	[ "${QEMU_VIRTIO_MODERN:-0}" = 1 ] && net+=(-global virtio-mmio.force-legacy=false)
+fi
 # No Sstc, as on the Duo's C906: the timer goes through OpenSBI.
 # shellcheck disable=SC2086
 timeout "${QEMU_TIMEOUT:-900}" qemu-system-riscv64 -M virt -cpu rv64,sstc=off -smp 1 \
 	-m "${QEMU_MEM:-256M}" -bios default -display none -monitor none -serial stdio \
-	-no-reboot -kernel "$img" -append "${WEFT_BOOTARGS:-} $*" ${QEMU_EXTRA:-} </dev/null | tr -d '\r'
+	-no-reboot ${net[@]+"${net[@]}"} -kernel "$img" -append "${WEFT_BOOTARGS:-} $*" ${QEMU_EXTRA:-} </dev/null |
+	tr -d '\r'
 exit "${PIPESTATUS[0]}"

@@ -122,7 +122,10 @@ static int lookup(weft_fiber_t h, struct weft__fiber **out)
 static _Noreturn void finish(struct weft__fiber *self, void *result)
 {
 	weft__future_settle(&self->done, FS_RESOLVED, result, 0);
-	weft__live_dec();
+	if (self->flags & FF_SERVICE)
+		atomic_fetch_sub(&weft__rt.services, 1);
+	else
+		weft__live_dec();
 	weft__switch_out(self, ACT_EXIT);
 	__builtin_unreachable();
 }
@@ -135,8 +138,23 @@ static void fiber_main(void *arg)
 	finish(self, self->fn(self->arg));
 }
 
+static int spawn(weft_fiber_t *out, const weft_attr_t *attr, weft_fn fn, void *arg,
+		 const char *file, int line, unsigned flags);
+
 int weft_fiber_spawn_at(weft_fiber_t *out, const weft_attr_t *attr, weft_fn fn, void *arg,
 			const char *file, int line)
+{
+	return spawn(out, attr, fn, arg, file, line, 0);
+}
+
+int weft__spawn_service(weft_fiber_t *out, const char *name, weft_fn fn, void *arg)
+{
+	weft_attr_t a = {.name = name};
+	return spawn(out, &a, fn, arg, __FILE__, __LINE__, FF_SERVICE);
+}
+
+static int spawn(weft_fiber_t *out, const weft_attr_t *attr, weft_fn fn, void *arg,
+		 const char *file, int line, unsigned flags)
 {
 	if (!fn)
 		return -EINVAL;
@@ -167,7 +185,7 @@ int weft_fiber_spawn_at(weft_fiber_t *out, const weft_attr_t *attr, weft_fn fn, 
 	 * previous life can match a park of this one. */
 	uint64_t pw = atomic_load(&f->park);
 	atomic_store(&f->park, PW_MAKE(PW_GEN(pw) + 1, 0, PS_RUNNING));
-	f->flags = 0;
+	f->flags = flags;
 	f->next = NULL;
 	f->timer_slot = 0;
 	atomic_store(&f->joining, 0);
@@ -194,7 +212,7 @@ int weft_fiber_spawn_at(weft_fiber_t *out, const weft_attr_t *attr, weft_fn fn, 
 	f->ctx.sp = arch_frame_init((char *)stack.base + stack.size, fiber_main, f);
 	if (out)
 		*out = f->handle;
-	atomic_fetch_add(&weft__rt.live, 1);
+	atomic_fetch_add(flags & FF_SERVICE ? &weft__rt.services : &weft__rt.live, 1);
 	weft__ready(f);
 	return 0;
 }
@@ -321,3 +339,5 @@ void weft__fibers_reset(void)
 	}
 	weft__unlock(&table_lock);
 }
+
+uint64_t weft__fibers_spawned(void) { return atomic_load(&next_id) - 1; }

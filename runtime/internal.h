@@ -69,7 +69,10 @@ struct weft__future {
 };
 enum { FS_PENDING = 0, FS_RESOLVED = 1, FS_REJECTED = 2 };
 
-enum { FF_THREAD = 1 }; /* a plain OS thread standing in as a fiber */
+enum {
+	FF_THREAD = 1,  /* a plain OS thread standing in as a fiber */
+	FF_SERVICE = 2, /* the runtime's own: weft_run does not wait for it */
+};
 
 struct weft__fiber {
 	struct weft__ctx ctx;
@@ -118,6 +121,8 @@ struct weft__worker {
 	uint64_t rng;
 	shim_thread_t thread;
 	_Atomic uint32_t wake;           /* set by the waker of an idle worker */
+	_Atomic int in_poll;             /* blocked in the reactor's poll, not the futex */
+	_Atomic uint64_t switches;       /* context switches made by this worker */
 	unsigned ncached;
 	struct shim_stack cache[16];     /* default-size stacks for reuse */
 };
@@ -131,6 +136,7 @@ struct weft__rt {
 	size_t stack_size;
 	struct weft__worker *workers;
 	_Atomic int64_t live;            /* fibers spawned and not yet finished */
+	_Atomic int64_t services;        /* service fibers (FF_SERVICE) alive */
 	_Atomic uint32_t live_seq;       /* weft_run sleeps on this */
 	_Atomic uint32_t idle_epoch;     /* idle workers sleep on this */
 	_Atomic int nsleeping;
@@ -237,6 +243,27 @@ void weft__timer_fire_due(void);
 int64_t weft__timer_next(void);
 void weft__timer_reset(void);
 
+/* ---- The reactor (reactor.c) and the helper threads (offload.c) -------- */
+
+/* Park until I/O source src is ready for events (WEFT_IO_*). Returns the
+ * ready events, or -errno as weft_fd_wait. */
+int weft__io_wait(int src, unsigned events, int64_t deadline);
+
+/* Wake src's waiters with -EBADF and forget it. */
+void weft__io_forget(int src);
+
+/* Somebody waits on a source: idle workers should poll. */
+bool weft__io_pending(void);
+
+/* Poll the shim once, up to deadline, and complete the waiters it reports.
+ * idle: the calling idle worker (it can be interrupted by wake_worker), or
+ * NULL for a poll that does not block. Returns false when there was nothing
+ * to poll for or another worker holds the poll. */
+bool weft__io_poll(int64_t deadline, struct weft__worker *idle);
+
+void weft__io_reset(void);
+void weft__offload_stop(void);
+
 /* ---- Futures (future.c) ------------------------------------------------- */
 
 void weft__future_init(struct weft__future *f);
@@ -246,11 +273,16 @@ int weft__future_wait(struct weft__future *f, int64_t deadline, void **value);
 /* ---- Fibers (fiber.c, stack.c) ------------------------------------------ */
 
 void weft__fiber_unref(struct weft__fiber *f);
+/* Spawn a service fiber: the runtime's own helpers (the network stack's
+ * timer and device fibers). weft_run does not wait for them; weft_shutdown
+ * refuses (-EBUSY) while any is alive, so their owner stops them first. */
+int weft__spawn_service(weft_fiber_t *out, const char *name, weft_fn fn, void *arg);
 void weft__fiber_release_stack(struct weft__worker *w, struct weft__fiber *f);
 int weft__stack_get(struct weft__worker *w, size_t size, struct shim_stack *out);
 void weft__stack_put(struct weft__worker *w, const struct shim_stack *s);
 void weft__stack_cache_drain(struct weft__worker *w);
 size_t weft__name_fault(uintptr_t addr, char *buf, size_t cap);
 void weft__fibers_reset(void);
+uint64_t weft__fibers_spawned(void);
 
 #endif

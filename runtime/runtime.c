@@ -64,6 +64,7 @@ int weft_init(const weft_config_t *cfg)
 	weft__rt.workers = ws;
 	atomic_store(&weft__rt.stopping, 0);
 	atomic_store(&weft__rt.live, 0);
+	atomic_store(&weft__rt.services, 0);
 	atomic_store(&weft__rt.nspinning, 0);
 	for (unsigned i = 0; i < c.workers; i++) {
 		ws[i].index = (int)i;
@@ -105,8 +106,9 @@ int weft_shutdown(void)
 		return -ESRCH;
 	if (weft__worker_self())
 		return -EPERM;
-	if (atomic_load(&weft__rt.live) != 0)
+	if (atomic_load(&weft__rt.live) != 0 || atomic_load(&weft__rt.services) != 0)
 		return -EBUSY;
+	weft__offload_stop();
 	weft__workers_stop();
 	for (unsigned i = 0; i < weft__rt.nworkers; i++)
 		shim_thread_join(weft__rt.workers[i].thread);
@@ -114,6 +116,7 @@ int weft_shutdown(void)
 	weft__rt.workers = NULL;
 	weft__rt.nworkers = 0;
 	weft__timer_reset();
+	weft__io_reset();
 	weft__fibers_reset();
 	atomic_store(&weft__rt.running, 0);
 	return 0;

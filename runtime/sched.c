@@ -172,7 +172,13 @@ struct weft__fiber *weft__find_work(struct weft__worker *w)
 	}
 	if ((f = gq_take(w)))
 		return f;
-	return steal(w);
+	if ((f = steal(w)))
+		return f;
+	/* Nothing queued anywhere: look for I/O that is ready, without
+	 * blocking, as Go's findrunnable does before it spins. */
+	if (weft__io_pending() && weft__io_poll(0, NULL))
+		return weft__deque_take(&w->dq);
+	return NULL;
 }
 
 /* ---- Idle workers ------------------------------------------------------- */
@@ -208,6 +214,9 @@ static bool idle_remove(struct weft__worker *w)
 static void wake_worker(struct weft__worker *w)
 {
 	atomic_store_explicit(&w->wake, 1, memory_order_release);
+	weft__fence();
+	if (atomic_load(&w->in_poll))
+		shim_io_wake();
 	shim_wake(&w->wake, 1);
 }
 
@@ -252,10 +261,15 @@ static bool sleep_idle(struct weft__worker *w)
 	if (!work_visible() && !atomic_load(&weft__rt.stopping)) {
 		int64_t t = weft__timer_next();
 		int64_t deadline = t == INT64_MAX ? -1 : t;
-		while (!atomic_load_explicit(&w->wake, memory_order_acquire) &&
-		       !atomic_load(&weft__rt.stopping))
-			if (shim_wait(&w->wake, 0, deadline) == -ETIMEDOUT)
-				break;
+		/* With fibers waiting on I/O, one idle worker sleeps in the
+		 * reactor's poll instead of its futex; what the poll completes
+		 * lands on this worker's deque. */
+		if (!weft__io_poll(deadline, w)) {
+			while (!atomic_load_explicit(&w->wake, memory_order_acquire) &&
+			       !atomic_load(&weft__rt.stopping))
+				if (shim_wait(&w->wake, 0, deadline) == -ETIMEDOUT)
+					break;
+		}
 	}
 	return !idle_remove(w);
 }
@@ -304,6 +318,14 @@ void weft__finish_switch(struct weft__worker *w)
 	}
 }
 
+/* One writer per counter (its worker); readers take a relaxed snapshot. */
+static inline void count_switch(struct weft__worker *w)
+{
+	atomic_store_explicit(&w->switches,
+			      atomic_load_explicit(&w->switches, memory_order_relaxed) + 1,
+			      memory_order_relaxed);
+}
+
 void weft__switch_out(struct weft__fiber *self, int act)
 {
 	struct weft__worker *w = tls_worker;
@@ -311,6 +333,7 @@ void weft__switch_out(struct weft__fiber *self, int act)
 	w->prev = self;
 	w->prev_act = act;
 	w->cur = next;
+	count_switch(w);
 	weft__ctx_switch(&self->ctx, next ? &next->ctx : &w->sched, act == ACT_EXIT);
 	/* Resumed, perhaps on another worker: read it afresh. */
 	weft__finish_switch(weft__worker_self());
@@ -335,6 +358,7 @@ int weft_fiber_yield(void)
 	w->prev = self;
 	w->prev_act = ACT_YIELD;
 	w->cur = next;
+	count_switch(w);
 	weft__ctx_switch(&self->ctx, &next->ctx, false);
 	weft__finish_switch(weft__worker_self());
 	return 0;
@@ -345,6 +369,7 @@ int weft_fiber_yield(void)
 static void run(struct weft__worker *w, struct weft__fiber *f)
 {
 	w->cur = f;
+	count_switch(w);
 	weft__ctx_switch(&w->sched, &f->ctx, false);
 	weft__finish_switch(w);
 }
@@ -402,4 +427,19 @@ int weft_worker_index(void)
 {
 	struct weft__worker *w = weft__worker_self();
 	return w && w->cur ? w->index : -1;
+}
+
+int weft_stats(weft_stats_t *out)
+{
+	if (!out)
+		return -EINVAL;
+	if (!atomic_load(&weft__rt.running))
+		return -ESRCH;
+	*out = (weft_stats_t){.workers = weft__rt.nworkers};
+	for (unsigned i = 0; i < weft__rt.nworkers; i++)
+		out->switches += atomic_load_explicit(&weft__rt.workers[i].switches,
+						      memory_order_relaxed);
+	out->fibers = (uint64_t)atomic_load(&weft__rt.live) + (uint64_t)atomic_load(&weft__rt.services);
+	out->spawned = weft__fibers_spawned();
+	return 0;
 }

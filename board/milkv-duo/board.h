@@ -19,8 +19,13 @@
  * 0x04070000: identity-mapped as the two gigapages 0 .. 2 GiB. */
 #define BOARD_MMIO_BASE 0x00000000UL
 #define BOARD_MMIO_SIZE (2UL << 30)
-#define BOARD_PLIC_BASE 0x70000000UL
 #define BOARD_CLINT_BASE 0x74000000UL
+
+/* The C906's PLIC ("thead,c900-plic"; OpenSBI lets S-mode program it):
+ * sources 1..101; context 0 is the hart's M-mode, 1 its S-mode. */
+#define BOARD_PLIC_BASE 0x70000000UL
+#define BOARD_PLIC_NDEV 101
+#define BOARD_PLIC_CONTEXT(hart) (2 * (hart) + 1)
 
 /* UART0: DesignWare 8250, registers 4 bytes apart, 25 MHz, 115200 8N1.
  * U-Boot has set the line up; weft keeps it (clock 0). With 25000000 here

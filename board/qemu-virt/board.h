@@ -26,6 +26,20 @@
 /* rdtime ticks per second. */
 #define BOARD_TIMEBASE_HZ 10000000UL
 
+/* The PLIC (SiFive's, as the RISC-V PLIC spec describes it): sources
+ * 1..BOARD_PLIC_NDEV; hart h's M-mode context is 2h, its S-mode one 2h + 1. */
+#define BOARD_PLIC_BASE 0x0c000000UL
+#define BOARD_PLIC_NDEV 95
+#define BOARD_PLIC_CONTEXT(hart) (2 * (hart) + 1)
+
+/* virtio-mmio transports: 8 slots 0x1000 apart; slot i interrupts on PLIC
+ * source 1 + i. An empty slot reads device ID 0. QEMU fills the slots from
+ * the top: the first -device lands in slot 7 (0x10008000). */
+#define BOARD_VIRTIO_MMIO_BASE 0x10001000UL
+#define BOARD_VIRTIO_MMIO_STRIDE 0x1000UL
+#define BOARD_VIRTIO_MMIO_SLOTS 8
+#define BOARD_VIRTIO_MMIO_IRQ(slot) (1 + (slot))
+
 /* SiFive test finisher: 0x5555 passes, (code << 16) | 0x3333 fails with code. */
 #define BOARD_FINISHER 0x100000UL
 

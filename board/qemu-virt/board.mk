@@ -6,4 +6,5 @@ SHIM := bare
 BOARD := qemu-virt
 DEFAULT_TOOLCHAIN := riscv64-unknown-elf
 RUN := qemu/run-qemu-virt.sh
-BOARD_SRCS := board/common/ns16550.c
+BOARD_SRCS := board/common/ns16550.c board/common/plic.c board/common/virtio_net.c
+BOARD_INC := -Iboard/common

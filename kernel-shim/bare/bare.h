@@ -15,8 +15,9 @@
 /* ---- The board contract (board/<target>/) --------------------------------
  * board.h defines BOARD_RAM_BASE, BOARD_LOAD_ADDR,
  * BOARD_RAM_SIZE_DEFAULT, BOARD_RAM_END_MAX, BOARD_MMIO_BASE/SIZE (whole
- * gigapage-aligned window), BOARD_UART_BASE/SHIFT/CLOCK/BAUD and
- * BOARD_TIMEBASE_HZ. */
+ * gigapage-aligned window), BOARD_UART_BASE/SHIFT/CLOCK/BAUD,
+ * BOARD_TIMEBASE_HZ and BOARD_PLIC_BASE/NDEV/CONTEXT(hart); a board with
+ * virtio-mmio transports also BOARD_VIRTIO_MMIO_BASE/STRIDE/SLOTS/IRQ(slot). */
 
 /* Set up the console (before anything prints). */
 void board_console_init(void);
@@ -64,6 +65,35 @@ void clock_set_timer(int64_t deadline_ns); /* -1: none */
 
 /* Trap stack set-up (sscratch, stvec). */
 void trap_init(void);
+
+/* ---- Device interrupts (trap.c, board/common/plic.c) ----------------------
+ * External interrupts come through the board's PLIC (board.h: BOARD_PLIC_*).
+ * A handler runs with interrupts off, either on the trap stack or in the
+ * idle loop of thread.c (which takes pending interrupts itself: it waits with
+ * interrupts off). It must not wait, allocate or use stdio; it may call
+ * io_report and shim_wake. */
+typedef void (*irq_handler)(void *arg);
+/* Route PLIC source irq to fn(arg) and enable it. 0, -EINVAL, -EBUSY. */
+int irq_register(unsigned irq, irq_handler fn, void *arg);
+/* Disable source irq and forget its handler. */
+void irq_unregister(unsigned irq);
+/* Claim and serve every pending external interrupt. Interrupts off. */
+void trap_external(void);
+
+/* ---- I/O sources (io.c): the bare half of the shim's I/O readiness --------
+ * A driver makes a device an I/O source: the small int that shim_io_arm and
+ * shim_io_poll know it by (the first one registered is 0). ready(arg) says
+ * what the device is ready for right now (SHIM_IO_IN | OUT | ERR); it is
+ * called with interrupts off when the source is armed or polled, so a
+ * readiness that came before the arming is not lost. */
+/* The new source's number, or -EMFILE when all are taken. */
+int io_source_add(unsigned (*ready)(void *arg), void *arg);
+/* Forget src (disarms it and drops what it reported). */
+void io_source_remove(int src);
+/* The device behind src is ready for events: if src is armed for any of
+ * them (ERR always counts), queue one report, disarm src and wake the
+ * poller. From an interrupt handler or a thread, interrupts on or off. */
+void io_report(int src, unsigned events);
 
 /* Print without stdio or locks (trap context). */
 void bare_puts(const char *s);

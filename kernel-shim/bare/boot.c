@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* From start.S to main(): traps, console, TLS, the device tree, memory (heap,
- * pages, Sv39), the command line as environment, then main() on a guarded
- * stack of its own, and exit() with what it returns.
+ * pages, Sv39), the command line as environment, the interrupt controller,
+ * then main() on a guarded stack of its own, and exit() with what it
+ * returns.
  *
  * RAM after boot, low to high: OpenSBI | the image | malloc's heap (a quarter
  * of what is left) | pages for page tables and stacks. */
@@ -10,9 +11,11 @@
 #include <picotls.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "arch.h"
 #include "bare.h"
+#include "plic.h"
 #include "shim.h"
 
 #define MAIN_STACK (256 * 1024)
@@ -53,7 +56,6 @@ static void main_entry(void *arg)
 
 void shim_boot(unsigned long hartid, const void *dtb)
 {
-	(void)hartid;
 	trap_init();
 	board_console_init();
 	_init_tls(__tls_base);
@@ -79,15 +81,22 @@ void shim_boot(unsigned long hartid, const void *dtb)
 	vm_init(BOARD_RAM_BASE, ram_end);
 	env_from_bootargs();
 
-	csr_set(sie, SIE_STIE);
+	/* Device interrupts: every PLIC source off for this hart's S-mode
+	 * until a driver registers a handler (trap.c). */
+	plic_init(hartid);
+	csr_set(sie, SIE_STIE | SIE_SEIE);
 	clock_set_timer(-1);
 
 	struct shim_stack st;
 	if (shim_stack_alloc(MAIN_STACK, &st) != 0) {
 		bare_puts("weft: no memory for the main stack\n");
-		board_exit(1);
+		_exit(1);
 	}
 	void *sp = arch_frame_init((char *)st.base + st.size, main_entry, NULL);
 	arch_switch(&boot_sp, sp);
-	board_exit(1); /* not reached */
+	/* Not reached. _exit (libc.c), not board_exit: this reference links
+	 * libc.c into every image, so picolibc's exit() and abort() find their
+	 * _exit, getpid and kill even in a program that uses nothing of weft's
+	 * (the linker reads libweft.a before libc). */
+	_exit(1);
 }

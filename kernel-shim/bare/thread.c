@@ -89,8 +89,10 @@ static int64_t next_deadline(void)
 
 /* Interrupts off. Run the next thread that can run, starting after cur (so
  * every runnable thread gets its turn), cur itself last. With none, wait in
- * wfi for the timer: its pending interrupt ends wfi even with sstatus.SIE off,
- * and re-arming the timer clears it. */
+ * wfi for the timer or a device: a pending interrupt enabled in sie ends wfi
+ * even with sstatus.SIE off. Re-arming the timer clears the timer's; a
+ * device's is served right here (it is not taken with SIE off, and would
+ * end every wfi at once while the thread its handler wakes never ran). */
 static void schedule(void)
 {
 	for (;;) {
@@ -116,6 +118,8 @@ static void schedule(void)
 		}
 		clock_set_timer(next_deadline());
 		wfi();
+		if (csr_read(sip) & SIP_SEIP)
+			trap_external();
 	}
 }
 
@@ -167,6 +171,9 @@ int shim_wait(_Atomic uint32_t *word, uint32_t expected, int64_t deadline)
 	return r;
 }
 
+/* Also from an interrupt handler: it only marks threads, with interrupts off
+ * (the ring changes only with them off). A handler can as well just change
+ * the word a thread waits on: can_run sees that. */
 void shim_wake(_Atomic uint32_t *word, int n)
 {
 	int on = irq_save();

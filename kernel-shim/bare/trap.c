@@ -1,11 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /* What happens on a trap: the timer interrupt drives sleeps, deadlines and
- * preemption; a page fault in a fiber's guard names the fiber and ends the run
- * (as abort() would, status 134); any other trap prints its cause, sepc and
- * stval and ends the run with status 135. Never a silent hang. */
+ * preemption; an external interrupt goes to the handler a driver registered
+ * for its PLIC source; a page fault in a fiber's guard names the fiber and
+ * ends the run (as abort() would, status 134); any other trap prints its
+ * cause, sepc and stval and ends the run with status 135. Never a silent
+ * hang. */
+#include <errno.h>
 #include <string.h>
 
 #include "bare.h"
+#include "plic.h"
 #include "shim.h"
 
 #define TRAP_STACK (16 * 1024)
@@ -42,6 +46,61 @@ static const char *cause_name(uint64_t c)
 	return c < sizeof names / sizeof names[0] ? names[c] : "unknown";
 }
 
+/* ---- External interrupts ------------------------------------------------ */
+static struct {
+	irq_handler fn;
+	void *arg;
+} handlers[BOARD_PLIC_NDEV + 1];
+
+int irq_register(unsigned irq, irq_handler fn, void *arg)
+{
+	if (irq == 0 || irq > BOARD_PLIC_NDEV || !fn)
+		return -EINVAL;
+	int on = irq_save(), r = -EBUSY;
+	if (!handlers[irq].fn) {
+		handlers[irq].fn = fn;
+		handlers[irq].arg = arg;
+		plic_enable(irq, 1);
+		r = 0;
+	}
+	irq_restore(on);
+	return r;
+}
+
+void irq_unregister(unsigned irq)
+{
+	if (irq == 0 || irq > BOARD_PLIC_NDEV)
+		return;
+	int on = irq_save();
+	plic_disable(irq);
+	handlers[irq].fn = NULL;
+	handlers[irq].arg = NULL;
+	irq_restore(on);
+}
+
+/* Claim until the PLIC has nothing more for this context. A source with no
+ * handler (one that firmware left enabled) is disabled, once, with a
+ * message: it would otherwise interrupt forever.
+ * Bounded, so that the idle loop in thread.c looks at its threads between
+ * rounds even while a device keeps interrupting. */
+void trap_external(void)
+{
+	for (int n = 0; n < 64; n++) {
+		uint32_t irq = plic_claim();
+		if (irq == 0)
+			return;
+		if (irq <= BOARD_PLIC_NDEV && handlers[irq].fn) {
+			handlers[irq].fn(handlers[irq].arg);
+		} else {
+			plic_disable(irq);
+			bare_puts("weft: interrupt from PLIC source ");
+			bare_put_dec(irq);
+			bare_puts(" with no handler: disabled\n");
+		}
+		plic_complete(irq);
+	}
+}
+
 /* Make the trap return into arch_preempt_resume on the thread's own stack,
  * carrying a copy of the frame so that it can later resume exactly here. */
 static void preempt(struct trap_frame *f)
@@ -62,6 +121,10 @@ void shim__trap(struct trap_frame *f)
 		if ((cause & 0xff) == IRQ_S_TIMER) {
 			if (thread_tick())
 				preempt(f);
+			return;
+		}
+		if ((cause & 0xff) == IRQ_S_EXTERNAL) {
+			trap_external();
 			return;
 		}
 		bare_puts("weft: unexpected interrupt ");

@@ -22,10 +22,13 @@
 #define SSTATUS_FS_INITIAL (1ull << 13)
 #define SSTATUS_SUM (1ull << 18)
 #define SIE_STIE (1ull << 5)
+#define SIE_SEIE (1ull << 9)
 #define SIP_STIP (1ull << 5)
+#define SIP_SEIP (1ull << 9)
 
 #define SCAUSE_INTERRUPT (1ull << 63)
 #define IRQ_S_TIMER 5
+#define IRQ_S_EXTERNAL 9
 #define EXC_INST_MISALIGNED 0
 #define EXC_INST_ACCESS 1
 #define EXC_ILLEGAL 2
@@ -52,6 +55,14 @@ static inline void irq_restore(int on)
 }
 
 static inline void wfi(void) { __asm__ volatile("wfi" ::: "memory"); }
+
+/* Ordering for devices that read and write RAM: dma_mb() puts every earlier
+ * memory and device access before every later one (ring writes before the
+ * register store that notifies the device); dma_wmb() orders memory stores,
+ * dma_rmb() memory loads. */
+static inline void dma_mb(void) { __asm__ volatile("fence iorw, iorw" ::: "memory"); }
+static inline void dma_wmb(void) { __asm__ volatile("fence w, w" ::: "memory"); }
+static inline void dma_rmb(void) { __asm__ volatile("fence r, r" ::: "memory"); }
 
 static inline uint64_t rdtime(void)
 {

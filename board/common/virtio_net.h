@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: MIT */
+/* A virtio-net device on virtio-mmio (QEMU's boards): one receive and one
+ * transmit queue, the MAC from config space, frames copied through buffers
+ * of its own. Legacy (virtio-mmio version 1) and modern (version 2) devices.
+ * board.h gives the transports: BOARD_VIRTIO_MMIO_BASE, _STRIDE, _SLOTS and
+ * BOARD_VIRTIO_MMIO_IRQ(slot). One device at a time (the first found). */
+#ifndef WEFT_VIRTIO_NET_H
+#define WEFT_VIRTIO_NET_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "shim.h"
+
+#define VIRTIO_NET_MTU 1500
+
+struct virtio_net;
+
+/* Find the first virtio-net device and bring it up: its RX ring full, its
+ * interrupt routed, an I/O source registered (*src). Writes its MAC.
+ * 0, -ENODEV (no device), -EBUSY (open already), -ENOMEM, -EIO (the device
+ * refused the features or the queues). */
+int virtio_net_open(struct virtio_net **out, uint8_t mac[6], int *src);
+
+/* 1 (legacy) or 2 (modern): the transport's version, for messages. */
+int virtio_net_version(const struct virtio_net *d);
+
+/* One received frame into buf: its length, -EAGAIN (none waits), -EMSGSIZE
+ * (a frame longer than cap was dropped). Any thread. */
+int virtio_net_recv(struct virtio_net *d, void *buf, size_t cap);
+
+/* Queue one frame of 14..VIRTIO_NET_MTU + 14 bytes, gathered from n pieces.
+ * 0, -EAGAIN (the transmit ring is full), -EMSGSIZE, -EINVAL. Any thread. */
+int virtio_net_send(struct virtio_net *d, const struct shim_iov *iov, int n);
+
+/* Reset the device (it stops using the rings), release its interrupt, its
+ * I/O source and its memory. */
+void virtio_net_close(struct virtio_net *d);
+
+#endif

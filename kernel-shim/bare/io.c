@@ -1,0 +1,176 @@
+/* SPDX-License-Identifier: MIT */
+/* The kernel half of the reactor on bare metal. An I/O source is a device a
+ * driver registered (io_source_add): a small int, the first one 0. Arming
+ * asks for one report; a device interrupt (io_report from its handler) or
+ * the driver's own look at the device (its ready callback, called when the
+ * source is armed and at every poll) queues the report and disarms the
+ * source; shim_io_poll hands the queued reports out, sleeping in shim_wait
+ * until there are some, shim_io_wake is called, or the deadline passes.
+ *
+ * One hart: interrupts off is the lock. io_seq changes whenever the poller
+ * has something to look at; the poller sleeps while it does not, so a report
+ * made from an interrupt handler needs no wake of its own: the scheduler sees
+ * the word change (thread.c). */
+#include <errno.h>
+#include <stdatomic.h>
+
+#include "bare.h"
+#include "shim.h"
+
+#define IO_SOURCES 8
+#define ARMED 0x80000000u
+#define IO_ALL (SHIM_IO_IN | SHIM_IO_OUT | SHIM_IO_ERR)
+
+static struct source {
+	unsigned (*ready)(void *arg); /* NULL: the slot is free */
+	void *arg;
+	unsigned armed;   /* ARMED | the events asked for; 0 when not armed */
+	unsigned pending; /* what the next poll reports */
+} sources[IO_SOURCES];
+
+static _Atomic uint32_t io_seq;
+static int wake_pending; /* shim_io_wake since the last poll returned */
+static unsigned first;   /* where the next poll starts: every source gets its turn */
+
+static struct source *source_of(int src)
+{
+	if (src < 0 || src >= IO_SOURCES || !sources[src].ready)
+		return NULL;
+	return &sources[src];
+}
+
+/* Interrupts off. ERR is reported whatever was asked for, with IN and OUT
+ * (as epoll reports a hang-up): whoever waits for either should look. */
+static void report(struct source *s, unsigned events)
+{
+	if (!(s->armed & ARMED))
+		return;
+	unsigned got = events & SHIM_IO_ERR ? IO_ALL : events & s->armed & (SHIM_IO_IN | SHIM_IO_OUT);
+	if (!got)
+		return;
+	s->pending |= got;
+	s->armed = 0;
+	atomic_fetch_add_explicit(&io_seq, 1, memory_order_relaxed);
+}
+
+int io_source_add(unsigned (*ready)(void *arg), void *arg)
+{
+	if (!ready)
+		return -EINVAL;
+	int on = irq_save(), r = -EMFILE;
+	for (int i = 0; i < IO_SOURCES; i++) {
+		if (!sources[i].ready) {
+			sources[i] = (struct source){.ready = ready, .arg = arg};
+			r = i;
+			break;
+		}
+	}
+	irq_restore(on);
+	return r;
+}
+
+void io_source_remove(int src)
+{
+	int on = irq_save();
+	struct source *s = source_of(src);
+	if (s)
+		*s = (struct source){0};
+	irq_restore(on);
+}
+
+void io_report(int src, unsigned events)
+{
+	int on = irq_save();
+	struct source *s = source_of(src);
+	if (s)
+		report(s, events);
+	irq_restore(on);
+}
+
+/* Nothing to set up: the sources are the drivers'. */
+int shim_io_init(void) { return 0; }
+
+void shim_io_fini(void)
+{
+	int on = irq_save();
+	for (int i = 0; i < IO_SOURCES; i++)
+		sources[i].armed = sources[i].pending = 0;
+	wake_pending = 0;
+	irq_restore(on);
+}
+
+/* Arming replaces the interest and any report not yet polled, then asks the
+ * device at once: what arrived before the arming is reported, not lost. */
+int shim_io_arm(int src, unsigned events)
+{
+	int on = irq_save(), r = -EBADF;
+	struct source *s = source_of(src);
+	if (s) {
+		s->armed = ARMED | (events & (SHIM_IO_IN | SHIM_IO_OUT));
+		s->pending = 0;
+		report(s, s->ready(s->arg));
+		r = 0;
+	}
+	irq_restore(on);
+	return r;
+}
+
+void shim_io_disarm(int src)
+{
+	int on = irq_save();
+	struct source *s = source_of(src);
+	if (s)
+		s->armed = s->pending = 0;
+	irq_restore(on);
+}
+
+/* Interrupts off. Ask every armed device, then hand out up to max reports,
+ * starting after the source the last poll stopped at. */
+static int collect(struct shim_io_event *ev, int max)
+{
+	for (int i = 0; i < IO_SOURCES; i++) {
+		struct source *s = &sources[i];
+		if (s->ready && (s->armed & ARMED))
+			report(s, s->ready(s->arg));
+	}
+	int n = 0;
+	for (int k = 0; k < IO_SOURCES && n < max; k++) {
+		unsigned i = (first + k) % IO_SOURCES;
+		if (sources[i].pending) {
+			ev[n].src = (int)i;
+			ev[n].events = sources[i].pending;
+			sources[i].pending = 0;
+			n++;
+			first = i + 1;
+		}
+	}
+	return n;
+}
+
+int shim_io_poll(struct shim_io_event *ev, int max, int64_t deadline)
+{
+	if (!ev || max <= 0)
+		return -EINVAL;
+	for (;;) {
+		int on = irq_save();
+		int n = collect(ev, max);
+		int woken = wake_pending;
+		wake_pending = 0;
+		uint32_t seq = atomic_load_explicit(&io_seq, memory_order_relaxed);
+		irq_restore(on);
+		if (n || woken)
+			return n;
+		if (deadline >= 0 && shim_now() >= deadline)
+			return 0;
+		/* A report or a wake from here on changes io_seq: no lost wake-up. */
+		shim_wait(&io_seq, seq, deadline);
+	}
+}
+
+void shim_io_wake(void)
+{
+	int on = irq_save();
+	wake_pending = 1;
+	atomic_fetch_add_explicit(&io_seq, 1, memory_order_relaxed);
+	irq_restore(on);
+}

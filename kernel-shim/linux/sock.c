@@ -1,0 +1,258 @@
+/* SPDX-License-Identifier: MIT */
+/* The host kernel's IPv4 sockets, non-blocking, for the "kernel" stack: thin
+ * wrappers that convert addresses, retry EINTR, turn errno into a negative
+ * result and leave the caller's errno as it was. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <string.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+
+#include "shim.h"
+
+static void to_sin(const struct shim_sockaddr *a, struct sockaddr_in *sin)
+{
+	memset(sin, 0, sizeof *sin);
+	sin->sin_family = AF_INET;
+	sin->sin_addr.s_addr = a->ip;
+	sin->sin_port = htons(a->port);
+}
+
+static void from_sin(const struct sockaddr_in *sin, socklen_t len, struct shim_sockaddr *a)
+{
+	if (len >= sizeof *sin && sin->sin_family == AF_INET) {
+		a->ip = sin->sin_addr.s_addr;
+		a->port = ntohs(sin->sin_port);
+	} else { /* unnamed, or not IPv4 */
+		a->ip = 0;
+		a->port = 0;
+	}
+}
+
+/* r is a system call's result: -1 means errno says why. Restores the
+ * caller's errno either way. */
+static long done(long r, int saved)
+{
+	if (r < 0)
+		r = errno == EWOULDBLOCK ? -EAGAIN : -errno;
+	errno = saved;
+	return r;
+}
+
+static void nodelay(int fd)
+{
+	int one = 1;
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+}
+
+int shim_sock_open(int type)
+{
+	int kind;
+	switch (type) {
+	case SHIM_SOCK_STREAM:
+		kind = SOCK_STREAM;
+		break;
+	case SHIM_SOCK_DGRAM:
+		kind = SOCK_DGRAM;
+		break;
+	default:
+		return -EINVAL;
+	}
+	int saved = errno;
+	int fd = socket(AF_INET, kind | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return (int)done(-1, saved);
+	/* A restarted server can listen again while its old connections sit
+	 * in TIME_WAIT. */
+	int one = 1;
+	if (kind == SOCK_STREAM &&
+	    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) != 0) {
+		long err = done(-1, saved);
+		close(fd);
+		errno = saved;
+		return (int)err;
+	}
+	errno = saved;
+	return fd;
+}
+
+int shim_sock_bind(int fd, const struct shim_sockaddr *a)
+{
+	if (!a)
+		return -EINVAL;
+	struct sockaddr_in sin;
+	to_sin(a, &sin);
+	int saved = errno;
+	return (int)done(bind(fd, (struct sockaddr *)&sin, sizeof sin), saved);
+}
+
+int shim_sock_listen(int fd, int backlog)
+{
+	int saved = errno;
+	return (int)done(listen(fd, backlog), saved);
+}
+
+int shim_sock_accept(int fd, struct shim_sockaddr *peer)
+{
+	int saved = errno;
+	for (;;) {
+		struct sockaddr_in sin;
+		socklen_t len = sizeof sin;
+		int c = accept4(fd, (struct sockaddr *)&sin, &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (c < 0) {
+			/* A connection reset before we took it: the listener is
+			 * fine, the next one may be waiting (libuv does the same). */
+			if (errno == EINTR || errno == ECONNABORTED)
+				continue;
+			return (int)done(-1, saved);
+		}
+		nodelay(c);
+		if (peer)
+			from_sin(&sin, len, peer);
+		errno = saved;
+		return c;
+	}
+}
+
+/* TCP_NODELAY goes on before connecting (the kernel keeps it, and a
+ * datagram socket merely refuses it), so a connection never exists without
+ * it. A non-blocking connect interrupted by a signal goes on in the
+ * background, as one that said EINPROGRESS: calling connect again would
+ * only say EALREADY. */
+int shim_sock_connect(int fd, const struct shim_sockaddr *a)
+{
+	if (!a)
+		return -EINVAL;
+	struct sockaddr_in sin;
+	to_sin(a, &sin);
+	int saved = errno;
+	nodelay(fd);
+	int r = connect(fd, (struct sockaddr *)&sin, sizeof sin);
+	if (r < 0 && errno == EINTR) {
+		errno = saved;
+		return -EINPROGRESS;
+	}
+	return (int)done(r, saved);
+}
+
+int shim_sock_error(int fd)
+{
+	int saved = errno, soerr = 0;
+	socklen_t len = sizeof soerr;
+	if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &len) != 0)
+		return (int)done(-1, saved);
+	errno = saved;
+	return -soerr;
+}
+
+long shim_sock_send(int fd, const void *buf, size_t len)
+{
+	int saved = errno;
+	ssize_t r;
+	do
+		r = send(fd, buf, len, MSG_NOSIGNAL); /* EPIPE, not SIGPIPE */
+	while (r < 0 && errno == EINTR);
+	return done(r, saved);
+}
+
+long shim_sock_recv(int fd, void *buf, size_t len)
+{
+	int saved = errno;
+	ssize_t r;
+	do
+		r = recv(fd, buf, len, 0);
+	while (r < 0 && errno == EINTR);
+	return done(r, saved);
+}
+
+/* to NULL: the address the socket is connected to. */
+long shim_sock_sendto(int fd, const void *buf, size_t len, const struct shim_sockaddr *to)
+{
+	struct sockaddr_in sin;
+	if (to)
+		to_sin(to, &sin);
+	int saved = errno;
+	ssize_t r;
+	do
+		r = sendto(fd, buf, len, MSG_NOSIGNAL, to ? (struct sockaddr *)&sin : NULL,
+			   to ? sizeof sin : 0);
+	while (r < 0 && errno == EINTR);
+	return done(r, saved);
+}
+
+/* A datagram longer than len is cut to len, the rest lost; the count is what
+ * was copied. */
+long shim_sock_recvfrom(int fd, void *buf, size_t len, struct shim_sockaddr *from)
+{
+	int saved = errno;
+	struct sockaddr_in sin;
+	socklen_t sl;
+	ssize_t r;
+	do {
+		sl = sizeof sin;
+		r = recvfrom(fd, buf, len, 0, (struct sockaddr *)&sin, &sl);
+	} while (r < 0 && errno == EINTR);
+	if (r >= 0 && from)
+		from_sin(&sin, sl, from);
+	return done(r, saved);
+}
+
+int shim_sock_shutdown(int fd, int how)
+{
+	int h;
+	switch (how) {
+	case 1:
+		h = SHUT_RD;
+		break;
+	case 2:
+		h = SHUT_WR;
+		break;
+	case 3:
+		h = SHUT_RDWR;
+		break;
+	default:
+		return -EINVAL;
+	}
+	int saved = errno;
+	return (int)done(shutdown(fd, h), saved);
+}
+
+int shim_sock_name(int fd, struct shim_sockaddr *local)
+{
+	if (!local)
+		return -EINVAL;
+	int saved = errno;
+	struct sockaddr_in sin;
+	socklen_t len = sizeof sin;
+	int r = getsockname(fd, (struct sockaddr *)&sin, &len);
+	if (r == 0)
+		from_sin(&sin, len, local);
+	return (int)done(r, saved);
+}
+
+int shim_sock_peer(int fd, struct shim_sockaddr *peer)
+{
+	if (!peer)
+		return -EINVAL;
+	int saved = errno;
+	struct sockaddr_in sin;
+	socklen_t len = sizeof sin;
+	int r = getpeername(fd, (struct sockaddr *)&sin, &len);
+	if (r == 0)
+		from_sin(&sin, len, peer);
+	return (int)done(r, saved);
+}
+
+/* Linux releases the fd even when close says EINTR; closing it again could
+ * close someone else's new fd, so EINTR counts as closed. */
+int shim_sock_close(int fd)
+{
+	int saved = errno;
+	int r = close(fd);
+	if (r < 0 && errno == EINTR)
+		r = 0;
+	return (int)done(r, saved);
+}

@@ -1,0 +1,258 @@
+/* SPDX-License-Identifier: MIT */
+/* The "kernel" stack: the host kernel's sockets, non-blocking, with every
+ * would-block turned into a park on the reactor (the fd is the I/O source).
+ * Closing shuts the socket down first, so that a call about to wait on it
+ * wakes at once and sees the socket closed. */
+#include <stdlib.h>
+
+#include "net.h"
+
+struct ksock {
+	struct weft_sock base;
+	int fd;
+};
+
+static struct ksock *K(struct weft_sock *s) { return (struct ksock *)s; }
+
+static struct shim_sockaddr to_shim(const weft_addr_t *a)
+{
+	return (struct shim_sockaddr){.ip = a->ip, .port = a->port};
+}
+
+static int wrap(int fd, int kind, struct weft_sock **out)
+{
+	struct ksock *k = malloc(sizeof *k);
+	if (!k) {
+		shim_sock_close(fd);
+		return -ENOMEM;
+	}
+	k->fd = fd;
+	weft__sock_init(&k->base, &weft__net_kernel, kind);
+	*out = &k->base;
+	return 0;
+}
+
+/* Park until fd is ready for ev; -EBADF once the socket is closed. */
+static int wait_fd(struct weft_sock *s, unsigned ev, int64_t deadline)
+{
+	if (atomic_load(&s->closed))
+		return -EBADF;
+	int r = weft__io_wait(K(s)->fd, ev, deadline);
+	if (atomic_load(&s->closed))
+		return -EBADF;
+	return r < 0 ? r : 0;
+}
+
+static int k_init(const weft_net_config_t *cfg)
+{
+	(void)cfg;
+	int fd = shim_sock_open(SHIM_SOCK_STREAM);
+	if (fd < 0)
+		return fd; /* -ENOSYS where there are no kernel sockets */
+	shim_sock_close(fd);
+	return 0;
+}
+
+static void k_fini(void) {}
+
+static int bound(int type, const weft_addr_t *local, int *out)
+{
+	int fd = shim_sock_open(type);
+	if (fd < 0)
+		return fd;
+	struct shim_sockaddr a = to_shim(local);
+	int err = shim_sock_bind(fd, &a);
+	if (err) {
+		shim_sock_close(fd);
+		return err;
+	}
+	*out = fd;
+	return 0;
+}
+
+static int k_listen(struct weft_sock **out, const weft_addr_t *local, int backlog)
+{
+	int fd, err = bound(SHIM_SOCK_STREAM, local, &fd);
+	if (err)
+		return err;
+	if ((err = shim_sock_listen(fd, backlog))) {
+		shim_sock_close(fd);
+		return err;
+	}
+	return wrap(fd, NK_LISTEN, out);
+}
+
+static int k_accept(struct weft_sock *ls, struct weft_sock **out, weft_addr_t *peer,
+		    int64_t deadline)
+{
+	for (;;) {
+		struct shim_sockaddr a;
+		int fd = shim_sock_accept(K(ls)->fd, &a);
+		if (fd >= 0) {
+			if (peer)
+				*peer = (weft_addr_t){.ip = a.ip, .port = a.port};
+			return wrap(fd, NK_CONN, out);
+		}
+		if (atomic_load(&ls->closed))
+			return -EBADF;
+		/* A connection reset before we took it is not our error. */
+		if (fd == -ECONNABORTED || fd == -EPROTO)
+			continue;
+		if (fd != -EAGAIN)
+			return fd;
+		int r = wait_fd(ls, WEFT_IO_IN, deadline);
+		if (r)
+			return r;
+	}
+}
+
+static int k_connect(struct weft_sock **out, const weft_addr_t *remote, int64_t deadline)
+{
+	int fd = shim_sock_open(SHIM_SOCK_STREAM);
+	if (fd < 0)
+		return fd;
+	struct shim_sockaddr a = to_shim(remote);
+	int err = shim_sock_connect(fd, &a);
+	if (err == -EINPROGRESS) {
+		err = weft__io_wait(fd, WEFT_IO_OUT, deadline);
+		weft__io_forget(fd);
+		err = err < 0 ? err : shim_sock_error(fd);
+	}
+	if (err) {
+		shim_sock_close(fd);
+		return err;
+	}
+	return wrap(fd, NK_CONN, out);
+}
+
+static ssize_t k_read(struct weft_sock *s, void *buf, size_t len, int64_t deadline)
+{
+	for (;;) {
+		long n = shim_sock_recv(K(s)->fd, buf, len);
+		if (atomic_load(&s->closed))
+			return -EBADF;
+		if (n != -EAGAIN)
+			return n;
+		int r = wait_fd(s, WEFT_IO_IN, deadline);
+		if (r)
+			return r;
+	}
+}
+
+static ssize_t k_write(struct weft_sock *s, const void *buf, size_t len, int64_t deadline)
+{
+	size_t done = 0;
+	while (done < len) {
+		long n = shim_sock_send(K(s)->fd, (const char *)buf + done, len - done);
+		if (n > 0) {
+			done += (size_t)n;
+			continue;
+		}
+		int r = n == -EAGAIN ? wait_fd(s, WEFT_IO_OUT, deadline) : (int)n;
+		if (r == 0)
+			continue;
+		if (atomic_load(&s->closed))
+			r = -EBADF;
+		return done ? (ssize_t)done : r;
+	}
+	return (ssize_t)done;
+}
+
+static int k_shutdown(struct weft_sock *s, int how)
+{
+	return shim_sock_shutdown(K(s)->fd, how);
+}
+
+static int k_local(struct weft_sock *s, weft_addr_t *out)
+{
+	struct shim_sockaddr a;
+	int err = shim_sock_name(K(s)->fd, &a);
+	if (!err)
+		*out = (weft_addr_t){.ip = a.ip, .port = a.port};
+	return err;
+}
+
+static int k_peer(struct weft_sock *s, weft_addr_t *out)
+{
+	struct shim_sockaddr a;
+	int err = shim_sock_peer(K(s)->fd, &a);
+	if (!err)
+		*out = (weft_addr_t){.ip = a.ip, .port = a.port};
+	return err;
+}
+
+static int k_udp_bind(struct weft_sock **out, const weft_addr_t *local)
+{
+	int fd, err = bound(SHIM_SOCK_DGRAM, local, &fd);
+	if (err)
+		return err;
+	return wrap(fd, NK_UDP, out);
+}
+
+static ssize_t k_sendto(struct weft_sock *s, const void *buf, size_t len, const weft_addr_t *to,
+			int64_t deadline)
+{
+	struct shim_sockaddr a = to_shim(to);
+	for (;;) {
+		long n = shim_sock_sendto(K(s)->fd, buf, len, &a);
+		if (n != -EAGAIN && n != -ENOBUFS)
+			return n;
+		int r = wait_fd(s, WEFT_IO_OUT, deadline);
+		if (r)
+			return r;
+	}
+}
+
+static ssize_t k_recvfrom(struct weft_sock *s, void *buf, size_t len, weft_addr_t *from,
+			  int64_t deadline)
+{
+	for (;;) {
+		struct shim_sockaddr a;
+		long n = shim_sock_recvfrom(K(s)->fd, buf, len, &a);
+		if (n >= 0) {
+			if (from)
+				*from = (weft_addr_t){.ip = a.ip, .port = a.port};
+			return n;
+		}
+		if (n != -EAGAIN)
+			return n;
+		int r = wait_fd(s, WEFT_IO_IN, deadline);
+		if (r)
+			return r;
+	}
+}
+
+static void k_abort(struct weft_sock *s)
+{
+	/* Wake whoever is about to wait as well as whoever waits: a shut
+	 * down socket polls ready (Linux does this for unconnected UDP
+	 * sockets too, though shutdown reports ENOTCONN). */
+	shim_sock_shutdown(K(s)->fd, 3);
+	weft__io_forget(K(s)->fd);
+}
+
+static void k_destroy(struct weft_sock *s)
+{
+	weft__io_forget(K(s)->fd);
+	shim_sock_close(K(s)->fd);
+	free(s);
+}
+
+const struct net_ops weft__net_kernel = {
+	.name = "kernel",
+	.init = k_init,
+	.fini = k_fini,
+	.listen = k_listen,
+	.accept = k_accept,
+	.connect = k_connect,
+	.read = k_read,
+	.write = k_write,
+	.shutdown = k_shutdown,
+	.local = k_local,
+	.peer = k_peer,
+	.udp_bind = k_udp_bind,
+	.sendto = k_sendto,
+	.recvfrom = k_recvfrom,
+	.abort = k_abort,
+	.destroy = k_destroy,
+};

@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: MIT */
+/* Between the lwIP port (lwip_port.c) and the lwIP sockets (lwip_sock.c).
+ * lwIP's core is owned by one lock: every call into lwIP, and so every
+ * callback out of it, runs under net_lock. Callbacks only queue data and
+ * complete waiters; the lock is never held across a park (waits go through
+ * weft__waiter_wait, which lets it go). */
+#ifndef WEFT_NET_LWIP_H
+#define WEFT_NET_LWIP_H
+
+#include "net.h"
+
+extern weft__lock_t weft__lwip_lock;
+
+void weft__lwip_lock_take(void);
+
+/* Deliver what the loopback queues hold, wake the timer fiber if lwIP now
+ * wants it sooner; the lock stays held. Returns true if anything was
+ * delivered: the caller's condition may have changed, so look again
+ * before parking. */
+bool weft__lwip_flush(void);
+
+/* weft__lwip_flush, then let the lock go. */
+void weft__lwip_unlock(void);
+
+/* Bring the port up (lwIP once per process, the interface, the service
+ * fibers) and down. */
+int weft__lwip_up(const weft_net_config_t *cfg);
+void weft__lwip_down(void);
+void weft__lwip_stats(weft_net_stats_t *out);
+
+/* Frames lwIP dropped for want of memory or queue space. */
+void weft__lwip_count_drop(void);
+
+#endif

@@ -1,0 +1,75 @@
+/* SPDX-License-Identifier: MIT */
+/* weft's lwIP configuration: NO_SYS with the raw API, the core owned by the
+ * network layer's lock (net/lwip_port.c). Memory comes from malloc, so no
+ * pool is sized here; what bounds memory is per connection (the windows
+ * below), per listener (its backlog) and per UDP socket (its queue). */
+#ifndef WEFT_LWIPOPTS_H
+#define WEFT_LWIPOPTS_H
+
+#define NO_SYS 1
+#define SYS_LIGHTWEIGHT_PROT 0 /* every call into lwIP holds the net lock */
+#define LWIP_SOCKET 0
+#define LWIP_NETCONN 0
+#define LWIP_TIMERS 1
+
+/* Memory: the C library's malloc for the heap and for every pool. */
+#define MEM_LIBC_MALLOC 1
+#define MEMP_MEM_MALLOC 1
+#define MEM_ALIGNMENT 8
+#define MEMP_NUM_TCP_PCB 4096       /* unused with MEMP_MEM_MALLOC, but checked */
+#define MEMP_NUM_TCP_PCB_LISTEN 64
+#define MEMP_NUM_UDP_PCB 64
+#define MEMP_NUM_TCP_SEG 4096
+#define PBUF_POOL_SIZE 256
+
+/* Protocols: IPv4 with ARP, ICMP, UDP and TCP. */
+#define LWIP_IPV4 1
+#define LWIP_IPV6 0
+#define LWIP_ARP 1
+#define LWIP_ETHERNET 1
+#define LWIP_ICMP 1
+#define LWIP_RAW 0
+#define LWIP_UDP 1
+#define LWIP_TCP 1
+#define LWIP_DHCP 0
+#define LWIP_AUTOIP 0
+#define LWIP_IGMP 0
+#define LWIP_DNS 0
+#define IP_REASSEMBLY 1
+#define IP_FRAG 1
+#define ARP_TABLE_SIZE 64
+#define ARP_QUEUEING 1
+
+/* TCP: full-size segments, windows of 16 segments (no window scaling: a
+ * u16 window), listen backlogs, address reuse, keepalive, and a short MSL
+ * so that TIME_WAIT does not pile up under connection churn. */
+#define TCP_MSS 1460
+#define TCP_WND (16 * TCP_MSS)
+#define TCP_SND_BUF (16 * TCP_MSS)
+#define TCP_SND_QUEUELEN (4 * TCP_SND_BUF / TCP_MSS)
+#define TCP_SNDLOWAT (TCP_SND_BUF / 2)
+#define TCP_OVERSIZE TCP_MSS
+#define TCP_LISTEN_BACKLOG 1
+#define TCP_DEFAULT_LISTEN_BACKLOG 0xff
+#define TCP_MSL 1000UL
+#define TCP_QUEUE_OOSEQ 1
+#define SO_REUSE 1
+#define LWIP_TCP_KEEPALIVE 1
+#define LWIP_CALLBACK_API 1
+#define LWIP_WND_SCALE 0
+
+/* Interfaces: the loopback interface is the in-memory wire (127.0.0.1);
+ * its queue is drained under the net lock before the lock is let go. */
+#define LWIP_NETIF_LOOPBACK 1
+#define LWIP_HAVE_LOOPIF 1
+#define LWIP_LOOPBACK_MAX_PBUFS 0
+#define LWIP_NETIF_LOOPBACK_MULTITHREADING 0
+#define LWIP_SINGLE_NETIF 0
+#define LWIP_NETIF_STATUS_CALLBACK 0
+#define LWIP_NETIF_LINK_CALLBACK 0
+
+#define LWIP_STATS 0
+#define LWIP_CHKSUM_ALGORITHM 3
+#define LWIP_RAND() weft__lwip_rand()
+
+#endif

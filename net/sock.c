@@ -1,0 +1,369 @@
+/* SPDX-License-Identifier: MIT */
+/* The socket API of weft_net.h: choosing the stack at run time, checking
+ * arguments, counting, and the lifetime rules every stack shares (one reader
+ * and one writer at a time, closing under a blocked caller). The stacks
+ * (kernel.c, lwip_sock.c) do the networking. */
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "net.h"
+
+static const struct net_ops *stack;
+static weft__lock_t stack_lock = WEFT__LOCK_INIT;
+static _Atomic int64_t nsockets;
+struct net_counters weft__net_count;
+
+/* ---- Addresses ----------------------------------------------------------- */
+
+static int parse_num(const char **p, unsigned long max, unsigned long *out)
+{
+	const char *s = *p;
+	unsigned long v = 0;
+	int n = 0;
+	while (*s >= '0' && *s <= '9' && n < 6) {
+		v = v * 10 + (unsigned long)(*s++ - '0');
+		n++;
+	}
+	if (n == 0 || n > 5 || v > max)
+		return -EINVAL;
+	*p = s;
+	*out = v;
+	return 0;
+}
+
+int weft_addr_parse(const char *s, weft_addr_t *out)
+{
+	if (!s || !out)
+		return -EINVAL;
+	uint32_t ip = 0;
+	for (int i = 0; i < 4; i++) {
+		unsigned long b;
+		if (parse_num(&s, 255, &b))
+			return -EINVAL;
+		ip = ip << 8 | (uint32_t)b;
+		if (i < 3 && *s++ != '.')
+			return -EINVAL;
+	}
+	unsigned long port = 0;
+	if (*s == ':') {
+		s++;
+		if (parse_num(&s, 65535, &port))
+			return -EINVAL;
+	}
+	if (*s)
+		return -EINVAL;
+	const uint8_t b[4] = {(uint8_t)(ip >> 24), (uint8_t)(ip >> 16), (uint8_t)(ip >> 8),
+			      (uint8_t)ip};
+	memcpy(&out->ip, b, 4); /* network byte order whatever the CPU's */
+	out->port = (uint16_t)port;
+	return 0;
+}
+
+char *weft_addr_format(const weft_addr_t *a, char *buf, size_t cap)
+{
+	if (!buf || cap == 0)
+		return buf;
+	if (!a) {
+		snprintf(buf, cap, "(null)");
+		return buf;
+	}
+	uint8_t b[4];
+	memcpy(b, &a->ip, 4);
+	snprintf(buf, cap, "%u.%u.%u.%u:%u", b[0], b[1], b[2], b[3], a->port);
+	return buf;
+}
+
+/* ---- The stack ------------------------------------------------------------- */
+
+int weft_net_init(const weft_net_config_t *cfg)
+{
+	if (!atomic_load(&weft__rt.running))
+		return -ESRCH;
+	weft_net_config_t c = {0};
+	if (cfg)
+		c = *cfg;
+	if (!c.stack)
+		c.stack = shim_getenv("WEFT_NET");
+	const struct net_ops *ops;
+	if (!c.stack || !*c.stack) {
+		/* The kernel's where there is one. */
+		int fd = shim_sock_open(SHIM_SOCK_STREAM);
+		if (fd >= 0)
+			shim_sock_close(fd);
+		ops = fd == -ENOSYS ? &weft__net_lwip : &weft__net_kernel;
+	} else if (!strcmp(c.stack, "kernel")) {
+		ops = &weft__net_kernel;
+	} else if (!strcmp(c.stack, "lwip")) {
+		ops = &weft__net_lwip;
+	} else {
+		return -EINVAL;
+	}
+	weft__lock(&stack_lock);
+	if (stack) {
+		weft__unlock(&stack_lock);
+		return -EALREADY;
+	}
+	int err = ops->init(&c);
+	if (!err)
+		stack = ops;
+	weft__unlock(&stack_lock);
+	return err;
+}
+
+int weft_net_fini(void)
+{
+	weft__lock(&stack_lock);
+	if (!stack) {
+		weft__unlock(&stack_lock);
+		return -ESRCH;
+	}
+	if (atomic_load(&nsockets) != 0) {
+		weft__unlock(&stack_lock);
+		return -EBUSY;
+	}
+	stack->fini();
+	stack = NULL;
+	weft__unlock(&stack_lock);
+	return 0;
+}
+
+const char *weft_net_stack(void)
+{
+	const struct net_ops *s = stack;
+	return s ? s->name : NULL;
+}
+
+int weft_net_stats(weft_net_stats_t *out)
+{
+	if (!out)
+		return -EINVAL;
+	const struct net_ops *s = stack;
+	if (!s)
+		return -ESRCH;
+	*out = (weft_net_stats_t){
+		.sockets_open = (uint64_t)atomic_load(&nsockets),
+		.tcp_accepted = atomic_load(&weft__net_count.tcp_accepted),
+		.tcp_connected = atomic_load(&weft__net_count.tcp_connected),
+		.bytes_read = atomic_load(&weft__net_count.bytes_read),
+		.bytes_written = atomic_load(&weft__net_count.bytes_written),
+	};
+	if (s->stats)
+		s->stats(out);
+	return 0;
+}
+
+/* ---- Lifetime ------------------------------------------------------------ */
+
+void weft__sock_init(struct weft_sock *s, const struct net_ops *ops, int kind)
+{
+	s->ops = ops;
+	s->kind = kind;
+	atomic_store(&s->refs, 1);
+	atomic_store(&s->closed, 0);
+	atomic_store(&s->rd_busy, 0);
+	atomic_store(&s->wr_busy, 0);
+	atomic_fetch_add(&nsockets, 1);
+}
+
+static void unref(struct weft_sock *s)
+{
+	if (atomic_fetch_sub(&s->refs, 1) == 1)
+		s->ops->destroy(s);
+}
+
+/* Enter a call on s of the given kind (0: any), claiming one of its two
+ * directions (NULL: none). 0 or -errno. */
+static int enter(struct weft_sock *s, int kind, _Atomic int *busy)
+{
+	if (!s)
+		return -EINVAL;
+	if (kind && s->kind != kind)
+		return -EINVAL;
+	atomic_fetch_add(&s->refs, 1);
+	if (atomic_load(&s->closed)) {
+		unref(s);
+		return -EBADF;
+	}
+	int zero = 0;
+	if (busy && !atomic_compare_exchange_strong(busy, &zero, 1)) {
+		unref(s);
+		return -EBUSY;
+	}
+	return 0;
+}
+
+static void leave(struct weft_sock *s, _Atomic int *busy)
+{
+	if (busy)
+		atomic_store(busy, 0);
+	unref(s);
+}
+
+static const struct net_ops *up(void)
+{
+	return stack;
+}
+
+/* ---- Calls ----------------------------------------------------------------- */
+
+int weft_tcp_listen(weft_sock_t **out, const weft_addr_t *local, int backlog)
+{
+	if (!out || !local || backlog < 0 || backlog > 65535)
+		return -EINVAL;
+	const struct net_ops *ops = up();
+	if (!ops)
+		return -ESRCH;
+	return ops->listen(out, local, backlog ? backlog : 128);
+}
+
+int weft_tcp_accept(weft_sock_t *ls, weft_sock_t **out, weft_addr_t *peer, int64_t deadline)
+{
+	if (!out)
+		return -EINVAL;
+	int err = enter(ls, NK_LISTEN, ls ? &ls->rd_busy : NULL);
+	if (err)
+		return err;
+	err = ls->ops->accept(ls, out, peer, deadline);
+	if (!err)
+		atomic_fetch_add(&weft__net_count.tcp_accepted, 1);
+	leave(ls, &ls->rd_busy);
+	return err;
+}
+
+int weft_tcp_connect(weft_sock_t **out, const weft_addr_t *remote, int64_t deadline)
+{
+	if (!out || !remote || remote->port == 0)
+		return -EINVAL;
+	const struct net_ops *ops = up();
+	if (!ops)
+		return -ESRCH;
+	int err = ops->connect(out, remote, deadline);
+	if (!err)
+		atomic_fetch_add(&weft__net_count.tcp_connected, 1);
+	return err;
+}
+
+ssize_t weft_sock_read(weft_sock_t *s, void *buf, size_t len, int64_t deadline)
+{
+	if (!buf && len)
+		return -EINVAL;
+	int err = enter(s, NK_CONN, s ? &s->rd_busy : NULL);
+	if (err)
+		return err;
+	ssize_t n = len ? s->ops->read(s, buf, len, deadline) : 0;
+	if (n > 0)
+		atomic_fetch_add(&weft__net_count.bytes_read, (uint64_t)n);
+	leave(s, &s->rd_busy);
+	return n;
+}
+
+ssize_t weft_sock_write(weft_sock_t *s, const void *buf, size_t len, int64_t deadline)
+{
+	if (!buf && len)
+		return -EINVAL;
+	if (len > SIZE_MAX / 2) /* beyond what ssize_t counts */
+		return -EINVAL;
+	int err = enter(s, NK_CONN, s ? &s->wr_busy : NULL);
+	if (err)
+		return err;
+	ssize_t n = len ? s->ops->write(s, buf, len, deadline) : 0;
+	if (n > 0)
+		atomic_fetch_add(&weft__net_count.bytes_written, (uint64_t)n);
+	leave(s, &s->wr_busy);
+	return n;
+}
+
+int weft_sock_shutdown(weft_sock_t *s, int how)
+{
+	if (how < WEFT_SHUT_RD || how > WEFT_SHUT_RDWR)
+		return -EINVAL;
+	int err = enter(s, NK_CONN, NULL);
+	if (err)
+		return err;
+	err = s->ops->shutdown(s, how);
+	leave(s, NULL);
+	return err;
+}
+
+int weft_sock_close(weft_sock_t *s)
+{
+	if (!s)
+		return -EINVAL;
+	int zero = 0;
+	if (!atomic_compare_exchange_strong(&s->closed, &zero, 1))
+		return -EBADF;
+	atomic_fetch_sub(&nsockets, 1);
+	s->ops->abort(s);
+	unref(s);
+	return 0;
+}
+
+int weft_sock_local(weft_sock_t *s, weft_addr_t *out)
+{
+	if (!out)
+		return -EINVAL;
+	int err = enter(s, 0, NULL);
+	if (err)
+		return err;
+	err = s->ops->local(s, out);
+	leave(s, NULL);
+	return err;
+}
+
+int weft_sock_peer(weft_sock_t *s, weft_addr_t *out)
+{
+	if (!out)
+		return -EINVAL;
+	int err = enter(s, 0, NULL);
+	if (err)
+		return err;
+	err = s->kind == NK_CONN ? s->ops->peer(s, out) : -ENOTCONN;
+	leave(s, NULL);
+	return err;
+}
+
+int weft_udp_bind(weft_sock_t **out, const weft_addr_t *local)
+{
+	if (!out || !local)
+		return -EINVAL;
+	const struct net_ops *ops = up();
+	if (!ops)
+		return -ESRCH;
+	return ops->udp_bind(out, local);
+}
+
+#define UDP_MAX 65507
+
+ssize_t weft_udp_sendto(weft_sock_t *s, const void *buf, size_t len, const weft_addr_t *to,
+			int64_t deadline)
+{
+	if ((!buf && len) || !to || to->port == 0)
+		return -EINVAL;
+	if (len > UDP_MAX)
+		return -EMSGSIZE;
+	int err = enter(s, NK_UDP, s ? &s->wr_busy : NULL);
+	if (err)
+		return err;
+	ssize_t n = s->ops->sendto(s, buf, len, to, deadline);
+	if (n > 0)
+		atomic_fetch_add(&weft__net_count.bytes_written, (uint64_t)n);
+	leave(s, &s->wr_busy);
+	return n;
+}
+
+ssize_t weft_udp_recvfrom(weft_sock_t *s, void *buf, size_t len, weft_addr_t *from,
+			  int64_t deadline)
+{
+	if (!buf && len)
+		return -EINVAL;
+	int err = enter(s, NK_UDP, s ? &s->rd_busy : NULL);
+	if (err)
+		return err;
+	ssize_t n = s->ops->recvfrom(s, buf, len, from, deadline);
+	if (n > 0)
+		atomic_fetch_add(&weft__net_count.bytes_read, (uint64_t)n);
+	leave(s, &s->rd_busy);
+	return n;
+}

@@ -1,0 +1,231 @@
+/* SPDX-License-Identifier: MIT */
+/* The reactor's waiting logic: who waits on which I/O source, for what. The
+ * shim reports readiness (epoll on Linux, device interrupts on bare metal);
+ * this file keeps one reader slot and one writer slot per source, arms the
+ * source one-shot for the union of what its waiters want, and completes
+ * them when the report comes. Any worker may poll, one at a time: an idle
+ * worker blocks in the poll instead of its futex (sched.c), a busy one polls
+ * without blocking when its own queue runs dry.
+ *
+ * Everything here runs under one lock, taken also around the shim's arm
+ * call, so a report cannot be dispatched before its waiter is registered. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "fence.h"
+#include "internal.h"
+
+struct iorec {
+	struct weft__waiter *rd, *wr;
+};
+
+static weft__lock_t io_lock = WEFT__LOCK_INIT;
+static struct iorec *tab;       /* indexed by source */
+static size_t ntab;
+static bool io_ready;           /* shim_io_init done */
+static _Atomic int nwaiting;    /* registered waiters: nobody polls when 0 */
+static _Atomic int polling;     /* a worker holds the poll */
+
+#define IO_ALL (WEFT_IO_IN | WEFT_IO_OUT)
+
+_Static_assert((int)WEFT_IO_IN == (int)SHIM_IO_IN && (int)WEFT_IO_OUT == (int)SHIM_IO_OUT &&
+		       (int)WEFT_IO_ERR == (int)SHIM_IO_ERR,
+	       "public and shim event bits agree");
+
+static struct iorec *rec_get(int src, bool create)
+{
+	if ((size_t)src < ntab)
+		return &tab[src];
+	if (!create)
+		return NULL;
+	size_t n = ntab ? ntab : 64;
+	while (n <= (size_t)src)
+		n *= 2;
+	struct iorec *t = realloc(tab, n * sizeof *t);
+	if (!t)
+		return NULL;
+	memset(t + ntab, 0, (n - ntab) * sizeof *t);
+	tab = t;
+	ntab = n;
+	return &tab[src];
+}
+
+static unsigned interest(const struct iorec *r)
+{
+	return (r->rd ? WEFT_IO_IN : 0) | (r->wr ? WEFT_IO_OUT : 0);
+}
+
+/* Take w out of its slots, if it is still there. */
+static void slot_clear(struct iorec *r, struct weft__waiter *w)
+{
+	bool was = false;
+	if (w && r->rd == w) {
+		r->rd = NULL;
+		was = true;
+	}
+	if (w && r->wr == w) {
+		r->wr = NULL;
+		was = true;
+	}
+	if (was)
+		atomic_fetch_sub_explicit(&nwaiting, 1, memory_order_relaxed);
+}
+
+/* Complete w with the events it asked for among ev, or with err. */
+static void finish(struct iorec *r, struct weft__waiter *w, unsigned ev, int err)
+{
+	slot_clear(r, w);
+	unsigned want = (unsigned)(uintptr_t)w->data | WEFT_IO_ERR;
+	weft__waiter_complete(w, err ? err : (int)(ev & want));
+}
+
+int weft__io_wait(int src, unsigned events, int64_t deadline)
+{
+	if (src < 0 || !events || (events & ~IO_ALL))
+		return -EINVAL;
+	if (!atomic_load(&weft__rt.running))
+		return -ESRCH;
+	struct weft__waiter w = {0};
+	weft__lock(&io_lock);
+	int err = 0;
+	if (!io_ready) {
+		err = shim_io_init();
+		io_ready = err == 0;
+	}
+	struct iorec *r = err ? NULL : rec_get(src, true);
+	if (!err && !r)
+		err = -ENOMEM;
+	if (!err && (((events & WEFT_IO_IN) && r->rd) || ((events & WEFT_IO_OUT) && r->wr)))
+		err = -EBUSY;
+	if (!err)
+		err = shim_io_arm(src, interest(r) | events);
+	if (err) {
+		weft__unlock(&io_lock);
+		return err;
+	}
+	w.f = weft__self();
+	w.data = (void *)(uintptr_t)events;
+	w.gen = weft__park_begin(w.f);
+	if (events & WEFT_IO_IN)
+		r->rd = &w;
+	if (events & WEFT_IO_OUT)
+		r->wr = &w;
+	atomic_fetch_add_explicit(&nwaiting, 1, memory_order_relaxed);
+	weft__unlock(&io_lock);
+	/* Workers asleep on their futex do not poll: unless one is in the
+	 * poll already (it sees the new interest), wake one to take it. */
+	if (!atomic_load_explicit(&polling, memory_order_relaxed))
+		weft__kick_idle();
+
+	int res = weft__park_end(w.f, deadline);
+	weft__lock(&io_lock);
+	if (w.done) {
+		if (res == -ECANCELED)
+			weft__cancel_repend(w.f);
+		res = w.result;
+	} else {
+		/* Timed out or cancelled: the source stays armed; a late report
+		 * finds nobody and is dropped. The table may have moved. */
+		slot_clear(&tab[src], &w);
+		if (!res)
+			res = -EINTR;
+	}
+	weft__unlock(&io_lock);
+	return res;
+}
+
+/* Complete the waiters of one report and re-arm for those left. */
+static void dispatch(const struct shim_io_event *e)
+{
+	struct iorec *r = rec_get(e->src, false);
+	if (!r)
+		return;
+	unsigned ev = e->events;
+	struct weft__waiter *rd = r->rd, *wr = r->wr;
+	if (rd && (ev & ((unsigned)(uintptr_t)rd->data | WEFT_IO_ERR)))
+		finish(r, rd, ev, 0);
+	if (wr && wr != rd && (ev & (WEFT_IO_OUT | WEFT_IO_ERR)))
+		finish(r, wr, ev, 0);
+	unsigned left = interest(r);
+	if (left && shim_io_arm(e->src, left) < 0) {
+		/* The source went away under its waiters. */
+		rd = r->rd;
+		wr = r->wr;
+		if (rd)
+			finish(r, rd, WEFT_IO_ERR, 0);
+		if (wr && wr != rd)
+			finish(r, wr, WEFT_IO_ERR, 0);
+	}
+}
+
+bool weft__io_pending(void)
+{
+	return atomic_load_explicit(&nwaiting, memory_order_relaxed) > 0;
+}
+
+bool weft__io_poll(int64_t deadline, struct weft__worker *idle)
+{
+	if (!weft__io_pending())
+		return false;
+	int zero = 0;
+	if (atomic_load_explicit(&polling, memory_order_relaxed) ||
+	    !atomic_compare_exchange_strong(&polling, &zero, 1))
+		return false;
+	if (idle) {
+		/* A waker that sets idle->wake after this store sees the flag
+		 * and interrupts the poll (sched.c, wake_worker). */
+		atomic_store(&idle->in_poll, 1);
+		weft__fence();
+		if (atomic_load(&idle->wake))
+			deadline = 0;
+	}
+	struct shim_io_event ev[64];
+	int n = shim_io_poll(ev, 64, deadline);
+	if (idle)
+		atomic_store(&idle->in_poll, 0);
+	if (n > 0) {
+		weft__lock(&io_lock);
+		for (int i = 0; i < n; i++)
+			dispatch(&ev[i]);
+		weft__unlock(&io_lock);
+	}
+	atomic_store(&polling, 0);
+	return true;
+}
+
+void weft__io_forget(int src)
+{
+	if (src < 0)
+		return;
+	weft__lock(&io_lock);
+	struct iorec *r = rec_get(src, false);
+	if (r) {
+		struct weft__waiter *rd = r->rd, *wr = r->wr;
+		if (rd)
+			finish(r, rd, 0, -EBADF);
+		if (wr && wr != rd)
+			finish(r, wr, 0, -EBADF);
+	}
+	if (io_ready)
+		shim_io_disarm(src);
+	weft__unlock(&io_lock);
+}
+
+void weft__io_reset(void)
+{
+	weft__lock(&io_lock);
+	if (io_ready)
+		shim_io_fini();
+	io_ready = false;
+	free(tab);
+	tab = NULL;
+	ntab = 0;
+	weft__unlock(&io_lock);
+}
+
+int weft_fd_wait(int fd, unsigned events, int64_t deadline)
+{
+	return weft__io_wait(fd, events, deadline);
+}
+
+void weft_fd_forget(int fd) { weft__io_forget(fd); }

@@ -1,0 +1,456 @@
+/* SPDX-License-Identifier: MIT */
+/* The reactor and the helper threads: waiting on pipes and eventfds from
+ * fibers and plain threads, readiness for reading and writing, timeouts,
+ * cancellation, forgetting an fd under its waiter, two waiters on one fd,
+ * many fds at once; weft_offload keeping workers free. The fd tests need
+ * Linux (pipes); on bare metal they skip and say so. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "testutil.h"
+
+#if WT_LINUX
+#include <fcntl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#endif
+
+#define SKIP_BARE()                                                          \
+	do {                                                                 \
+		if (!WT_LINUX) {                                             \
+			print_message("skipped: no file descriptors on bare metal\n"); \
+			skip();                                              \
+		}                                                            \
+	} while (0)
+
+static void test_bad_arguments(void **state)
+{
+	(void)state;
+	assert_int_equal(weft_fd_wait(-1, WEFT_IO_IN, 0), -EINVAL);
+	assert_int_equal(weft_fd_wait(0, 0, 0), -EINVAL);
+	assert_int_equal(weft_fd_wait(0, 8, 0), -EINVAL);
+	assert_int_equal(weft_offload(NULL, NULL, NULL), -EINVAL);
+	/* Not a source: a closed fd on Linux, an unregistered device number
+	 * on bare metal. */
+	assert_int_equal(weft_fd_wait(999, WEFT_IO_IN, wt_ms(100)), -EBADF);
+}
+
+#if WT_LINUX
+static void make_pipe(int p[2])
+{
+	assert_int_equal(pipe2(p, O_NONBLOCK | O_CLOEXEC), 0);
+}
+
+static void close_pipe(int p[2])
+{
+	weft_fd_forget(p[0]);
+	weft_fd_forget(p[1]);
+	close(p[0]);
+	close(p[1]);
+}
+
+struct reader {
+	int fd;
+	int64_t deadline;
+	int r;           /* weft_fd_wait's result */
+	char got;
+	_Atomic int waiting;
+};
+
+static void *read_one(void *arg)
+{
+	struct reader *rd = arg;
+	atomic_store(&rd->waiting, 1);
+	rd->r = weft_fd_wait(rd->fd, WEFT_IO_IN, rd->deadline);
+	if (rd->r > 0 && read(rd->fd, &rd->got, 1) != 1)
+		rd->got = 0;
+	return NULL;
+}
+#endif
+
+static void test_pipe_wakes_fiber(void **state)
+{
+	(void)state;
+	SKIP_BARE();
+#if WT_LINUX
+	int p[2];
+	make_pipe(p);
+	struct reader rd = {.fd = p[0], .deadline = wt_ms(10000)};
+	weft_fiber_t f = wt_spawn(read_one, &rd);
+	assert_true(wt_wait_flag(&rd.waiting));
+	weft_sleep_until(wt_ms(20)); /* let it park */
+	assert_int_equal(write(p[1], "x", 1), 1);
+	wt_join(f);
+	assert_int_equal(rd.r, WEFT_IO_IN);
+	assert_int_equal(rd.got, 'x');
+	close_pipe(p);
+#endif
+}
+
+static void test_pipe_wakes_thread(void **state)
+{
+	(void)state;
+	SKIP_BARE();
+#if WT_LINUX
+	int p[2];
+	make_pipe(p);
+	struct reader rd = {.fd = p[0], .deadline = wt_ms(10000)};
+	wt_thread_t t = wt_thread_start(read_one, &rd);
+	assert_true(wt_wait_flag(&rd.waiting));
+	weft_sleep_until(wt_ms(20));
+	assert_int_equal(write(p[1], "y", 1), 1);
+	wt_thread_join(t);
+	assert_int_equal(rd.r, WEFT_IO_IN);
+	assert_int_equal(rd.got, 'y');
+	close_pipe(p);
+#endif
+}
+
+static void test_ready_fd_returns_at_once(void **state)
+{
+	(void)state;
+	SKIP_BARE();
+#if WT_LINUX
+	int p[2];
+	make_pipe(p);
+	/* An empty pipe is writable at once; a deadline of 0 still polls. */
+	assert_int_equal(weft_fd_wait(p[1], WEFT_IO_OUT, -1), WEFT_IO_OUT);
+	assert_int_equal(write(p[1], "z", 1), 1);
+	struct reader rd = {.fd = p[0], .deadline = -1};
+	wt_run_fiber(read_one, &rd);
+	assert_int_equal(rd.r, WEFT_IO_IN);
+	assert_int_equal(rd.got, 'z');
+	close_pipe(p);
+#endif
+}
+
+static void test_timeout(void **state)
+{
+	(void)state;
+	SKIP_BARE();
+#if WT_LINUX
+	int p[2];
+	make_pipe(p);
+	int64_t t0 = weft_now();
+	struct reader rd = {.fd = p[0], .deadline = wt_ms(50)};
+	wt_run_fiber(read_one, &rd);
+	assert_int_equal(rd.r, -ETIMEDOUT);
+	assert_true(weft_now() >= rd.deadline);
+	assert_true(weft_now() - t0 >= 50 * 1000000LL);
+	/* From a plain thread too; and 0 is "try once". */
+	assert_int_equal(weft_fd_wait(p[0], WEFT_IO_IN, wt_ms(20)), -ETIMEDOUT);
+	assert_int_equal(weft_fd_wait(p[0], WEFT_IO_IN, 0), -ETIMEDOUT);
+	/* The timed-out waiter left its slot: a new one can wait. */
+	assert_int_equal(write(p[1], "a", 1), 1);
+	assert_int_equal(weft_fd_wait(p[0], WEFT_IO_IN, wt_ms(5000)), WEFT_IO_IN);
+	close_pipe(p);
+#endif
+}
+
+static void test_cancel_while_waiting(void **state)
+{
+	(void)state;
+	SKIP_BARE();
+#if WT_LINUX
+	int p[2];
+	make_pipe(p);
+	struct reader rd = {.fd = p[0], .deadline = wt_ms(10000)};
+	weft_fiber_t f = wt_spawn(read_one, &rd);
+	assert_true(wt_wait_flag(&rd.waiting));
+	weft_sleep_until(wt_ms(20));
+	assert_int_equal(weft_fiber_cancel(f), 0);
+	wt_join(f);
+	assert_int_equal(rd.r, -ECANCELED);
+	/* Data that arrives later is there for the next reader. */
+	assert_int_equal(write(p[1], "b", 1), 1);
+	rd.deadline = wt_ms(5000);
+	wt_run_fiber(read_one, &rd);
+	assert_int_equal(rd.r, WEFT_IO_IN);
+	assert_int_equal(rd.got, 'b');
+	close_pipe(p);
+#endif
+}
+
+static void test_second_reader_busy(void **state)
+{
+	(void)state;
+	SKIP_BARE();
+#if WT_LINUX
+	int p[2];
+	make_pipe(p);
+	struct reader rd = {.fd = p[0], .deadline = wt_ms(10000)};
+	weft_fiber_t f = wt_spawn(read_one, &rd);
+	assert_true(wt_wait_flag(&rd.waiting));
+	weft_sleep_until(wt_ms(20));
+	assert_int_equal(weft_fd_wait(p[0], WEFT_IO_IN, wt_ms(10)), -EBUSY);
+	assert_int_equal(write(p[1], "c", 1), 1);
+	wt_join(f);
+	assert_int_equal(rd.r, WEFT_IO_IN);
+	close_pipe(p);
+#endif
+}
+
+static void test_forget_wakes_waiter(void **state)
+{
+	(void)state;
+	SKIP_BARE();
+#if WT_LINUX
+	int p[2];
+	make_pipe(p);
+	struct reader rd = {.fd = p[0], .deadline = wt_ms(10000)};
+	weft_fiber_t f = wt_spawn(read_one, &rd);
+	assert_true(wt_wait_flag(&rd.waiting));
+	weft_sleep_until(wt_ms(20));
+	weft_fd_forget(p[0]);
+	wt_join(f);
+	assert_int_equal(rd.r, -EBADF);
+	close_pipe(p);
+#endif
+}
+
+#if WT_LINUX
+struct writer {
+	int fd;
+	int r;
+	_Atomic int waiting;
+};
+
+static void *wait_writable(void *arg)
+{
+	struct writer *w = arg;
+	atomic_store(&w->waiting, 1);
+	w->r = weft_fd_wait(w->fd, WEFT_IO_OUT, wt_ms(10000));
+	return NULL;
+}
+#endif
+
+/* A reader and a writer wait on the two directions of one fd at once (a
+ * socketpair end), and each wakes for its own direction only. */
+static void test_reader_and_writer_on_one_fd(void **state)
+{
+	(void)state;
+	SKIP_BARE();
+#if WT_LINUX
+	int sv[2];
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, sv), 0);
+	/* Fill sv[0]'s way out so that writing to it would block. */
+	char buf[4096];
+	memset(buf, 'f', sizeof buf);
+	for (int i = 0; i < 100000 && write(sv[0], buf, sizeof buf) > 0; i++)
+		;
+	struct writer w = {.fd = sv[0]};
+	weft_fiber_t fw = wt_spawn(wait_writable, &w);
+	struct reader rd = {.fd = sv[0], .deadline = wt_ms(10000)};
+	weft_fiber_t fr = wt_spawn(read_one, &rd);
+	assert_true(wt_wait_flag(&w.waiting));
+	assert_true(wt_wait_flag(&rd.waiting));
+	weft_sleep_until(wt_ms(20));
+	/* Drain the other end: the writer wakes, the reader keeps waiting. */
+	for (int i = 0; i < 100000 && read(sv[1], buf, sizeof buf) > 0; i++)
+		;
+	wt_join(fw);
+	assert_int_equal(w.r, WEFT_IO_OUT);
+	weft_sleep_until(wt_ms(20));
+	assert_int_equal(atomic_load(&rd.waiting), 1);
+	assert_int_equal(rd.r, 0);
+	assert_int_equal(write(sv[1], "r", 1), 1);
+	wt_join(fr);
+	assert_int_equal(rd.r, WEFT_IO_IN);
+	assert_int_equal(rd.got, 'r');
+	weft_fd_forget(sv[0]);
+	close(sv[0]);
+	close(sv[1]);
+#endif
+}
+
+static void test_hangup_is_reported(void **state)
+{
+	(void)state;
+	SKIP_BARE();
+#if WT_LINUX
+	int p[2];
+	make_pipe(p);
+	struct reader rd = {.fd = p[0], .deadline = wt_ms(10000)};
+	weft_fiber_t f = wt_spawn(read_one, &rd);
+	assert_true(wt_wait_flag(&rd.waiting));
+	weft_sleep_until(wt_ms(20));
+	weft_fd_forget(p[1]);
+	close(p[1]);
+	wt_join(f);
+	assert_true(rd.r > 0);
+	assert_true(rd.r & WEFT_IO_IN);
+	assert_true(rd.r & WEFT_IO_ERR);
+	weft_fd_forget(p[0]);
+	close(p[0]);
+#endif
+}
+
+#if WT_LINUX
+#define NPIPES 200
+
+struct relay {
+	int in, out;
+	int r;
+};
+
+/* Each fiber waits for a byte on its pipe and passes it to the next. */
+static void *relay_one(void *arg)
+{
+	struct relay *r = arg;
+	char c;
+	r->r = weft_fd_wait(r->in, WEFT_IO_IN, wt_ms(20000));
+	if (r->r > 0 && read(r->in, &c, 1) == 1 && write(r->out, &c, 1) != 1)
+		r->r = -EIO;
+	return NULL;
+}
+#endif
+
+static void test_many_fds_in_a_chain(void **state)
+{
+	(void)state;
+	SKIP_BARE();
+#if WT_LINUX
+	static int p[NPIPES + 1][2];
+	static struct relay r[NPIPES];
+	static weft_fiber_t f[NPIPES];
+	for (int i = 0; i <= NPIPES; i++)
+		make_pipe(p[i]);
+	for (int i = 0; i < NPIPES; i++) {
+		r[i] = (struct relay){.in = p[i][0], .out = p[i + 1][1]};
+		f[i] = wt_spawn(relay_one, &r[i]);
+	}
+	assert_int_equal(write(p[0][1], "!", 1), 1);
+	for (int i = 0; i < NPIPES; i++) {
+		wt_join(f[i]);
+		assert_int_equal(r[i].r, WEFT_IO_IN);
+	}
+	char c = 0;
+	assert_int_equal(weft_fd_wait(p[NPIPES][0], WEFT_IO_IN, wt_ms(5000)), WEFT_IO_IN);
+	assert_int_equal(read(p[NPIPES][0], &c, 1), 1);
+	assert_int_equal(c, '!');
+	for (int i = 0; i <= NPIPES; i++)
+		close_pipe(p[i]);
+#endif
+}
+
+/* ---- Offload ------------------------------------------------------------- */
+
+struct blocker {
+	_Atomic int release;
+	_Atomic int started;
+};
+
+/* Blocks its helper thread (not a worker) until released. */
+static void *block_in_kernel(void *arg)
+{
+	struct blocker *b = arg;
+	atomic_store(&b->started, 1);
+	for (int i = 0; i < 20000 && !atomic_load(&b->release); i++)
+		wt_thread_yield();
+	while (!atomic_load(&b->release))
+		wt_thread_yield();
+	return (void *)0x5a;
+}
+
+struct offload_call {
+	struct blocker *b;
+	int r;
+	void *result;
+	int after_cancel; /* what the next suspension returned */
+};
+
+static void *call_offload(void *arg)
+{
+	struct offload_call *c = arg;
+	c->r = weft_offload(block_in_kernel, c->b, &c->result);
+	c->after_cancel = weft_fiber_yield();
+	return NULL;
+}
+
+static void *set_flag(void *arg)
+{
+	atomic_store((_Atomic int *)arg, 1);
+	return NULL;
+}
+
+static void test_offload_leaves_workers_free(void **state)
+{
+	(void)state;
+	/* As many blocking calls as there are workers (each on its helper
+	 * thread, up to 4): if a call held its worker, no worker would be
+	 * left to run set_flag and the wait below would fail. */
+	enum { MAX = 4 };
+	unsigned n = weft_workers() < MAX ? weft_workers() : MAX;
+	struct blocker b = {0};
+	struct offload_call c[MAX];
+	weft_fiber_t f[MAX];
+	for (unsigned i = 0; i < n; i++) {
+		c[i] = (struct offload_call){.b = &b};
+		f[i] = wt_spawn(call_offload, &c[i]);
+	}
+	assert_true(wt_wait_flag(&b.started));
+	_Atomic int ran = 0;
+	weft_fiber_t g = wt_spawn(set_flag, (void *)&ran);
+	assert_true(wt_wait_flag(&ran));
+	wt_join(g);
+	atomic_store(&b.release, 1);
+	for (unsigned i = 0; i < n; i++) {
+		wt_join(f[i]);
+		assert_int_equal(c[i].r, 0);
+		assert_ptr_equal(c[i].result, (void *)0x5a);
+		assert_int_equal(c[i].after_cancel, 0);
+	}
+}
+
+static void test_offload_not_interrupted_by_cancel(void **state)
+{
+	(void)state;
+	struct blocker b = {0};
+	struct offload_call c = {.b = &b};
+	weft_fiber_t f = wt_spawn(call_offload, &c);
+	assert_true(wt_wait_flag(&b.started));
+	assert_int_equal(weft_fiber_cancel(f), 0);
+	weft_sleep_until(wt_ms(20));
+	atomic_store(&b.release, 1);
+	wt_join(f);
+	/* The call completed; the request waited for the next suspension. */
+	assert_int_equal(c.r, 0);
+	assert_ptr_equal(c.result, (void *)0x5a);
+	assert_int_equal(c.after_cancel, -ECANCELED);
+}
+
+static void *return_arg(void *arg) { return arg; }
+
+static void test_offload_more_calls_than_helpers(void **state)
+{
+	(void)state;
+	/* More calls than helper threads, one after another from a plain
+	 * thread: each completes with its own result. */
+	for (int i = 0; i < 50; i++) {
+		void *r = NULL;
+		assert_int_equal(weft_offload(return_arg, (void *)(intptr_t)(i + 1), &r), 0);
+		assert_ptr_equal(r, (void *)(intptr_t)(i + 1));
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_bad_arguments),
+		cmocka_unit_test(test_pipe_wakes_fiber),
+		cmocka_unit_test(test_pipe_wakes_thread),
+		cmocka_unit_test(test_ready_fd_returns_at_once),
+		cmocka_unit_test(test_timeout),
+		cmocka_unit_test(test_cancel_while_waiting),
+		cmocka_unit_test(test_second_reader_busy),
+		cmocka_unit_test(test_forget_wakes_waiter),
+		cmocka_unit_test(test_reader_and_writer_on_one_fd),
+		cmocka_unit_test(test_hangup_is_reported),
+		cmocka_unit_test(test_many_fds_in_a_chain),
+		cmocka_unit_test(test_offload_leaves_workers_free),
+		cmocka_unit_test(test_offload_not_interrupted_by_cancel),
+		cmocka_unit_test(test_offload_more_calls_than_helpers),
+	};
+	return WT_MAIN("io", tests, wt_start, wt_stop);
+}
