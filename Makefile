@@ -2,7 +2,7 @@
 # weft: make [TARGET=linux-x86_64|linux-aarch64|linux-riscv64|qemu-virt|milkv-duo]
 #            [TOOLCHAIN=file.mk] [O=dir] [VARIANT=asan|tsan] [LIBC=musl|glibc]
 #            [all|lib|tests|check|clean]
-#       make run    boot the demo on qemu-system-riscv64 (qemu-virt)
+#       make run    boot httpd on qemu-system-riscv64 (qemu-virt): http://localhost:8080/
 #       make test   every target and build variant; one summary line each
 TARGET ?= linux-x86_64
 .DEFAULT_GOAL := all
@@ -180,10 +180,15 @@ check: tests
 deps:
 	@mk/deps.sh $(DEPS)
 
+# httpd on qemu-virt over virtio-net, QEMU's user network forwarding the
+# host's port $(HTTP_PORT) to the guest's port 80. Ctrl-C stops QEMU.
+HTTP_PORT ?= 8080
 run:
 	@mk/deps.sh bare
 	@$(MAKE) --no-print-directory TARGET=qemu-virt O=build/qemu-virt all
-	qemu/run-qemu-virt.sh build/qemu-virt/examples/demo
+	@echo "weft: httpd on qemu-virt: http://localhost:$(HTTP_PORT)/ (Ctrl-C stops it)"
+	QEMU_NETDEV=user,hostfwd=tcp:127.0.0.1:$(HTTP_PORT)-:80 QEMU_TIMEOUT=0 \
+		qemu/run-qemu-virt.sh build/qemu-virt/examples/httpd WEFT_NETIF=virtio HTTPD_PORT=80
 
 test:
 	@mk/test-all.sh

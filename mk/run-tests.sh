@@ -15,6 +15,13 @@ passed=0 failed=0 skipped=0
 export ASAN_OPTIONS=${ASAN_OPTIONS:-abort_on_error=0:detect_leaks=1:allow_user_segv_handler=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1}
+# count LABEL LOG: the sum of N over LOG's "[  LABEL] N test(s)..." lines
+# (CMocka's group summaries; the per-test "[  FAILED  ] name" lines carry no
+# count and are not matched).
+count() {
+	sed -n "s/^\\[  $1\\] \\([0-9][0-9]*\\) test.*/\\1/p" "$2" |
+		awk '{ n += $1 } END { print n + 0 }'
+}
 for t in "$@"; do
 	log=$t.log
 	start=$(date +%s)
@@ -27,10 +34,14 @@ for t in "$@"; do
 	fi
 	rc=$?
 	secs=$(( $(date +%s) - start ))
-	p=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' "$log" | tail -1)
-	f=$(sed -n 's/^\[  FAILED  \] \([0-9]*\) test.*/\1/p' "$log" | tail -1)
-	s=$(sed -n 's/^\[  SKIPPED \] \([0-9]*\) test.*/\1/p' "$log" | tail -1)
-	p=${p:-0} f=${f:-0} s=${s:-0}
+	# A suite may run several CMocka groups (test_net: one per stack),
+	# each with its own summary: add them all up. Tests that CMocka could
+	# not run (a fixture failed: "[  ERROR   ] name", one line each) are
+	# not in its FAILED count, so they are added; so is a group whose
+	# setup or teardown failed.
+	p=$(count 'PASSED  ' "$log")
+	f=$(( $(count 'FAILED  ' "$log") + $(grep -c '^\[  ERROR   \] [^-]' "$log") ))
+	s=$(count 'SKIPPED ' "$log")
 	note=""
 	if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
 		# Crashed, hung or a sanitizer report: count the suite as failed.

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* The "kernel" stack: the host kernel's sockets, non-blocking, with every
  * would-block turned into a park on the reactor (the fd is the I/O source).
- * Closing shuts the socket down first, so that a call about to wait on it
- * wakes at once and sees the socket closed. */
+ * Closing wakes the calls blocked on the socket and fails the ones about
+ * to block; the fd itself is closed when the last of them has left. */
 #include <stdlib.h>
 
 #include "net.h"
@@ -224,16 +224,14 @@ static ssize_t k_recvfrom(struct weft_sock *s, void *buf, size_t len, weft_addr_
 
 static void k_abort(struct weft_sock *s)
 {
-	/* Wake whoever is about to wait as well as whoever waits: a shut
-	 * down socket polls ready (Linux does this for unconnected UDP
-	 * sockets too, though shutdown reports ENOTCONN). */
-	shim_sock_shutdown(K(s)->fd, 3);
-	weft__io_forget(K(s)->fd);
+	/* Wake whoever waits, and make a wait that is about to start fail:
+	 * the fd stays open (and its number taken) until k_destroy. */
+	weft__io_close(K(s)->fd);
 }
 
 static void k_destroy(struct weft_sock *s)
 {
-	weft__io_forget(K(s)->fd);
+	weft__io_reopen(K(s)->fd);
 	shim_sock_close(K(s)->fd);
 	free(s);
 }

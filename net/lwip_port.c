@@ -26,7 +26,8 @@ static bool core_ready;      /* lwip_init is once per process */
 static struct {
 	struct weft__fiber *f;   /* the timer fiber while it is parked */
 	uint32_t gen;
-	int64_t wake_at;         /* when it will wake by itself */
+	bool forever;            /* parked with no timeout due */
+	u32_t wake_ms;           /* else lwIP's time (sys_now) it wakes at */
 } timer;
 static weft_fiber_t timer_fiber;
 static _Atomic int stopping;
@@ -75,6 +76,13 @@ bool weft__lwip_flush(void)
 		NETIF_FOREACH(n)
 		{
 			if (n->loop_first) {
+				/* Count the packets as frames out and in; the last
+				 * pbuf of each has tot_len == len. */
+				uint64_t k = 0;
+				for (struct pbuf *q = n->loop_first; q; q = q->next)
+					k += q->tot_len == q->len;
+				atomic_fetch_add(&frames_out, k);
+				atomic_fetch_add(&frames_in, k);
 				netif_poll(n);
 				any = true;
 			}
@@ -86,7 +94,7 @@ bool weft__lwip_flush(void)
 	if (timer.f) {
 		u32_t ms = sys_timeouts_sleeptime();
 		if (ms != SYS_TIMEOUTS_SLEEPTIME_INFINITE &&
-		    (timer.wake_at < 0 || shim_now() + (int64_t)ms * 1000000 < timer.wake_at)) {
+		    (timer.forever || (s32_t)(sys_now() + ms - timer.wake_ms) < 0)) {
 			weft__unpark(timer.f, timer.gen, 0);
 			timer.f = NULL;
 		}
@@ -109,11 +117,13 @@ static void *timer_main(void *arg)
 	while (!atomic_load(&stopping)) {
 		weft__lwip_lock_take();
 		sys_check_timeouts();
-		u32_t ms = sys_timeouts_sleeptime();
-		int64_t at = ms == SYS_TIMEOUTS_SLEEPTIME_INFINITE ? -1
-								 : shim_now() + (int64_t)ms * 1000000;
+		u32_t now = sys_now(), ms = sys_timeouts_sleeptime();
+		timer.forever = ms == SYS_TIMEOUTS_SLEEPTIME_INFINITE;
+		timer.wake_ms = now + ms;
+		/* lwIP counts whole milliseconds: wake at the start of the one it
+		 * is due in, not up to 1 ms later. */
+		int64_t at = timer.forever ? -1 : ((int64_t)(shim_now() / 1000000) + ms) * 1000000;
 		timer.gen = weft__park_begin(self);
-		timer.wake_at = at;
 		timer.f = self;
 		weft__unlock(&weft__lwip_lock);
 		weft__park_end(self, at);
@@ -326,11 +336,20 @@ static void close_device(void)
 int weft__lwip_up(const weft_net_config_t *cfg)
 {
 	const char *spec = cfg->netif ? cfg->netif : shim_getenv("WEFT_NETIF");
+	if (cfg->netif && !*cfg->netif)
+		return -EINVAL;
 	if (!spec || !*spec)
 		spec = "loop";
 	bool loop = !strcmp(spec, "loop");
 	if (!loop && strcmp(spec, "virtio") && strncmp(spec, "tap:", 4) &&
 	    strncmp(spec, "packet:", 7))
+		return -EINVAL;
+	/* Addresses given are checked even where they are not used ("loop"). */
+	ip4_addr_t a, m;
+	weft_addr_t g;
+	if (cfg->ip && parse_cidr(cfg->ip, &a, &m))
+		return -EINVAL;
+	if (cfg->gw && (weft_addr_parse(cfg->gw, &g) || g.port))
 		return -EINVAL;
 	weft__lwip_lock_take();
 	if (!core_ready) {

@@ -16,6 +16,7 @@
 #include "lwip/pbuf.h"
 #include "lwip/tcp.h"
 #include "lwip/udp.h"
+#include "lwip/priv/tcp_priv.h"
 
 #define UDP_QUEUE 64
 
@@ -159,6 +160,7 @@ static err_t on_connected(void *arg, struct tcp_pcb *pcb, err_t err)
 static void hook(struct lsock *s, struct tcp_pcb *pcb)
 {
 	s->pcb = pcb;
+	tcp_nagle_disable(pcb); /* as the kernel stack's TCP_NODELAY */
 	tcp_arg(pcb, s);
 	tcp_recv(pcb, on_recv);
 	tcp_sent(pcb, on_sent);
@@ -219,9 +221,20 @@ static int l_listen(struct weft_sock **out, const weft_addr_t *local, int backlo
 	ip_addr_t ip = to_ip(local->ip);
 	weft__lwip_lock_take();
 	int err = -ENOMEM;
+	/* Address reuse (below) is for the TIME_WAIT of past connections;
+	 * two listeners on one port, one of them on any address, conflict
+	 * as on a kernel. */
+	for (struct tcp_pcb_listen *l = tcp_listen_pcbs.listen_pcbs; l; l = l->next)
+		if (l->local_port == local->port && local->port &&
+		    (ip_addr_isany(&l->local_ip) || local->ip == 0 ||
+		     ip_addr_cmp(&l->local_ip, &ip))) {
+			weft__lwip_unlock();
+			free(s);
+			return -EADDRINUSE;
+		}
 	struct tcp_pcb *pcb = tcp_new();
 	if (pcb) {
-		ip_set_option(pcb, SOF_REUSEADDR); /* past connections' TIME_WAIT */
+		ip_set_option(pcb, SOF_REUSEADDR);
 		err = map_err(tcp_bind(pcb, &ip, local->port));
 		err_t e = ERR_OK;
 		struct tcp_pcb *lp = err ? NULL

@@ -87,6 +87,8 @@ int weft_net_init(const weft_net_config_t *cfg)
 	if (!c.stack)
 		c.stack = shim_getenv("WEFT_NET");
 	const struct net_ops *ops;
+	if (cfg && cfg->stack && !*cfg->stack)
+		return -EINVAL; /* an empty name is no stack (unset means default) */
 	if (!c.stack || !*c.stack) {
 		/* The kernel's where there is one. */
 		int fd = shim_sock_open(SHIM_SOCK_STREAM);
@@ -106,8 +108,10 @@ int weft_net_init(const weft_net_config_t *cfg)
 		return -EALREADY;
 	}
 	int err = ops->init(&c);
-	if (!err)
+	if (!err) {
 		stack = ops;
+		weft__runtime_hold(1);
+	}
 	weft__unlock(&stack_lock);
 	return err;
 }
@@ -125,6 +129,7 @@ int weft_net_fini(void)
 	}
 	stack->fini();
 	stack = NULL;
+	weft__runtime_hold(-1);
 	weft__unlock(&stack_lock);
 	return 0;
 }

@@ -252,6 +252,17 @@ int weft__io_wait(int src, unsigned events, int64_t deadline);
 /* Wake src's waiters with -EBADF and forget it. */
 void weft__io_forget(int src);
 
+/* The owner of src is closing it: wake its waiters with -EBADF, and fail
+ * later waits on it with -EBADF until weft__io_reopen (called just before
+ * the number is really closed and can be reused). This closes the window
+ * between a caller's last look at "closed" and its wait. */
+void weft__io_close(int src);
+void weft__io_reopen(int src);
+
+/* A subsystem that must be stopped before the runtime (the network stack)
+ * holds it: weft_shutdown refuses with -EBUSY while a hold is taken. */
+void weft__runtime_hold(int delta);
+
 /* Somebody waits on a source: idle workers should poll. */
 bool weft__io_pending(void);
 

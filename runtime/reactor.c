@@ -17,6 +17,7 @@
 
 struct iorec {
 	struct weft__waiter *rd, *wr;
+	bool dead; /* closing (weft__io_close): waits fail with -EBADF */
 };
 
 static weft__lock_t io_lock = WEFT__LOCK_INIT;
@@ -95,6 +96,8 @@ int weft__io_wait(int src, unsigned events, int64_t deadline)
 	struct iorec *r = err ? NULL : rec_get(src, true);
 	if (!err && !r)
 		err = -ENOMEM;
+	if (!err && r->dead)
+		err = -EBADF;
 	if (!err && (((events & WEFT_IO_IN) && r->rd) || ((events & WEFT_IO_OUT) && r->wr)))
 		err = -EBUSY;
 	if (!err)
@@ -193,23 +196,30 @@ bool weft__io_poll(int64_t deadline, struct weft__worker *idle)
 	return true;
 }
 
-void weft__io_forget(int src)
+static void forget(int src, bool dead)
 {
 	if (src < 0)
 		return;
 	weft__lock(&io_lock);
-	struct iorec *r = rec_get(src, false);
+	struct iorec *r = rec_get(src, dead);
 	if (r) {
 		struct weft__waiter *rd = r->rd, *wr = r->wr;
 		if (rd)
 			finish(r, rd, 0, -EBADF);
 		if (wr && wr != rd)
 			finish(r, wr, 0, -EBADF);
+		r->dead = dead;
 	}
 	if (io_ready)
 		shim_io_disarm(src);
 	weft__unlock(&io_lock);
 }
+
+void weft__io_forget(int src) { forget(src, false); }
+
+void weft__io_close(int src) { forget(src, true); }
+
+void weft__io_reopen(int src) { forget(src, false); }
 
 void weft__io_reset(void)
 {

@@ -86,6 +86,10 @@ int weft_init(const weft_config_t *cfg)
 	return 0;
 }
 
+static _Atomic int holds;
+
+void weft__runtime_hold(int delta) { atomic_fetch_add(&holds, delta); }
+
 int weft_run(void)
 {
 	if (!atomic_load(&weft__rt.running))
@@ -106,7 +110,8 @@ int weft_shutdown(void)
 		return -ESRCH;
 	if (weft__worker_self())
 		return -EPERM;
-	if (atomic_load(&weft__rt.live) != 0 || atomic_load(&weft__rt.services) != 0)
+	if (atomic_load(&weft__rt.live) != 0 || atomic_load(&weft__rt.services) != 0 ||
+	    atomic_load(&holds) != 0)
 		return -EBUSY;
 	weft__offload_stop();
 	weft__workers_stop();
