@@ -6,7 +6,8 @@
 #
 # Usage
 #   mk/deps.sh host                  Debian packages for native x86_64 builds
-#                                    (gcc, make, libcmocka-dev, sanitizer runtimes).
+#                                    (gcc, make, libcmocka-dev, sanitizer runtimes)
+#                                    and the network tests' clients (curl, wrk, ip).
 #   mk/deps.sh cross ARCH LIBC       ARCH: aarch64 | riscv64, LIBC: musl | glibc.
 #                                    Cross gcc, qemu-user, the musl and cmocka
 #                                    source packages; builds musl (LIBC=musl) and
@@ -159,7 +160,8 @@ ensure_packages() {
 # ---------------------------------------------------------------- host
 
 cmd_host() {
-	ensure_packages gcc make libc6-dev libcmocka-dev libasan8 liblsan0 libtsan2 libubsan1
+	ensure_packages gcc make libc6-dev libcmocka-dev libasan8 liblsan0 libtsan2 libubsan1 \
+		curl wrk iproute2
 }
 
 # ---------------------------------------------------------------- sources
