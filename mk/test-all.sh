@@ -35,6 +35,20 @@ for c in "${configs[@]}"; do
 	summary+=("$(echo "$out" | tail -1)")
 	[ $rc -eq 0 ] || status=1
 done
+# Real clients against the examples: curl and wrk over TAP in a namespace
+# and over kernel sockets, curl against httpd on qemu-virt (mk/net-tests.sh).
+echo "== network integration tests (mk/net-tests.sh)"
+if make --no-print-directory -j"$jobs" TARGET=linux-x86_64 all >/dev/null &&
+	make --no-print-directory -j"$jobs" TARGET=qemu-virt all >/dev/null; then
+	out=$(mk/net-tests.sh 2>&1)
+	rc=$?
+	echo "$out"
+	summary+=("$(echo "$out" | tail -1)")
+	[ $rc -eq 0 ] || status=1
+else
+	summary+=("net: build failed")
+	status=1
+fi
 # The Duo cannot run here: build it and check its images against board.h.
 echo "== make TARGET=milkv-duo (built and checked, not run)"
 if out=$(make --no-print-directory -j"$jobs" TARGET=milkv-duo all 2>&1); then

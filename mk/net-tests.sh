@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# The network integration tests, against binaries already built
+# (build/linux-x86_64 and build/qemu-virt): httpd and echo over TAP in a
+# namespace and over kernel sockets, then httpd on qemu-virt through QEMU's
+# host forward. One line per script (its last), then
+# "net: N passed, M failed, S skipped" (S: scripts that skipped). Each
+# script's output is kept in build/net-tests/<script>.log. Exit 1 if
+# anything failed.
+# Usage: mk/net-tests.sh [LINUX_BUILD_DIR [QEMU_VIRT_BUILD_DIR]]
+set -u
+cd "$(dirname "$0")/.." || exit 1
+linux=${1:-build/linux-x86_64}
+bare=${2:-build/qemu-virt}
+logs=build/net-tests
+mkdir -p "$logs"
+passed=0 failed=0 skipped=0
+run()
+{
+	local script=$1 log rc last p f
+	shift
+	log=$logs/$(basename "$script" .sh).log
+	timeout 1800 "$script" "$@" >"$log" 2>&1
+	rc=$?
+	last=$(tail -1 "$log")
+	printf '  %s\n' "$last"
+	case "$last" in
+	*": skipped: "*)
+		skipped=$((skipped + 1))
+		return
+		;;
+	esac
+	p=$(printf '%s\n' "$last" | sed -n 's/.*: \([0-9]*\) passed, \([0-9]*\) failed$/\1/p')
+	f=$(printf '%s\n' "$last" | sed -n 's/.*: \([0-9]*\) passed, \([0-9]*\) failed$/\2/p')
+	p=${p:-0} f=${f:-0}
+	if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
+		f=1 # crashed, hung or gave no tally
+		echo "  $script: exit $rc"
+	fi
+	if [ "$f" -ne 0 ]; then
+		echo "---- $log (failures and tail)"
+		grep 'FAIL' "$log" | head -20
+		tail -15 "$log"
+		echo "----"
+	fi
+	passed=$((passed + p)) failed=$((failed + f))
+}
+run tests/net/httpd_tap.sh "$linux"
+run tests/net/echo_tap.sh "$linux"
+run tests/net/httpd_qemu.sh "$bare/examples/httpd"
+echo "net: $passed passed, $failed failed, $skipped skipped"
+[ "$failed" -eq 0 ]

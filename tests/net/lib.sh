@@ -1,0 +1,197 @@
+# SPDX-License-Identifier: MIT
+# Helpers for the network scripts in tests/net/ (sourced, not run): checks
+# and their tally, a network namespace that is always removed, servers
+# started in it and stopped by their process id, raw TCP from bash.
+# Every wait here is bounded. T_KEEP=1 keeps the logs (their directory is
+# printed at the end).
+
+# t_init NAME: start the tally; the last line will be "NAME: N passed, M failed".
+t_init()
+{
+	T_NAME=$1
+	T_PASSED=0
+	T_FAILED=0
+	T_PIDS=()
+	T_SESSIONS=()
+	T_NS=
+	NSX=()
+	T_TMP=$(mktemp -d "/tmp/weft-$1.XXXXXX")
+	trap t_cleanup EXIT
+	trap 'exit 130' INT TERM
+}
+
+t_cleanup()
+{
+	local p
+	for p in "${T_SESSIONS[@]}"; do
+		kill_session "$p" -9
+	done
+	# Only our own children: a pid already waited for may have been reused.
+	for p in "${T_PIDS[@]}"; do
+		[ "$(ps -o ppid= -p "$p" 2>/dev/null | tr -d ' ')" = "$$" ] &&
+			kill -9 "$p" 2>/dev/null
+	done
+	for p in "${T_PIDS[@]}"; do
+		wait "$p" 2>/dev/null
+	done
+	if [ -n "$T_NS" ]; then
+		ip netns del "$T_NS" 2>/dev/null
+	fi
+	if [ -n "${T_KEEP:-}" ]; then
+		echo "$T_NAME: logs kept in $T_TMP" >&2
+	else
+		rm -rf "$T_TMP"
+	fi
+}
+
+t_skip()
+{
+	echo "$T_NAME: skipped: $*"
+	exit 0
+}
+
+ok()
+{
+	T_PASSED=$((T_PASSED + 1))
+	echo "  ok    $1"
+}
+
+bad()
+{
+	T_FAILED=$((T_FAILED + 1))
+	echo "  FAIL  $1${2:+: $2}"
+}
+
+# check WHAT CMD...: passes when CMD succeeds.
+check()
+{
+	local what=$1
+	shift
+	if "$@"; then ok "$what"; else bad "$what"; fi
+}
+
+t_done()
+{
+	echo "$T_NAME: $T_PASSED passed, $T_FAILED failed"
+	[ "$T_FAILED" -eq 0 ]
+	exit $?
+}
+
+# needs TOOL...: fail the script (not skip) when a tool is missing.
+needs()
+{
+	local t missing=
+	for t in "$@"; do
+		command -v "$t" >/dev/null 2>&1 || missing="$missing $t"
+	done
+	if [ -n "$missing" ]; then
+		bad "tools present" "missing:$missing (apt-get install curl wrk iproute2)"
+		t_done
+	fi
+}
+
+# Root and a namespace of our own, or skip.
+ns_create()
+{
+	[ "$(id -u)" -eq 0 ] || t_skip "needs root (network namespaces, TAP devices)"
+	command -v ip >/dev/null 2>&1 || t_skip "no ip (iproute2)"
+	T_NS="weft-$T_NAME-$$"
+	if ! ip netns add "$T_NS" 2>"$T_TMP/netns.err"; then
+		T_NS=
+		t_skip "network namespaces unavailable ($(head -1 "$T_TMP/netns.err"))"
+	fi
+	NSX=(ip netns exec "$T_NS")
+	"${NSX[@]}" ip link set lo up
+}
+
+# nsx CMD...: run CMD in the namespace. A shell function run in the
+# background is a subshell, whose pid is not CMD's: background jobs use
+# "${NSX[@]}" CMD... instead, so that $! is CMD itself.
+nsx()
+{
+	"${NSX[@]}" "$@"
+}
+
+# wait_until SECS CMD...: poll CMD every 0.1 s until it succeeds (0) or
+# SECS pass (1).
+wait_until()
+{
+	local i n=$(($1 * 10))
+	shift
+	for ((i = 0; i < n; i++)); do
+		"$@" && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# start_server LOG CMD...: run CMD in the namespace in the background;
+# T_SERVER is its pid (ip netns exec and env exec, so it is the server's).
+start_server()
+{
+	local log=$1
+	shift
+	"${NSX[@]}" "$@" >"$log" 2>&1 &
+	T_SERVER=$!
+	T_PIDS+=("$T_SERVER")
+}
+
+# wait_ready LOG PATTERN SECS: the server printed PATTERN (0), or died or
+# did not within SECS (1).
+wait_ready()
+{
+	local log=$1 pat=$2 i n=$(($3 * 10))
+	for ((i = 0; i < n; i++)); do
+		grep -q "$pat" "$log" 2>/dev/null && return 0
+		kill -0 "$T_SERVER" 2>/dev/null || return 1
+		sleep 0.1
+	done
+	return 1
+}
+
+# kill_server: after a failed start, end the server (still our child).
+kill_server()
+{
+	kill -9 "$T_SERVER" 2>/dev/null
+	wait "$T_SERVER" 2>/dev/null
+}
+
+# kill_session SID SIGNAL: signal every process of session SID (one started
+# with setsid, whose pid is SID), one by one by pid. (A process group is not
+# enough: timeout(1) puts itself and its command in a group of their own.)
+kill_session()
+{
+	local p
+	for p in $(ps -o pid= -s "$1" 2>/dev/null); do
+		kill "$2" "$p" 2>/dev/null
+	done
+}
+
+# stop_wait PID SECS: wait for PID (a child of this shell) to exit by
+# itself and set T_STATUS to its exit status, or kill it after SECS and set
+# T_STATUS=timeout. (Not in $(...): a subshell cannot wait for it.)
+stop_wait()
+{
+	local pid=$1 i n=$(($2 * 10))
+	for ((i = 0; i < n; i++)); do
+		if ! kill -0 "$pid" 2>/dev/null; then
+			wait "$pid"
+			T_STATUS=$?
+			return
+		fi
+		sleep 0.1
+	done
+	kill -9 "$pid" 2>/dev/null
+	wait "$pid" 2>/dev/null
+	T_STATUS=timeout
+}
+
+# raw HOST PORT FILE SECS: send FILE's bytes over one TCP connection from
+# the namespace (or the host when T_NS is empty), then print everything the
+# server sends until it closes. Exit 0 when the server closed within SECS,
+# 124 when it did not, 3 when the connection failed.
+raw()
+{
+	"${NSX[@]}" timeout "$4" bash -c \
+		'exec 3<>"/dev/tcp/$0/$1" || exit 3; cat "$2" >&3; cat <&3' "$1" "$2" "$3" 2>/dev/null
+}
