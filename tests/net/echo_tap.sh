@@ -10,8 +10,11 @@
 # ECHO_CONNS (200), ECHO_MSGS (20), ECHO_SIZE (64), ECHO_LIMIT (0: all at
 # once) size the load; ECHO_IDLE_MS (10000) is the server's idle timeout.
 # The full test: ECHO_CONNS=10000 ECHO_MSGS=100 ECHO_IDLE_MS=60000.
+# Single-quoted scripts for bash -c are meant; checks call functions by name.
+# shellcheck disable=SC2016,SC2317
 set -u
 cd "$(dirname "$0")/../.." || exit 1
+# shellcheck source=tests/net/lib.sh
 . tests/net/lib.sh
 t_init echo_tap
 build=${1:-build/linux-x86_64}
@@ -72,7 +75,7 @@ echo_checks()
 lbl="lwip tap"
 addr=10.77.0.2
 start_server "$tmp/lwip.log" env WEFT_NET=lwip WEFT_NETIF=tap:wt0 WEFT_IP=10.77.0.2/24 \
-	ECHO_PORT=$PORT ECHO_IDLE_MS=$IDLE_MS "$echo"
+	ECHO_PORT=$PORT ECHO_IDLE_MS="$IDLE_MS" "$echo"
 if wait_ready "$tmp/lwip.log" '^echo: listening' 20 && wait_until 10 nsx ip link show wt0 >/dev/null 2>&1; then
 	ok "$lbl: $(grep '^echo: listening' "$tmp/lwip.log")"
 	nsx ip addr add 10.77.0.1/24 dev wt0
@@ -93,7 +96,7 @@ fi
 lbl="kernel"
 addr=127.0.0.1
 start_server "$tmp/kernel.log" env WEFT_NET=kernel ECHO_ADDR=$addr ECHO_PORT=$PORT \
-	ECHO_IDLE_MS=$IDLE_MS "$echo"
+	ECHO_IDLE_MS="$IDLE_MS" "$echo"
 if wait_ready "$tmp/kernel.log" '^echo: listening' 20; then
 	ok "$lbl: $(grep '^echo: listening' "$tmp/kernel.log")"
 	echo_checks

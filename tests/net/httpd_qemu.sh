@@ -8,8 +8,11 @@
 # "httpd_qemu: N passed, M failed".
 # Usage: tests/net/httpd_qemu.sh [IMAGE]   (default build/qemu-virt/examples/httpd)
 # HTTPD_QEMU_PORT: the first host port to try (default 18080).
+# Single-quoted scripts for bash -c are meant; checks call functions by name.
+# shellcheck disable=SC2016,SC2317
 set -u
 cd "$(dirname "$0")/../.." || exit 1
+# shellcheck source=tests/net/lib.sh
 . tests/net/lib.sh
 t_init httpd_qemu
 img=${1:-build/qemu-virt/examples/httpd}

@@ -7,8 +7,11 @@
 # loopback. One line per check, then "httpd_tap: N passed, M failed".
 # Needs root, ip (iproute2), curl, wrk; skips without root or namespaces.
 # Usage: tests/net/httpd_tap.sh [BUILD_DIR]   (default build/linux-x86_64)
+# Single-quoted scripts for bash -c are meant; checks call functions by name.
+# shellcheck disable=SC2016,SC2317
 set -u
 cd "$(dirname "$0")/../.." || exit 1
+# shellcheck source=tests/net/lib.sh
 . tests/net/lib.sh
 t_init httpd_tap
 build=${1:-build/linux-x86_64}
@@ -21,10 +24,10 @@ PORT=8080
 IDLE_MS=5000
 tmp=$T_TMP
 
-# req NAME TEXT: a request file with \r\n written as such.
+# req NAME TEXT: a request file, TEXT's backslash escapes (\r\n) applied.
 req()
 {
-	printf "$2" >"$tmp/$1"
+	printf '%b' "$2" >"$tmp/$1"
 }
 
 # code URL [curl options]: print the status curl got ("000" when none).

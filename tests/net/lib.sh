@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: MIT
+# shellcheck shell=bash disable=SC2016,SC2034
 # Helpers for the network scripts in tests/net/ (sourced, not run): checks
 # and their tally, a network namespace that is always removed, servers
 # started in it and stopped by their process id, raw TCP from bash.
@@ -175,7 +176,7 @@ stop_wait()
 	local pid=$1 i n=$(($2 * 10))
 	for ((i = 0; i < n; i++)); do
 		if ! kill -0 "$pid" 2>/dev/null; then
-			wait "$pid"
+			wait "$pid" 2>/dev/null
 			T_STATUS=$?
 			return
 		fi
