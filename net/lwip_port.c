@@ -123,6 +123,9 @@ static void *timer_main(void *arg)
 		/* lwIP counts whole milliseconds: wake at the start of the one it
 		 * is due in, not up to 1 ms later. */
 		int64_t at = timer.forever ? -1 : ((int64_t)(shim_now() / 1000000) + ms) * 1000000;
+		/* What the timers sent over the loopback (retransmitted SYNs,
+		 * delayed ACKs) is delivered before the timer fiber parks. */
+		weft__lwip_flush();
 		timer.gen = weft__park_begin(self);
 		timer.f = self;
 		weft__unlock(&weft__lwip_lock);

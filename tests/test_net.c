@@ -1712,12 +1712,7 @@ static void *mc_acceptor(void *arg)
 static void test_many_connections(void **state)
 {
 	(void)state;
-	/* Under a sanitizer everything runs about ten times slower: lwIP's
-	 * SYN_SENT gives up after six 3 s retries while 1,000 handshakes queue
-	 * behind a backlog of 255, so the sanitized run uses 250 connections. */
-	int n = (int)scaled(MC_N, 250);
-	if (n != MC_N)
-		print_message("sanitizer: %d connections instead of %d\n", n, MC_N);
+	int n = MC_N;
 #if WT_LINUX
 	if (!is_lwip()) {
 		struct rlimit rl;
