@@ -231,7 +231,7 @@ static void k_abort(struct weft_sock *s)
 
 static void k_destroy(struct weft_sock *s)
 {
-	weft__io_reopen(K(s)->fd);
+	weft__io_forget(K(s)->fd); /* the number can be reused once closed */
 	shim_sock_close(K(s)->fd);
 	free(s);
 }

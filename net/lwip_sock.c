@@ -34,8 +34,8 @@ struct lsock {
 	bool rx_eof, shut_rd, shut_wr, connected;
 	int err;               /* sticky: what the connection died of */
 	struct weft__waiter *rdq, *wrq; /* sock.c allows one of each */
-	/* a listener's connections not yet accepted */
-	struct lsock *acc_head, *acc_tail;
+	/* a listener's connections not yet accepted, linked by acc_next */
+	struct lsock *acc_head, *acc_tail, *acc_next;
 	/* a UDP socket's datagrams */
 	struct dgram q[UDP_QUEUE];
 	int qhead, qlen;
@@ -182,7 +182,7 @@ static err_t on_accept(void *arg, struct tcp_pcb *newpcb, err_t err)
 	/* Until taken, it counts against the listener's backlog. */
 	tcp_backlog_delayed(newpcb);
 	if (ls->acc_tail)
-		ls->acc_tail->acc_head = c; /* acc_head links the queue */
+		ls->acc_tail->acc_next = c;
 	else
 		ls->acc_head = c;
 	ls->acc_tail = c;
@@ -276,10 +276,10 @@ static int l_accept(struct weft_sock *lsk, struct weft_sock **out, weft_addr_t *
 	}
 	struct lsock *c = err ? NULL : ls->acc_head;
 	if (c) {
-		ls->acc_head = c->acc_head;
+		ls->acc_head = c->acc_next;
 		if (!ls->acc_head)
 			ls->acc_tail = NULL;
-		c->acc_head = NULL;
+		c->acc_next = NULL;
 		if (c->pcb) {
 			tcp_backlog_accepted(c->pcb);
 			if (peer)
@@ -589,7 +589,7 @@ static void l_abort(struct weft_sock *sk)
 		/* Refuse what was never accepted. */
 		struct lsock *c;
 		while ((c = s->acc_head)) {
-			s->acc_head = c->acc_head;
+			s->acc_head = c->acc_next;
 			if (c->pcb) {
 				tcp_arg(c->pcb, NULL);
 				tcp_abort(c->pcb);

@@ -10,7 +10,7 @@
 
 #include "net.h"
 
-static const struct net_ops *stack;
+static const struct net_ops *_Atomic stack; /* read without the lock */
 static weft__lock_t stack_lock = WEFT__LOCK_INIT;
 static _Atomic int64_t nsockets;
 struct net_counters weft__net_count;
@@ -206,18 +206,13 @@ static void leave(struct weft_sock *s, _Atomic int *busy)
 	unref(s);
 }
 
-static const struct net_ops *up(void)
-{
-	return stack;
-}
-
 /* ---- Calls ----------------------------------------------------------------- */
 
 int weft_tcp_listen(weft_sock_t **out, const weft_addr_t *local, int backlog)
 {
 	if (!out || !local || backlog < 0 || backlog > 65535)
 		return -EINVAL;
-	const struct net_ops *ops = up();
+	const struct net_ops *ops = stack;
 	if (!ops)
 		return -ESRCH;
 	return ops->listen(out, local, backlog ? backlog : 128);
@@ -241,7 +236,7 @@ int weft_tcp_connect(weft_sock_t **out, const weft_addr_t *remote, int64_t deadl
 {
 	if (!out || !remote || remote->port == 0)
 		return -EINVAL;
-	const struct net_ops *ops = up();
+	const struct net_ops *ops = stack;
 	if (!ops)
 		return -ESRCH;
 	int err = ops->connect(out, remote, deadline);
@@ -333,7 +328,7 @@ int weft_udp_bind(weft_sock_t **out, const weft_addr_t *local)
 {
 	if (!out || !local)
 		return -EINVAL;
-	const struct net_ops *ops = up();
+	const struct net_ops *ops = stack;
 	if (!ops)
 		return -ESRCH;
 	return ops->udp_bind(out, local);

@@ -249,15 +249,15 @@ void weft__timer_reset(void);
  * ready events, or -errno as weft_fd_wait. */
 int weft__io_wait(int src, unsigned events, int64_t deadline);
 
-/* Wake src's waiters with -EBADF and forget it. */
+/* Wake src's waiters with -EBADF and forget it; waits on src work again
+ * afterwards (its number may be reused once closed). */
 void weft__io_forget(int src);
 
 /* The owner of src is closing it: wake its waiters with -EBADF, and fail
- * later waits on it with -EBADF until weft__io_reopen (called just before
- * the number is really closed and can be reused). This closes the window
- * between a caller's last look at "closed" and its wait. */
+ * later waits on it with -EBADF until weft__io_forget (called just before
+ * the number is really closed). This closes the window between a caller's
+ * last look at "closed" and its wait. */
 void weft__io_close(int src);
-void weft__io_reopen(int src);
 
 /* A subsystem that must be stopped before the runtime (the network stack)
  * holds it: weft_shutdown refuses with -EBUSY while a hold is taken. */

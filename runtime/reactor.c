@@ -219,8 +219,6 @@ void weft__io_forget(int src) { forget(src, false); }
 
 void weft__io_close(int src) { forget(src, true); }
 
-void weft__io_reopen(int src) { forget(src, false); }
-
 void weft__io_reset(void)
 {
 	weft__lock(&io_lock);
