@@ -3,7 +3,7 @@
 # The network integration tests, against binaries already built
 # (build/linux-x86_64 and build/qemu-virt): httpd and echo over TAP in a
 # namespace and over kernel sockets, then httpd on qemu-virt through QEMU's
-# host forward. One line per script (its last), then
+# host forward. One line per script (its tally, its last line), then
 # "net: N passed, M failed, S skipped" (S: scripts that skipped). Each
 # script's output is kept in build/net-tests/<script>.log. Exit 1 if
 # anything failed.
@@ -22,7 +22,10 @@ run()
 	log=$logs/$(basename "$script" .sh).log
 	timeout 1800 "$script" "$@" >"$log" 2>&1
 	rc=$?
-	last=$(tail -1 "$log")
+	# The script's tally: its last line, or the last line that looks like
+	# one (something may print after it).
+	last=$(grep -E '^[a-z_]+: ([0-9]+ passed, [0-9]+ failed$|skipped: )' "$log" | tail -1)
+	[ -n "$last" ] || last="$(basename "$script" .sh): no tally (exit $rc)"
 	printf '  %s\n' "$last"
 	case "$last" in
 	*": skipped: "*)
@@ -32,11 +35,11 @@ run()
 	esac
 	p=$(printf '%s\n' "$last" | sed -n 's/.*: \([0-9]*\) passed, \([0-9]*\) failed$/\1/p')
 	f=$(printf '%s\n' "$last" | sed -n 's/.*: \([0-9]*\) passed, \([0-9]*\) failed$/\2/p')
-	p=${p:-0} f=${f:-0}
-	if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
+	if [ -z "$p" ] || { [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; }; then
 		f=1 # crashed, hung or gave no tally
 		echo "  $script: exit $rc"
 	fi
+	p=${p:-0}
 	if [ "$f" -ne 0 ]; then
 		echo "---- $log (failures and tail)"
 		grep 'FAIL' "$log" | head -20
