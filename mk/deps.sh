@@ -161,7 +161,7 @@ ensure_packages() {
 
 cmd_host() {
 	ensure_packages gcc make libc6-dev libcmocka-dev libasan8 liblsan0 libtsan2 libubsan1 \
-		curl wrk iproute2 procps
+		curl wrk iproute2 procps ethtool
 }
 
 # ---------------------------------------------------------------- sources

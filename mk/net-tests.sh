@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: MIT
 # The network integration tests, against binaries already built
 # (build/linux-x86_64 and build/qemu-virt): httpd and echo over TAP in a
-# namespace and over kernel sockets, then httpd on qemu-virt through QEMU's
-# host forward. One line per script (its tally, its last line), then
+# namespace and over kernel sockets, httpd and echo over AF_PACKET on a veth
+# pair in a namespace, then httpd on qemu-virt through QEMU's host forward.
+# One line per script (its tally, its last line), then
 # "net: N passed, M failed, S skipped" (S: scripts that skipped). Each
 # script's output is kept in build/net-tests/<script>.log. Exit 1 if
 # anything failed.
@@ -50,6 +51,7 @@ run()
 }
 run tests/net/httpd_tap.sh "$linux"
 run tests/net/echo_tap.sh "$linux"
+run tests/net/packet_veth.sh "$linux"
 run tests/net/httpd_qemu.sh "$bare/examples/httpd"
 echo "net: $passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ]

@@ -37,7 +37,7 @@ for c in "${configs[@]}"; do
 	summary+=("${line:-$c: no tally (exit $rc)}")
 	[ $rc -eq 0 ] || status=1
 done
-# Real clients against the examples: curl and wrk over TAP in a namespace
+# Real clients against the examples: curl and wrk over TAP and AF_PACKET in a namespace
 # and over kernel sockets, curl against httpd on qemu-virt (mk/net-tests.sh).
 echo "== network integration tests (mk/net-tests.sh)"
 if make --no-print-directory -j"$jobs" TARGET=linux-x86_64 all >/dev/null &&
