@@ -52,6 +52,9 @@
 #define TCP_LISTEN_BACKLOG 1
 #define TCP_DEFAULT_LISTEN_BACKLOG 0xff
 #define TCP_MSL 1000UL
+/* net/patches/0002: tcp_input finds its PCB in a hash of 4096 buckets
+ * (32 KiB of pointers on a 64-bit target), not by walking the lists. */
+#define TCP_PCB_HASH_BITS 12
 #define TCP_QUEUE_OOSEQ 1
 #define SO_REUSE 1
 #define LWIP_TCP_KEEPALIVE 1
