@@ -193,6 +193,15 @@ run:
 test:
 	@mk/test-all.sh
 
+# weft beside Boost.Context, Boost.Fiber, Go, an epoll server and nginx, as
+# ratios (mk/bench.sh, docs/benchmarks.md); bench-smoke: every row at tiny
+# sizes, to check the harness (part of make test).
+.PHONY: bench bench-smoke
+bench:
+	@mk/bench.sh
+bench-smoke:
+	@mk/bench.sh --smoke
+
 clean:
 	rm -rf build
 

@@ -18,6 +18,9 @@
 #                                    CMocka for picolibc.
 #   mk/deps.sh lwip                  Debian's lwIP source package into the cache
 #                                    (src/lwip): the Makefile's default LWIP_DIR.
+#   mk/deps.sh bench                 What `make bench` compares weft with: Go,
+#                                    Boost.Context and Boost.Fiber (g++), nginx,
+#                                    wrk, and gnuplot for the plot.
 #   mk/deps.sh flags ARCH LIBC       Prints, for a Makefile to `include`:
 #                                      CC := ...
 #                                      CMOCKA_CFLAGS := -I... -D__WORDSIZE=64
@@ -162,6 +165,15 @@ ensure_packages() {
 cmd_host() {
 	ensure_packages gcc make libc6-dev libcmocka-dev libasan8 liblsan0 libtsan2 libubsan1 \
 		curl wrk iproute2 procps ethtool
+}
+
+# ---------------------------------------------------------------- bench
+
+# The anchors of `make bench` (mk/bench.sh). Debian's nginx is only run with
+# a configuration of the bench's own; its service is not used.
+cmd_bench() {
+	ensure_packages gcc g++ make golang-go libboost-context-dev libboost-fiber-dev \
+		nginx wrk gnuplot-nox iproute2 procps util-linux
 }
 
 # ---------------------------------------------------------------- sources
@@ -424,6 +436,7 @@ case "${1:-}" in
 	cross) [ $# -eq 3 ] || usage; shift; cmd_cross "$@" ;;
 	bare)  [ $# -eq 1 ] || usage; cmd_bare ;;
 	lwip)  [ $# -eq 1 ] || usage; ensure_packages dpkg-dev; ensure_sources ;;
+	bench) [ $# -eq 1 ] || usage; cmd_bench ;;
 	flags) [ $# -eq 3 ] || usage; shift; cmd_flags "$@" ;;
 	-h|--help|help) usage ;;
 	*) usage ;;

@@ -51,6 +51,15 @@ else
 	summary+=("net: build failed")
 	status=1
 fi
+# Every row of make bench at tiny sizes: the harness still builds, runs and
+# writes its table, CSV and plot (mk/bench.sh --smoke; no timing is judged).
+echo "== make bench-smoke"
+out=$(make --no-print-directory bench-smoke 2>&1)
+rc=$?
+echo "$out"
+line=$(echo "$out" | grep -E '^bench-smoke: [0-9]+ passed, [0-9]+ failed' | tail -1)
+summary+=("${line:-bench-smoke: no tally (exit $rc)}")
+[ $rc -eq 0 ] || status=1
 # The Duo cannot run here: build it and check its images against board.h.
 echo "== make TARGET=milkv-duo (built and checked, not run)"
 if out=$(make --no-print-directory -j"$jobs" TARGET=milkv-duo all 2>&1); then

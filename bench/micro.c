@@ -1,0 +1,375 @@
+/* SPDX-License-Identifier: MIT */
+/* weft's side of the scheduler rows of `make bench` (mk/bench.sh): each row
+ * does what its peer in bench/peers/ does (Boost.Context, Boost.Fiber, Go),
+ * and prints "bench: NAME VALUE UNIT" lines for the harness.
+ *
+ * Usage: micro ROW [ARGS]      no ROW: every row at a tiny size
+ *   switch N        N ping-pongs through arch_switch (MXCSR and x87 control
+ *                   word saved): ns per one-way switch
+ *   spawn N         N fibers spawned, run and joined in batches of 1,000 by a
+ *                   fiber on one worker: ns per fiber
+ *   chan N W        N round trips over two unbuffered channels between two
+ *                   fibers, W workers: ns per round trip
+ *   yield F Y       F fibers x Y yields each, one worker: ns per yield
+ *   fib N D Y       N detached fibers x (fib(D) + Y yields), two workers:
+ *                   wall ms, peak RSS MB, runs per worker
+ *   idle N          N fibers parked on one future, default workers: RSS
+ *                   bytes per fiber
+ * RSS is read from /proc/self/status (Linux; 0 elsewhere). */
+#ifdef __linux__
+#define _GNU_SOURCE
+#endif
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "arch.h"
+#include "shim.h"
+#include "weft.h"
+
+#define BATCH 1000
+
+static void die(const char *what, int err)
+{
+	fprintf(stderr, "micro: %s: %d\n", what, err);
+	exit(1);
+}
+
+static void start(unsigned workers)
+{
+	weft_config_t c = {.workers = workers};
+	int err = weft_init(&c);
+	if (err)
+		die("weft_init", err);
+}
+
+static void stop(void)
+{
+	weft_run();
+	int err = weft_shutdown();
+	if (err)
+		die("weft_shutdown", err);
+}
+
+/* Run fn(arg) in a fiber and wait for it from this plain thread. */
+static void in_fiber(weft_fn fn, void *arg)
+{
+	weft_fiber_t f;
+	int err = weft_fiber_spawn(&f, NULL, fn, arg);
+	if (!err)
+		err = weft_fiber_join(f, -1, NULL);
+	if (err)
+		die("root fiber", err);
+}
+
+/* VmRSS or VmHWM in bytes, 0 where there is no /proc. */
+static long proc_kb(const char *key)
+{
+	long kb = 0;
+#ifdef __linux__
+	FILE *f = fopen("/proc/self/status", "r");
+	char line[256];
+	size_t n = strlen(key);
+	while (f && fgets(line, sizeof line, f))
+		if (strncmp(line, key, n) == 0 && line[n] == ':')
+			kb = atol(line + n + 1);
+	if (f)
+		fclose(f);
+#else
+	(void)key;
+#endif
+	return kb * 1024;
+}
+
+/* ---- switch: the raw context switch ------------------------------------ */
+
+static void *main_sp, *co_sp;
+
+static void co_body(void *arg)
+{
+	(void)arg;
+	for (;;)
+		arch_switch(&co_sp, main_sp);
+}
+
+static void row_switch(long n)
+{
+	struct shim_stack st;
+	if (shim_stack_alloc(64 * 1024, &st) != 0)
+		die("shim_stack_alloc", -1);
+	co_sp = arch_frame_init((char *)st.base + st.size, co_body, NULL);
+	int64_t t0 = shim_now();
+	for (long i = 0; i < n; i++)
+		arch_switch(&main_sp, co_sp);
+	int64_t t1 = shim_now();
+	shim_stack_free(&st);
+	printf("bench: switch %.3f ns\n", (double)(t1 - t0) / (2.0 * (double)n));
+}
+
+/* ---- spawn: spawn + run + join ----------------------------------------- */
+
+static long spawn_n;
+static _Atomic long spawn_sink;
+static double spawn_ns;
+
+static void *nop(void *arg)
+{
+	atomic_fetch_add_explicit(&spawn_sink, 1, memory_order_relaxed);
+	return arg;
+}
+
+static void *spawner(void *arg)
+{
+	(void)arg;
+	static weft_fiber_t f[BATCH];
+	int64_t t0 = weft_now();
+	for (long done = 0; done < spawn_n; done += BATCH) {
+		long b = spawn_n - done < BATCH ? spawn_n - done : BATCH;
+		for (long i = 0; i < b; i++) {
+			int err = weft_fiber_spawn(&f[i], NULL, nop, NULL);
+			if (err)
+				die("spawn", err);
+		}
+		for (long i = 0; i < b; i++)
+			weft_fiber_join(f[i], -1, NULL);
+	}
+	spawn_ns = (double)(weft_now() - t0) / (double)spawn_n;
+	return NULL;
+}
+
+static void row_spawn(long n)
+{
+	start(1);
+	spawn_n = n;
+	in_fiber(spawner, NULL);
+	stop();
+	printf("bench: spawn %.3f ns\n", spawn_ns);
+}
+
+/* ---- chan: unbuffered round trip --------------------------------------- */
+
+static weft_chan_t *ping, *pong;
+static double chan_ns;
+
+static void *ponger(void *arg)
+{
+	long v;
+	(void)arg;
+	while (weft_chan_recv(ping, &v, -1) == 0)
+		if (weft_chan_send(pong, &v, -1) != 0)
+			break;
+	return NULL;
+}
+
+static void *pinger(void *arg)
+{
+	long n = *(long *)arg;
+	int64_t t0 = weft_now();
+	for (long i = 0; i < n; i++) {
+		long v = i;
+		if (weft_chan_send(ping, &v, -1) || weft_chan_recv(pong, &v, -1) || v != i)
+			die("round trip", -1);
+	}
+	chan_ns = (double)(weft_now() - t0) / (double)n;
+	return NULL;
+}
+
+static void row_chan(long n, unsigned workers)
+{
+	start(workers);
+	if (weft_chan_create(&ping, sizeof(long), 0) || weft_chan_create(&pong, sizeof(long), 0))
+		die("weft_chan_create", -1);
+	weft_fiber_t a, b;
+	weft_fiber_spawn(&b, NULL, ponger, NULL);
+	weft_fiber_spawn(&a, NULL, pinger, &n);
+	weft_fiber_join(a, -1, NULL);
+	weft_chan_close(ping);
+	weft_fiber_join(b, -1, NULL);
+	stop();
+	weft_chan_destroy(ping);
+	weft_chan_destroy(pong);
+	printf("bench: chan %.3f ns\n", chan_ns);
+}
+
+/* ---- yield: many fibers yielding on one worker ------------------------- */
+
+static long yields;
+static double yield_ns;
+
+static void *yielder(void *arg)
+{
+	(void)arg;
+	for (long i = 0; i < yields; i++)
+		weft_fiber_yield();
+	return NULL;
+}
+
+static void *yield_root(void *arg)
+{
+	long nf = *(long *)arg;
+	weft_fiber_t *f = malloc((size_t)nf * sizeof *f);
+	if (!f)
+		die("malloc", -1);
+	int64_t t0 = weft_now();
+	for (long i = 0; i < nf; i++)
+		if (weft_fiber_spawn(&f[i], NULL, yielder, NULL))
+			die("spawn", -1);
+	for (long i = 0; i < nf; i++)
+		weft_fiber_join(f[i], -1, NULL);
+	yield_ns = (double)(weft_now() - t0) / (double)(nf * yields);
+	free(f);
+	return NULL;
+}
+
+static void row_yield(long nf, long ny)
+{
+	start(1);
+	yields = ny;
+	in_fiber(yield_root, &nf);
+	stop();
+	printf("bench: yield %.3f ns\n", yield_ns);
+}
+
+/* ---- fib: compute and yield, two workers ------------------------------- */
+
+struct slot {
+	_Atomic uint64_t runs;
+	char pad[64 - sizeof(uint64_t)];
+};
+static struct slot runs[16];
+static int fib_depth;
+static long fib_yields, fib_n;
+static _Atomic long fib_sink;
+
+/* Plain double recursion: gcc's tail-recursion accumulator would halve the
+ * calls, and Go's compiler does not do it, so it is off here. */
+#if defined(__GNUC__) && !defined(__clang__)
+__attribute__((optimize("no-optimize-sibling-calls")))
+#endif
+__attribute__((noinline)) static long
+fib(int n)
+{
+	return n < 2 ? n : fib(n - 1) + fib(n - 2);
+}
+
+static void count_run(void)
+{
+	int w = weft_worker_index();
+	if (w >= 0 && w < 16)
+		atomic_fetch_add_explicit(&runs[w].runs, 1, memory_order_relaxed);
+}
+
+static void *fib_fiber(void *arg)
+{
+	(void)arg;
+	count_run();
+	atomic_fetch_add_explicit(&fib_sink, fib(fib_depth), memory_order_relaxed);
+	for (long i = 0; i < fib_yields; i++) {
+		weft_fiber_yield();
+		count_run();
+	}
+	return NULL;
+}
+
+static void *fib_root(void *arg)
+{
+	(void)arg;
+	for (long i = 0; i < fib_n; i++)
+		if (weft_fiber_spawn(NULL, NULL, fib_fiber, NULL))
+			die("spawn", -1);
+	return NULL;
+}
+
+static void row_fib(long n, int depth, long ny)
+{
+	start(2);
+	fib_n = n;
+	fib_depth = depth;
+	fib_yields = ny;
+	int64_t t0 = weft_now();
+	weft_fiber_spawn(NULL, NULL, fib_root, NULL);
+	weft_run();
+	int64_t t1 = weft_now();
+	long hwm = proc_kb("VmHWM");
+	if (atomic_load(&fib_sink) != n * fib(depth))
+		die("fib: wrong sum", -1);
+	uint64_t r0 = atomic_load(&runs[0].runs), r1 = atomic_load(&runs[1].runs);
+	stop();
+	printf("bench: fib_ms %.3f ms\n", (double)(t1 - t0) / 1e6);
+	printf("bench: fib_rss %.3f MB\n", (double)hwm / 1048576.0);
+	/* The least loaded worker's runs over an even share (1 = even). */
+	double even = (double)(r0 + r1) / 2.0;
+	printf("bench: fib_even %.3f share runs=%llu/%llu\n", (double)(r0 < r1 ? r0 : r1) / even,
+	       (unsigned long long)r0, (unsigned long long)r1);
+}
+
+/* ---- idle: parked fibers ----------------------------------------------- */
+
+static weft_future_t *gate;
+static _Atomic long parked;
+
+static void *idler(void *arg)
+{
+	(void)arg;
+	atomic_fetch_add(&parked, 1);
+	weft_future_await(gate, -1, NULL);
+	return NULL;
+}
+
+static void *idle_root(void *arg)
+{
+	long n = *(long *)arg;
+	for (long i = 0; i < n; i++)
+		if (weft_fiber_spawn(NULL, NULL, idler, NULL))
+			die("spawn", -1);
+	return NULL;
+}
+
+static void row_idle(long n)
+{
+	start(0);
+	if (weft_future_create(&gate))
+		die("weft_future_create", -1);
+	weft_sleep_until(weft_deadline_in(10000000));
+	long rss0 = proc_kb("VmRSS");
+	weft_fiber_spawn(NULL, NULL, idle_root, &n);
+	while (atomic_load(&parked) < n)
+		weft_sleep_until(weft_deadline_in(1000000));
+	/* Each has counted itself; let the last ones finish parking. */
+	weft_sleep_until(weft_deadline_in(20000000));
+	long rss1 = proc_kb("VmRSS");
+	weft_future_resolve(gate, NULL);
+	stop();
+	weft_future_release(gate);
+	printf("bench: idle %.1f B\n", (double)(rss1 - rss0) / (double)n);
+}
+
+/* ---- main -------------------------------------------------------------- */
+
+static long num(int argc, char **argv, int i, long def)
+{
+	return argc > i ? atol(argv[i]) : def;
+}
+
+int main(int argc, char **argv)
+{
+	const char *row = argc > 1 ? argv[1] : "all";
+	int all = strcmp(row, "all") == 0;
+	if (all || !strcmp(row, "switch"))
+		row_switch(num(argc, argv, 2, 100000));
+	if (all || !strcmp(row, "spawn"))
+		row_spawn(num(argc, argv, 2, 10000));
+	if (all || !strcmp(row, "chan"))
+		row_chan(num(argc, argv, 2, 10000), (unsigned)num(argc, argv, 3, 1));
+	if (all || !strcmp(row, "yield"))
+		row_yield(num(argc, argv, 2, 10), num(argc, argv, 3, 100));
+	if (all || !strcmp(row, "fib"))
+		row_fib(num(argc, argv, 2, 1000), (int)num(argc, argv, 3, 15),
+			num(argc, argv, 4, 10));
+	if (all || !strcmp(row, "idle"))
+		row_idle(num(argc, argv, 2, 1000));
+	fflush(stdout);
+	return 0;
+}
