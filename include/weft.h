@@ -11,7 +11,8 @@
  *  - Blocking calls work from fibers (they park the fiber; the worker thread
  *    runs others) and from plain OS threads (they block the thread).
  *  - A blocking call in a fiber returns -ECANCELED when the fiber is
- *    cancelled (weft_fiber_cancel), once per request.
+ *    cancelled (weft_fiber_cancel, weft_shutdown_grace), once per request,
+ *    unless the fiber holds cancellation off (weft_cancel_hold).
  */
 #ifndef WEFT_H
 #define WEFT_H
@@ -28,7 +29,20 @@ extern "C" {
 typedef struct weft_config {
 	unsigned workers;        /* worker threads; 0 = $WEFT_WORKERS or CPUs (max 16) */
 	size_t stack_size;       /* default fiber stack bytes; 0 = $WEFT_STACK_KB or 64 KiB */
+	unsigned flags;          /* WEFT_CFG_* below; 0 = defaults */
 } weft_config_t;
+
+enum {
+	/* The virtual clock: weft_now() moves only when every worker is idle,
+	 * and then straight to the earliest deadline, so timeouts are exact
+	 * and take no wall time. Without this flag or WEFT_CFG_REAL_CLOCK,
+	 * $WEFT_CLOCK decides ("virtual" or "real"; unset: real). */
+	WEFT_CFG_VIRTUAL_CLOCK = 1,
+	WEFT_CFG_REAL_CLOCK = 2,
+	/* No worker threads: the host program runs the fibers on its own
+	 * thread with weft_poll (and weft_run). workers must be 0 or 1. */
+	WEFT_CFG_HOST_LOOP = 4,
+};
 
 /* Start the runtime: worker threads, the overflow handler (SIGSEGV/SIGBUS on
  * Linux; faults that are not a fiber's guard page go to the handler that was
@@ -39,9 +53,10 @@ typedef struct weft_config {
  * -errno of a failed signal set-up. */
 int weft_init(const weft_config_t *cfg);
 
-/* Block the calling plain thread until every fiber has exited. Returns 0,
- * -EPERM when called from a fiber (it would wait for itself), -ESRCH when the
- * runtime is not running. */
+/* Block the calling plain thread until every fiber has exited (with
+ * WEFT_CFG_HOST_LOOP: run them on it until then). Returns 0, -EPERM when
+ * called from a fiber (it would wait for itself), -ESRCH when the runtime is
+ * not running, -EBUSY (host loop: another thread is in weft_poll). */
 int weft_run(void);
 
 /* Stop the worker threads and release the runtime; call weft_run first.
@@ -50,6 +65,42 @@ int weft_run(void);
  * (fibers are still alive, or the network stack is up: weft_net_fini first;
  * nothing is stopped), -EPERM (called from a fiber), -ESRCH (not running). */
 int weft_shutdown(void);
+
+/* A fiber that did not finish within weft_shutdown_grace's deadline: its
+ * id, name ("" if none; valid during the call) and spawn site. */
+typedef void (*weft_straggler_fn)(uint64_t id, const char *name, const char *file, int line,
+				  void *ctx);
+
+/* Graceful shutdown: cancel every fiber (detached ones too, and those not
+ * yet run; fibers spawned meanwhile start with the request pending; the
+ * runtime's own service fibers are left to their owner), wait until all
+ * have finished or the deadline, then stop the runtime as weft_shutdown.
+ * Returns 0 (all finished and the runtime is stopped); n > 0, the number
+ * of fibers that had not finished at the deadline, each passed to report
+ * (NULL: printed on the console), with the runtime still running (wait
+ * more with weft_run, or call again: a new request); -EBUSY (all finished
+ * but the network stack is up: weft_net_fini, then weft_shutdown); -EPERM
+ * (called from a fiber); -ESRCH (not running). */
+int weft_shutdown_grace(int64_t deadline, weft_straggler_fn report, void *ctx);
+
+/* Host loop (WEFT_CFG_HOST_LOOP): run the fibers that are ready on the
+ * calling thread, and those they make ready, until none is; if none was
+ * ready, wait (block, or with the virtual clock move it) until one is or
+ * the deadline, and run those. Returns at the deadline even with fibers
+ * still ready (checked whenever a fiber parks or yields; with deadline 0
+ * only when none is ready). Returns the number of fibers run (>= 0),
+ * -ENOTSUP (the runtime has worker threads), -EPERM (called from a fiber),
+ * -EBUSY (another thread is in weft_poll or weft_run), -ESRCH (not
+ * running). A plain thread blocked in a weft call meanwhile runs nothing:
+ * the host's own calls should use deadline 0. */
+int weft_poll(int64_t deadline);
+
+/* When weft_poll next has work, for the host's poll timeout: 0 (fibers are
+ * ready now), the earliest deadline of a parked fiber, or -1 (nothing
+ * scheduled; only a wake from outside, or I/O a fiber waits for, brings
+ * work: a host that does not watch those fds itself should bound its
+ * wait). */
+int64_t weft_poll_next(void);
 
 /* Number of worker threads, 0 if the runtime is not running. */
 unsigned weft_workers(void);
@@ -126,7 +177,8 @@ int weft_fiber_detach(weft_fiber_t f);
  * would block (or weft_fiber_yield, or weft_sleep_until), returns -ECANCELED;
  * later calls are unaffected until the next request. A call that completes
  * without waiting does not consume the request. Requests made before delivery
- * merge into one. A fiber that has not run yet gets it at its first such call.
+ * merge into one. A fiber that has not run yet gets it at its first such call;
+ * one that holds cancellation off, at the first after its hold ends.
  * Returns 0; -ESRCH (not a held handle); -EALREADY (f has already finished:
  * nothing to cancel). */
 int weft_fiber_cancel(weft_fiber_t f);
@@ -134,6 +186,17 @@ int weft_fiber_cancel(weft_fiber_t f);
 /* Let other runnable fibers run; the caller is queued behind them. From a
  * plain thread it yields the CPU. Returns 0 or -ECANCELED. */
 int weft_fiber_yield(void);
+
+/* Hold cancellation off around a critical section, nestable. While held, a
+ * request (weft_fiber_cancel, shutdown) interrupts nothing: blocking calls
+ * complete or time out as usual and it stays pending. When the outermost
+ * hold is released, the next suspension point (the next call that would
+ * block, or weft_fiber_yield) returns -ECANCELED; release itself does not.
+ * Only the calling fiber's own state (a plain thread's too, which nobody
+ * can cancel). hold returns the new depth (>= 1) or -EOVERFLOW; release the
+ * depth left (0 when the hold has ended) or -EPERM (nothing held). */
+int weft_cancel_hold(void);
+int weft_cancel_release(void);
 
 /* End the calling fiber with result, as if fn had returned it. Only from a
  * fiber (from a plain thread it returns -EPERM). */
@@ -208,6 +271,281 @@ int weft_chan_close(weft_chan_t *c);
 
 /* Elements buffered now (a snapshot). */
 size_t weft_chan_len(weft_chan_t *c);
+
+/* ---- Cancelling futures, and combinators -------------------------------- */
+
+/* Cancel f: if it is pending, reject it with -ECANCELED (waking its waiters)
+ * and then call its cancel hook, on the caller's fiber or thread. Returns 0,
+ * -EINVAL (f NULL), -EALREADY (already settled: the hook is not called). */
+int weft_future_cancel(weft_future_t *f);
+
+/* Set the call weft_future_cancel makes once it has rejected f: how whoever
+ * settles f learns to stop (e.g. fn cancels the fiber computing it). fn NULL
+ * removes it. It runs at most once, never if f settles any other way; it must
+ * not block for long (race runs it before returning). Returns 0, -EINVAL
+ * (f NULL), -EALREADY (f has settled: fn will never be called). */
+int weft_future_on_cancel(weft_future_t *f, void (*fn)(void *arg), void *arg);
+
+/* The combinators wait on n futures fs[0..n-1] at once (a future may appear
+ * more than once) and hold a reference to each while they wait. If the
+ * outcome is already decided they return at once, without a switch; else
+ * the caller parks once per settlement that can change it, however many
+ * settle together. Each returns -ETIMEDOUT at the deadline, -ECANCELED when
+ * the calling fiber is cancelled (an outcome decided by then wins and the
+ * request stays pending), -EINVAL (fs NULL with n > 0, or an fs[i] NULL),
+ * -ENOMEM (n above 8 and no memory for the waiters); on those the futures are
+ * left as they were. The out-parameters are written only as said below. */
+
+/* Wait until every future has resolved (0, and values[i] = fs[i]'s value;
+ * values may be NULL), or until one rejects: its error is returned at once,
+ * without waiting for the rest, and *failed (may be NULL) = its index (the
+ * lowest one, if several have rejected by the time the caller looks). n 0
+ * returns 0. */
+int weft_future_all(weft_future_t *const *fs, size_t n, int64_t deadline, void **values,
+		    size_t *failed);
+
+/* Wait until every future has settled, whichever way. Returns 0, with
+ * values[i] = fs[i]'s value (NULL if rejected) and errors[i] = 0 or its
+ * rejection error (either array may be NULL). n 0 returns 0. */
+int weft_future_all_settled(weft_future_t *const *fs, size_t n, int64_t deadline,
+			    void **values, int *errors);
+
+/* Wait for the first future to resolve; rejections are skipped. Returns 0,
+ * *index (may be NULL) and *value (may be NULL) of the one that resolved (the
+ * lowest index if several have); or, once every future has rejected, fs[0]'s
+ * rejection error. -EINVAL also for n 0 (nothing could resolve). The others
+ * are left alone. */
+int weft_future_any(weft_future_t *const *fs, size_t n, int64_t deadline, size_t *index,
+		    void **value);
+
+/* Wait for the first future to settle, either way: its outcome is returned
+ * (0 and *value, or its rejection error) with *index = its index (the lowest
+ * if several have settled); then every other future still pending is
+ * cancelled (weft_future_cancel) before the call returns, at the winner's
+ * time. index and value may be NULL. -EINVAL also for n 0. On -ETIMEDOUT and
+ * -ECANCELED nothing is cancelled and *index is not written. */
+int weft_future_race(weft_future_t *const *fs, size_t n, int64_t deadline, size_t *index,
+		     void **value);
+
+/* ---- Select ------------------------------------------------------------ */
+
+enum {
+	WEFT_SELECT_NONE = 0, /* an empty case: ignored (as a nil channel in Go) */
+	WEFT_SELECT_SEND,     /* send *elem on chan */
+	WEFT_SELECT_RECV,     /* receive from chan into elem */
+	WEFT_SELECT_FUTURE,   /* future settles */
+};
+
+typedef struct weft_select_case {
+	int op;                /* WEFT_SELECT_* */
+	weft_chan_t *chan;     /* SEND, RECV */
+	void *elem;            /* SEND: the element (only read); RECV: the buffer */
+	weft_future_t *future; /* FUTURE */
+	void *value;           /* out, FUTURE resolved: its value */
+	int result;            /* out, the chosen case: 0; -EPIPE (channel closed);
+				* a FUTURE's rejection error */
+} weft_select_case_t;
+
+/* Wait until one of the n cases can proceed, perform exactly that one, and
+ * return its index (>= 0) with cases[i].result set (and .value for a
+ * resolved FUTURE). Ready cases: a send that a receiver or buffer room
+ * takes, a receive with an element buffered or a sender waiting, a send or
+ * receive on a closed channel (result -EPIPE: after the buffer is drained, as
+ * weft_chan_recv), a settled future. When several are ready, each is equally
+ * likely to be chosen. While it waits, elem must stay valid; a case that was
+ * not chosen has sent or taken nothing. Returns -ETIMEDOUT (none ready by the
+ * deadline; deadline 0 tries once), -ECANCELED (nothing was done), -EINVAL
+ * (cases NULL with n > 0, an unknown op, a NULL chan, elem or future),
+ * -ENOMEM (n above 8 and no memory). n 0, or only NONE cases, waits for the
+ * deadline or a cancellation. -EINVAL also for n above INT_MAX. */
+int weft_select(weft_select_case_t *cases, size_t n, int64_t deadline);
+
+/* ---- Mutex, condition variable, wait group, semaphore ------------------- */
+
+/* Fiber-aware: a caller that must wait parks (a fiber) or sleeps (a plain
+ * thread); a worker thread is never blocked. Waiters are served first in,
+ * first out, and a release hands the mutex or unit straight to the oldest
+ * waiter. Each is created and destroyed (no static initialiser: the layout
+ * stays private); destroy returns -EBUSY, freeing nothing, while the object
+ * is held or waited on (a safety net: destroy only once no call on it can
+ * still be running), and NULL is a no-op returning 0. create returns 0,
+ * -EINVAL (out NULL), -ENOMEM. */
+typedef struct weft_mutex weft_mutex_t;
+typedef struct weft_cond weft_cond_t;
+typedef struct weft_waitgroup weft_waitgroup_t;
+typedef struct weft_sem weft_sem_t;
+
+int weft_mutex_create(weft_mutex_t **out);
+int weft_mutex_destroy(weft_mutex_t *m);
+
+/* Take m, owned by the calling fiber (or plain thread) until it unlocks.
+ * Returns 0; -ETIMEDOUT (held by another at the deadline; deadline 0 is a
+ * trylock); -ECANCELED; -EDEADLK (the caller already holds it); -EINVAL. */
+int weft_mutex_lock(weft_mutex_t *m, int64_t deadline);
+
+/* Release m; the oldest waiter, if any, now owns it. Returns 0, -EPERM (the
+ * caller does not hold m: unlocked, or held by another), -EINVAL. */
+int weft_mutex_unlock(weft_mutex_t *m);
+
+int weft_cond_create(weft_cond_t **out);
+int weft_cond_destroy(weft_cond_t *c);
+
+/* Atomically release m (which the caller holds) and wait for a signal on c,
+ * then take m again before returning: on every return but -EPERM and
+ * -EINVAL, even -ETIMEDOUT and -ECANCELED, the caller holds m. (Retaking m
+ * is not interrupted: a cancellation arriving then stays pending.) Returns 0
+ * (signalled: no spurious wakeups, but recheck the condition, another may
+ * have changed it first), -ETIMEDOUT, -ECANCELED, -EPERM (the caller does
+ * not hold m), -EINVAL. */
+int weft_cond_wait(weft_cond_t *c, weft_mutex_t *m, int64_t deadline);
+
+/* Wake the oldest waiter / every waiter. Returns 0, -EINVAL. */
+int weft_cond_signal(weft_cond_t *c);
+int weft_cond_broadcast(weft_cond_t *c);
+
+int weft_waitgroup_create(weft_waitgroup_t **out);
+int weft_waitgroup_destroy(weft_waitgroup_t *wg);
+
+/* Add delta (may be negative) to the counter; reaching 0 wakes every waiter.
+ * Returns 0, -EINVAL (wg NULL, or the counter would go below 0: unchanged),
+ * -EOVERFLOW (it would pass INT64_MAX: unchanged). done is add(-1). */
+int weft_waitgroup_add(weft_waitgroup_t *wg, int64_t delta);
+int weft_waitgroup_done(weft_waitgroup_t *wg);
+
+/* Wait until the counter is 0 (at once if it is). Returns 0, -ETIMEDOUT,
+ * -ECANCELED, -EINVAL. */
+int weft_waitgroup_wait(weft_waitgroup_t *wg, int64_t deadline);
+
+/* A counting semaphore holding initial units. create also returns -EINVAL
+ * for initial above WEFT_SEM_MAX. */
+#define WEFT_SEM_MAX 0x7fffffffu
+int weft_sem_create(weft_sem_t **out, unsigned initial);
+int weft_sem_destroy(weft_sem_t *s);
+
+/* Take one unit. Returns 0; -ETIMEDOUT (none at the deadline; deadline 0
+ * tries once); -ECANCELED; -EINVAL. */
+int weft_sem_acquire(weft_sem_t *s, int64_t deadline);
+
+/* Give one unit back (to the oldest waiter, if any). Any caller may release.
+ * Returns 0, -EOVERFLOW (already WEFT_SEM_MAX units: unchanged), -EINVAL. */
+int weft_sem_release(weft_sem_t *s);
+
+/* Units available now (a snapshot; 0 for NULL). */
+unsigned weft_sem_value(weft_sem_t *s);
+
+/* ---- Processes and messages ------------------------------------------- */
+
+/* A process id: names a fiber or a step-process (below) for messages. A
+ * 64-bit number never reused in the process; 0 is never a pid. A fiber's
+ * pid is given out (and its mailbox made, about 90 bytes) the first time
+ * weft_self_pid, weft_fiber_pid or weft_recv asks for it: a fiber that never
+ * uses messages costs nothing more. Plain threads have no pid; they can
+ * send. */
+typedef uint64_t weft_pid_t;
+
+#define WEFT_MSG_MAX (64 * 1024)    /* bytes in one message */
+#define WEFT_MAILBOX_CAP 64         /* messages a mailbox holds, by default */
+#define WEFT_MAILBOX_CAP_MAX 65536
+
+/* The calling fiber's pid (in a step callback: the step-process's), or 0
+ * from a plain thread or when there is no memory for the mailbox. */
+weft_pid_t weft_self_pid(void);
+
+/* Fiber f's pid. Returns 0, -EINVAL (out NULL), -ESRCH (f is not a held
+ * handle, or the fiber has finished), -ENOMEM. */
+int weft_fiber_pid(weft_fiber_t f, weft_pid_t *out);
+
+/* Copy len bytes from msg (NULL if len is 0) into pid's mailbox: a message
+ * is a copy, and msg may be reused at once. Any fiber or plain thread may
+ * send; one sender's messages arrive in the order sent. A full mailbox
+ * (WEFT_MAILBOX_CAP messages unless its owner changed it) makes the sender
+ * wait, first come first served, until the owner takes one. Returns 0 (the
+ * message is queued); -ESRCH (no such process: pid 0, never given out, or
+ * the process has ended: after a join, always; a sender waiting when it ends
+ * too); -ETIMEDOUT (still full at the deadline; deadline 0 tries once);
+ * -ECANCELED (nothing was sent); -EINVAL (msg NULL with len > 0); -EMSGSIZE
+ * (len above WEFT_MSG_MAX); -ENOMEM. In a step callback it never waits (as
+ * deadline 0). */
+int weft_send(weft_pid_t pid, const void *msg, size_t len, int64_t deadline);
+
+/* Take the oldest message from the calling fiber's mailbox (in a step
+ * callback: the step-process's), copy it into buf (cap bytes) and its length
+ * into *len (len may be NULL). Returns 0; -ETIMEDOUT (empty at the deadline;
+ * deadline 0 tries once); -ECANCELED; -EMSGSIZE (the oldest message is
+ * longer than cap: it stays queued, and *len is its length; call again with
+ * a larger buffer); -EINVAL (buf NULL with cap > 0); -EPERM (a plain thread:
+ * it has no mailbox); -ENOMEM (no mailbox yet, and no memory for one). In a
+ * step callback it never waits (as deadline 0). */
+int weft_recv(void *buf, size_t cap, size_t *len, int64_t deadline);
+
+/* Bound the calling process's mailbox to cap messages (1 to
+ * WEFT_MAILBOX_CAP_MAX); messages already queued stay, and senders waiting
+ * are let in while there is room. Returns 0, -EINVAL, -EPERM (plain
+ * thread), -ENOMEM. */
+int weft_mailbox_set_cap(size_t cap);
+
+/* Messages in the calling process's mailbox now (0 from a plain thread). */
+size_t weft_mailbox_len(void);
+
+/* A step-process: a pid and a mailbox like a fiber's, and callbacks instead
+ * of a stack (about 130 bytes in all). Runner fibers, at most one per
+ * worker, call them: init once, first; then step whenever events have
+ * arrived; then close once, last. A step-process is never called on two
+ * workers at once, and its callbacks must not block: weft_send and
+ * weft_recv in them never wait; other waiting calls (sleep, channels, join)
+ * would hold a runner up. weft_run waits for step-processes as for fibers
+ * (a runner counts as a fiber while any step-process lives). */
+typedef struct weft_step weft_step_t;
+
+enum {
+	WEFT_STEP_CONTINUE = 0, /* wait for the next events */
+	WEFT_STEP_DONE = 1,     /* end: close is called, the pid stops working */
+};
+
+/* The events step is called with (several may come together). They say
+ * why it was called, not what is there now: a receive may find nothing. */
+enum {
+	WEFT_STEP_EV_MSG = 1,    /* a message arrived: weft_recv until -ETIMEDOUT */
+	WEFT_STEP_EV_TIMER = 2,  /* the deadline of weft_step_wake_at has passed */
+	WEFT_STEP_EV_CANCEL = 4, /* weft_step_cancel, or a graceful shutdown */
+};
+
+typedef struct weft_step_ops {
+	/* Called first, once. Returns WEFT_STEP_CONTINUE or WEFT_STEP_DONE
+	 * (any other value ends it too). NULL: nothing to do. */
+	int (*init)(weft_step_t *p);
+	/* Called with the events (WEFT_STEP_EV_*) that arrived since the
+	 * last call. Returns as init. Required. */
+	int (*step)(weft_step_t *p, unsigned events);
+	/* Called last, once, whichever callback ended it; its mailbox no
+	 * longer takes messages, but weft_recv still drains what is queued
+	 * (the rest is freed after). NULL: nothing to do. */
+	void (*close)(weft_step_t *p);
+} weft_step_ops_t;
+
+/* Create a step-process with callbacks ops (kept, not copied: it must
+ * outlive the process) and arg (weft_step_arg), and queue its init. Its pid
+ * is valid at once: messages sent before init runs wait for it. out may be
+ * NULL. Callable from fibers and plain threads. Returns 0, -EINVAL (ops or
+ * ops->step NULL), -ENOMEM, -ESRCH (runtime not running), or why no runner
+ * fiber could be started when none exists. */
+int weft_step_spawn(weft_pid_t *out, const weft_step_ops_t *ops, void *arg);
+
+/* p's pid, and the arg it was spawned with (0 and NULL for NULL). */
+weft_pid_t weft_step_pid(weft_step_t *p);
+void *weft_step_arg(weft_step_t *p);
+
+/* From p's own init or step: call step with WEFT_STEP_EV_TIMER once the
+ * deadline has passed (0 or a past deadline: as soon as the call returns).
+ * One deadline per process: a new call replaces it, -1 disarms it. It fires
+ * once. Returns 0, -EINVAL (p NULL), -EPERM (not in p's init or step),
+ * -ENOMEM. */
+int weft_step_wake_at(weft_step_t *p, int64_t deadline);
+
+/* Ask step-process pid to end: its step is called with
+ * WEFT_STEP_EV_CANCEL (what it does then is its own choice). Returns 0,
+ * -ESRCH (not a live step-process). */
+int weft_step_cancel(weft_pid_t pid);
 
 /* ---- Waiting for file descriptors, and blocking work -------------------- */
 

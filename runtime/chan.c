@@ -4,7 +4,9 @@
  * copies straight into the receiver's buffer; a receive meeting a waiting
  * sender (ring full, or rendezvous) takes the oldest element and moves that
  * sender's element into the ring. Close wakes every waiter with -EPIPE;
- * receivers drain the ring first. */
+ * receivers drain the ring first. A waiter may belong to a select (claim set):
+ * a waker claims it before copying, so an element never goes to a select that
+ * another case has already completed. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -51,21 +53,55 @@ static unsigned char *slot(struct weft_chan *c, size_t i)
 	return c->ring + ((c->head + i) % c->cap) * c->elem;
 }
 
+/* One send that does not wait, c's lock held: 0, -EPIPE, or -EAGAIN (it
+ * would have to wait). A waiter of a select that another case has already
+ * completed is never chosen (weft__waitq_take). */
+static int try_send(struct weft_chan *c, const void *elem)
+{
+	struct weft__waiter *w;
+	if (c->closed)
+		return -EPIPE;
+	if ((w = weft__waitq_take(&c->receivers))) {
+		memcpy(w->data, elem, c->elem);
+		weft__waiter_complete(w, 0);
+		return 0;
+	}
+	if (c->len < c->cap) {
+		memcpy(slot(c, c->len++), elem, c->elem);
+		return 0;
+	}
+	return -EAGAIN;
+}
+
+/* One receive that does not wait, c's lock held: 0, -EPIPE, or -EAGAIN. */
+static int try_recv(struct weft_chan *c, void *elem)
+{
+	struct weft__waiter *w;
+	if (c->len) {
+		memcpy(elem, slot(c, 0), c->elem);
+		c->head = (c->head + 1) % c->cap;
+		c->len--;
+		if ((w = weft__waitq_take(&c->senders))) {
+			memcpy(slot(c, c->len++), w->data, c->elem);
+			weft__waiter_complete(w, 0);
+		}
+		return 0;
+	}
+	if ((w = weft__waitq_take(&c->senders))) {
+		memcpy(elem, w->data, c->elem);
+		weft__waiter_complete(w, 0);
+		return 0;
+	}
+	return c->closed ? -EPIPE : -EAGAIN;
+}
+
 int weft_chan_send(weft_chan_t *c, const void *elem, int64_t deadline)
 {
 	if (!c || !elem)
 		return -EINVAL;
 	weft__lock(&c->lock);
-	int r = 0;
-	struct weft__waiter *w;
-	if (c->closed) {
-		r = -EPIPE;
-	} else if ((w = weft__waitq_pop(&c->receivers))) {
-		memcpy(w->data, elem, c->elem);
-		weft__waiter_complete(w, 0);
-	} else if (c->len < c->cap) {
-		memcpy(slot(c, c->len++), elem, c->elem);
-	} else {
+	int r = try_send(c, elem);
+	if (r == -EAGAIN) {
 		struct weft__waiter me = {.data = (void *)elem};
 		r = weft__waiter_wait(&c->lock, &c->senders, &me, deadline);
 	}
@@ -78,27 +114,36 @@ int weft_chan_recv(weft_chan_t *c, void *elem, int64_t deadline)
 	if (!c || !elem)
 		return -EINVAL;
 	weft__lock(&c->lock);
-	int r = 0;
-	struct weft__waiter *w;
-	if (c->len) {
-		memcpy(elem, slot(c, 0), c->elem);
-		c->head = (c->head + 1) % c->cap;
-		c->len--;
-		if ((w = weft__waitq_pop(&c->senders))) {
-			memcpy(slot(c, c->len++), w->data, c->elem);
-			weft__waiter_complete(w, 0);
-		}
-	} else if ((w = weft__waitq_pop(&c->senders))) {
-		memcpy(elem, w->data, c->elem);
-		weft__waiter_complete(w, 0);
-	} else if (c->closed) {
-		r = -EPIPE;
-	} else {
+	int r = try_recv(c, elem);
+	if (r == -EAGAIN) {
 		struct weft__waiter me = {.data = elem};
 		r = weft__waiter_wait(&c->lock, &c->receivers, &me, deadline);
 	}
 	weft__unlock(&c->lock);
 	return r;
+}
+
+/* ---- select's view (select.c): c's lock is held around each of these --- */
+
+weft__lock_t *weft__chan_lock(weft_chan_t *c)
+{
+	return &c->lock;
+}
+
+int weft__chan_try(weft_chan_t *c, bool send, void *elem)
+{
+	return send ? try_send(c, elem) : try_recv(c, elem);
+}
+
+void weft__chan_enqueue(weft_chan_t *c, bool send, struct weft__waiter *w)
+{
+	weft__waitq_push(send ? &c->senders : &c->receivers, w);
+}
+
+void weft__chan_dequeue(weft_chan_t *c, bool send, struct weft__waiter *w)
+{
+	if (w->next) /* still queued: no waker took it */
+		weft__waitq_remove(send ? &c->senders : &c->receivers, w);
 }
 
 int weft_chan_close(weft_chan_t *c)
@@ -109,9 +154,9 @@ int weft_chan_close(weft_chan_t *c)
 	int r = c->closed ? -EPIPE : 0;
 	c->closed = 1;
 	struct weft__waiter *w;
-	while ((w = weft__waitq_pop(&c->receivers)))
+	while ((w = weft__waitq_take(&c->receivers)))
 		weft__waiter_complete(w, -EPIPE);
-	while ((w = weft__waitq_pop(&c->senders)))
+	while ((w = weft__waitq_take(&c->senders)))
 		weft__waiter_complete(w, -EPIPE);
 	weft__unlock(&c->lock);
 	return r;

@@ -8,7 +8,10 @@
  * pool and are never returned to malloc while the runtime runs, so a lookup
  * may read one that was just freed: it takes a reference only if the count is
  * not zero and then checks the handle again. A fiber holds one reference for
- * being alive and one for its handle until join or detach. */
+ * being alive and one for its handle until join or detach.
+ *
+ * The table also lists every fiber, held or detached, for shutdown: it walks
+ * the slots the same way (weft__fibers_each). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -119,8 +122,14 @@ static int lookup(weft_fiber_t h, struct weft__fiber **out)
 	return 0;
 }
 
+int weft__fiber_lookup(weft_fiber_t h, struct weft__fiber **out)
+{
+	return lookup(h, out);
+}
+
 static _Noreturn void finish(struct weft__fiber *self, void *result)
 {
+	weft__mbox_exit(self); /* processes: sends fail (-ESRCH) from here on */
 	weft__future_settle(&self->done, FS_RESOLVED, result, 0);
 	if (self->flags & FF_SERVICE)
 		atomic_fetch_sub(&weft__rt.services, 1);
@@ -188,6 +197,8 @@ static int spawn(weft_fiber_t *out, const weft_attr_t *attr, weft_fn fn, void *a
 	f->flags = flags;
 	f->next = NULL;
 	f->timer_slot = 0;
+	f->cancel_hold = 0;
+	atomic_store(&f->mbox, NULL); /* processes: no mailbox until asked for */
 	atomic_store(&f->joining, 0);
 	memset(f->name, 0, sizeof f->name);
 	memset(f->parent_name, 0, sizeof f->parent_name);
@@ -206,8 +217,14 @@ static int spawn(weft_fiber_t *out, const weft_attr_t *attr, weft_fn fn, void *a
 		memcpy(f->parent_name, parent->name, WEFT_NAME_MAX);
 	}
 	weft__future_init(&f->done);
-	atomic_store(&f->refs, out ? 2 : 1);
 	atomic_store(&f->handle_held, out ? 1 : 0);
+	atomic_store(&f->refs, out ? 2 : 1);
+	/* Spawned while shutdown cancels everything: start with the request.
+	 * The sweep sets draining before it walks the table, and this looks
+	 * after the fiber became visible to it (refs above, both seq_cst), so
+	 * the fiber is seen by one or both; two requests merge. */
+	if (!(flags & FF_SERVICE) && atomic_load(&weft__rt.draining))
+		weft__cancel_request(f);
 	weft__ctx_create(&f->ctx, stack.base, stack.size);
 	f->ctx.sp = arch_frame_init((char *)stack.base + stack.size, fiber_main, f);
 	if (out)
@@ -341,3 +358,28 @@ void weft__fibers_reset(void)
 }
 
 uint64_t weft__fibers_spawned(void) { return atomic_load(&next_id) - 1; }
+
+void weft__fibers_each(void (*fn)(struct weft__fiber *f, void *ctx), void *ctx)
+{
+	weft__lock(&table_lock);
+	uint32_t n = nslots;
+	weft__unlock(&table_lock);
+	for (uint32_t idx = 0; idx < n; idx++) {
+		struct slot *s = slot_at(idx);
+		struct weft__fiber *f = s ? atomic_load(&s->f) : NULL;
+		if (!f)
+			continue;
+		/* As lookup(): a reference only while the count is not zero,
+		 * then make sure the record still belongs to this slot. */
+		int r = atomic_load(&f->refs);
+		do {
+			if (r == 0)
+				break;
+		} while (!atomic_compare_exchange_weak(&f->refs, &r, r + 1));
+		if (r == 0)
+			continue;
+		if ((uint32_t)f->handle == idx + 1)
+			fn(f, ctx);
+		weft__fiber_unref(f);
+	}
+}

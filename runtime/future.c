@@ -13,6 +13,23 @@ void weft__future_init(struct weft__future *f)
 	f->error = 0;
 	f->waiters = NULL;
 	atomic_store_explicit(&f->refs, 1, memory_order_relaxed);
+	f->cancel_fn = NULL;
+	f->cancel_arg = NULL;
+}
+
+/* Settle a pending future, f's lock held: the cancel hook is dropped, and
+ * every waiter that may be completed is (a select's waiter whose select has
+ * already been decided is dropped instead). */
+static void settle_locked(struct weft__future *f, int state, void *value, int error)
+{
+	f->value = value;
+	f->error = error;
+	f->cancel_fn = NULL;
+	f->cancel_arg = NULL;
+	atomic_store_explicit(&f->state, state, memory_order_release);
+	struct weft__waiter *w;
+	while ((w = weft__waitq_take(&f->waiters)))
+		weft__waiter_complete(w, 0);
 }
 
 int weft__future_settle(struct weft__future *f, int state, void *value, int error)
@@ -22,17 +39,12 @@ int weft__future_settle(struct weft__future *f, int state, void *value, int erro
 		weft__unlock(&f->lock);
 		return -EALREADY;
 	}
-	f->value = value;
-	f->error = error;
-	atomic_store_explicit(&f->state, state, memory_order_release);
-	struct weft__waiter *w;
-	while ((w = weft__waitq_pop(&f->waiters)))
-		weft__waiter_complete(w, 0);
+	settle_locked(f, state, value, error);
 	weft__unlock(&f->lock);
 	return 0;
 }
 
-static int outcome(struct weft__future *f, void **value)
+int weft__future_outcome(struct weft__future *f, void **value)
 {
 	if (atomic_load_explicit(&f->state, memory_order_acquire) == FS_REJECTED)
 		return f->error;
@@ -44,7 +56,7 @@ static int outcome(struct weft__future *f, void **value)
 int weft__future_wait(struct weft__future *f, int64_t deadline, void **value)
 {
 	if (atomic_load_explicit(&f->state, memory_order_acquire) != FS_PENDING)
-		return outcome(f, value);
+		return weft__future_outcome(f, value);
 	weft__lock(&f->lock);
 	int r = 0;
 	if (atomic_load_explicit(&f->state, memory_order_relaxed) == FS_PENDING) {
@@ -52,7 +64,7 @@ int weft__future_wait(struct weft__future *f, int64_t deadline, void **value)
 		r = weft__waiter_wait(&f->lock, &f->waiters, &w, deadline);
 	}
 	weft__unlock(&f->lock);
-	return r ? r : outcome(f, value);
+	return r ? r : weft__future_outcome(f, value);
 }
 
 int weft_future_create(weft_future_t **out)
@@ -105,4 +117,41 @@ int weft_future_await(weft_future_t *pub, int64_t deadline, void **value)
 	int r = weft__future_wait(f, deadline, value);
 	weft_future_release(pub);
 	return r;
+}
+
+int weft_future_on_cancel(weft_future_t *pub, void (*fn)(void *arg), void *arg)
+{
+	struct weft__future *f = (struct weft__future *)pub;
+	if (!f)
+		return -EINVAL;
+	weft__lock(&f->lock);
+	int r = -EALREADY;
+	if (atomic_load_explicit(&f->state, memory_order_relaxed) == FS_PENDING) {
+		f->cancel_fn = fn;
+		f->cancel_arg = fn ? arg : NULL;
+		r = 0;
+	}
+	weft__unlock(&f->lock);
+	return r;
+}
+
+int weft_future_cancel(weft_future_t *pub)
+{
+	struct weft__future *f = (struct weft__future *)pub;
+	if (!f)
+		return -EINVAL;
+	weft__lock(&f->lock);
+	if (atomic_load_explicit(&f->state, memory_order_relaxed) != FS_PENDING) {
+		weft__unlock(&f->lock);
+		return -EALREADY;
+	}
+	void (*fn)(void *) = f->cancel_fn;
+	void *arg = f->cancel_arg;
+	settle_locked(f, FS_REJECTED, NULL, -ECANCELED);
+	weft__unlock(&f->lock);
+	/* Outside the lock: the hook may settle or cancel other futures. The
+	 * caller's reference keeps f alive meanwhile. */
+	if (fn)
+		fn(arg);
+	return 0;
 }

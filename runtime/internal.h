@@ -31,6 +31,8 @@
  * timeouts and cancellation with a single compare-and-swap:
  *   bits 0-2   state (below)
  *   bit  3     a cancellation request not yet delivered
+ *   bit  4     cancellation is held off (weft_cancel_hold): a request stays
+ *              pending and wakes nobody until the hold ends
  *   bits 16-31 the wake result, as a positive errno (0 = plain wake)
  *   bits 32-63 the park generation: each park takes a new one, and a wake
  *              carrying an older generation is dropped (stale wakeup). */
@@ -42,6 +44,10 @@ enum {
 };
 #define PW_STATE(w) ((unsigned)((w)&7))
 #define PW_CANCEL ((uint64_t)8)
+#define PW_HOLD ((uint64_t)16)
+#define PW_FLAGS (PW_CANCEL | PW_HOLD)
+/* A request that may be delivered now: pending and not held off. */
+#define PW_DELIVERABLE(w) (((w)&PW_FLAGS) == PW_CANCEL)
 #define PW_RESULT(w) (-(int)(((w) >> 16) & 0xffff))
 #define PW_GEN(w) ((uint32_t)((w) >> 32))
 #define PW_MAKE(gen, res, state) \
@@ -66,6 +72,8 @@ struct weft__future {
 	int error;
 	struct weft__waiter *waiters;
 	_Atomic int refs; /* heap futures only */
+	void (*cancel_fn)(void *arg); /* weft_future_on_cancel, until settled */
+	void *cancel_arg;
 };
 enum { FS_PENDING = 0, FS_RESOLVED = 1, FS_REJECTED = 2 };
 
@@ -95,6 +103,10 @@ struct weft__fiber {
 	struct shim_stack stack;
 
 	size_t timer_slot;        /* timer heap index + 1, 0 when not armed */
+	unsigned cancel_hold;     /* weft_cancel_hold depth; only the fiber touches it */
+	/* processes (mailbox.c): NULL until its pid is first asked for, then
+	 * its mailbox; WEFT__MBOX_GONE once it has exited */
+	struct weft__mbox *_Atomic mbox;
 
 	/* diagnostics */
 	char name[WEFT_NAME_MAX];
@@ -123,6 +135,8 @@ struct weft__worker {
 	_Atomic uint32_t wake;           /* set by the waker of an idle worker */
 	_Atomic int in_poll;             /* blocked in the reactor's poll, not the futex */
 	_Atomic uint64_t switches;       /* context switches made by this worker */
+	uint64_t runs;                   /* fibers switched in (weft_poll's count) */
+	int64_t limit;                   /* host loop: find no work from this time on; 0 = none */
 	unsigned ncached;
 	struct shim_stack cache[16];     /* default-size stacks for reuse */
 };
@@ -144,6 +158,8 @@ struct weft__rt {
 	weft__lock_t gq_lock;            /* the global run queue */
 	struct weft__fiber *gq_head, *gq_tail;
 	_Atomic int64_t gq_len;
+	bool host;                       /* no worker threads: weft_poll drives workers[0] */
+	_Atomic int draining;            /* weft_shutdown_grace: spawns start cancelled */
 };
 extern struct weft__rt weft__rt;
 
@@ -167,6 +183,18 @@ void weft__finish_switch(struct weft__worker *w);
 
 /* Wake one idle worker (a new timer, new work from outside). */
 void weft__kick_idle(void);
+
+/* The host loop (poll.c) borrows these: make w the calling thread's worker
+ * (NULL: none), run f on it, and sleep as an idle worker until woken, the
+ * earliest timer or cap (-1: none). sleep_idle returns true when a waker
+ * picked w: it then counts as spinning (weft__rt.nspinning) until it looks. */
+void weft__set_worker(struct weft__worker *w);
+void weft__run(struct weft__worker *w, struct weft__fiber *f);
+bool weft__sleep_idle(struct weft__worker *w, int64_t cap);
+/* Something is queued to run: the global queue or any worker's deque. */
+bool weft__work_queued(void);
+/* Move w's yielded fibers to its deque. */
+void weft__flush_yielded(struct weft__worker *w);
 
 /* Look for runnable work without sleeping (used by yield, park). */
 struct weft__fiber *weft__find_work(struct weft__worker *w);
@@ -219,13 +247,27 @@ struct weft__waiter {
 	int done;      /* set by the waker, under the lock */
 	int result;    /* what the waker reports */
 	void *data;    /* the element buffer, for channels */
+	int claim;     /* one of several waiters sharing a park (select): a
+			* waker must win weft__unpark before completing it */
 };
 
 void weft__waitq_push(struct weft__waiter **head, struct weft__waiter *w);
 void weft__waitq_remove(struct weft__waiter **head, struct weft__waiter *w);
 struct weft__waiter *weft__waitq_pop(struct weft__waiter **head);
 
-/* Complete w (under its primitive's lock): done, result, and wake. */
+/* Decide whether the waker may complete w, just taken off its list (under its
+ * primitive's lock). A plain waiter always; a claim waiter only if this call
+ * wakes its owner: one whose park has ended another way (another case won,
+ * the deadline passed, a cancellation) is dropped, and its owner, finding it
+ * neither queued nor done, knows it lost. */
+bool weft__waiter_claim(struct weft__waiter *w);
+
+/* Pop the oldest waiter of head that may be completed (weft__waiter_claim),
+ * dropping those that may not; NULL when none is left. */
+struct weft__waiter *weft__waitq_take(struct weft__waiter **head);
+
+/* Complete w (under its primitive's lock): done, result, and wake (a claim
+ * waiter was woken by its claim). */
 void weft__waiter_complete(struct weft__waiter *w, int result);
 
 /* Park on a wait list whose lock is held: queue w, unlock, park, relock, and
@@ -233,6 +275,16 @@ void weft__waiter_complete(struct weft__waiter *w, int result);
  * a waker completed w, else the park result (w removed). Lock held on return. */
 int weft__waiter_wait(weft__lock_t *lock, struct weft__waiter **head, struct weft__waiter *w,
 		      int64_t deadline);
+
+/* ---- Time (time.c) ------------------------------------------------------
+ * weft__now() is the runtime's clock: the shim's, or with the virtual clock
+ * (WEFT_CFG_VIRTUAL_CLOCK) a counter that only moves when every worker is
+ * idle, straight to the next deadline (sched.c, weft__sleep_idle). */
+int64_t weft__now(void);
+bool weft__vclock_on(void);
+void weft__vclock_start(bool on);
+/* Move the virtual clock forward to t (never back). */
+void weft__vclock_set(int64_t t);
 
 /* ---- Timers (timer.c) --------------------------------------------------- */
 
@@ -280,6 +332,20 @@ void weft__offload_stop(void);
 void weft__future_init(struct weft__future *f);
 int weft__future_settle(struct weft__future *f, int state, void *value, int error);
 int weft__future_wait(struct weft__future *f, int64_t deadline, void **value);
+/* A settled future's outcome: 0 and *value (value may be NULL), or its
+ * rejection error. */
+int weft__future_outcome(struct weft__future *f, void **value);
+
+/* ---- Channels (chan.c), as select (select.c) sees them ------------------ */
+
+/* The lock that guards c; held around each of the calls below. */
+weft__lock_t *weft__chan_lock(weft_chan_t *c);
+/* Send elem or receive into it without waiting: 0, -EPIPE, or -EAGAIN. */
+int weft__chan_try(weft_chan_t *c, bool send, void *elem);
+/* Queue w (w->data the element) as a sender or receiver, and take it off
+ * again if no waker has (a waker that took it set it done or dropped it). */
+void weft__chan_enqueue(weft_chan_t *c, bool send, struct weft__waiter *w);
+void weft__chan_dequeue(weft_chan_t *c, bool send, struct weft__waiter *w);
 
 /* ---- Fibers (fiber.c, stack.c) ------------------------------------------ */
 
@@ -295,5 +361,26 @@ void weft__stack_cache_drain(struct weft__worker *w);
 size_t weft__name_fault(uintptr_t addr, char *buf, size_t cap);
 void weft__fibers_reset(void);
 uint64_t weft__fibers_spawned(void);
+/* Call fn on every fiber that has a record (running, queued, parked, or
+ * finished with a held handle), holding a reference across the call. */
+void weft__fibers_each(void (*fn)(struct weft__fiber *f, void *ctx), void *ctx);
+/* The fiber a held handle names, with a reference (drop it with
+ * weft__fiber_unref), or -ESRCH. */
+int weft__fiber_lookup(weft_fiber_t h, struct weft__fiber **out);
+
+/* ---- Processes (mailbox.c) ---------------------------------------------- */
+
+struct weft__mbox;
+#define WEFT__MBOX_GONE ((struct weft__mbox *)1)
+/* The exit path of fiber self, before its result settles: close and
+ * unregister its mailbox, so that a send from then on fails with -ESRCH. */
+void weft__mbox_exit(struct weft__fiber *self);
+
+/* ---- The host loop (poll.c) --------------------------------------------- */
+
+/* Run workers[0] on the calling plain thread: the fibers that are ready,
+ * then, if none ran, wait up to deadline for some and run them. Returns the
+ * number of fibers run, -EBUSY if another thread drives it. */
+int weft__host_drive(int64_t deadline);
 
 #endif

@@ -29,14 +29,15 @@ uint32_t weft__park_begin(struct weft__fiber *self)
 	uint64_t w = atomic_load_explicit(&self->park, memory_order_relaxed);
 	uint64_t n;
 	do {
-		n = PW_MAKE(PW_GEN(w) + 1, 0, PS_PARKING) | (w & PW_CANCEL);
+		n = PW_MAKE(PW_GEN(w) + 1, 0, PS_PARKING) | (w & PW_FLAGS);
 	} while (!atomic_compare_exchange_weak_explicit(&self->park, &w, n, memory_order_acq_rel,
 							memory_order_relaxed));
 	return PW_GEN(n);
 }
 
 /* Leave the park without sleeping, with the result it ends with: a wake that
- * already arrived wins; else a pending cancellation; else fallback. */
+ * already arrived wins; else a pending cancellation (unless held off); else
+ * fallback. */
 static int park_settle(struct weft__fiber *self, int fallback, bool take_cancel)
 {
 	uint64_t w = atomic_load_explicit(&self->park, memory_order_acquire);
@@ -45,13 +46,13 @@ static int park_settle(struct weft__fiber *self, int fallback, bool take_cancel)
 		uint64_t n;
 		if (PW_STATE(w) == PS_WOKEN || PW_STATE(w) == PS_RUNNING) {
 			res = PW_RESULT(w);
-			n = PW_MAKE(PW_GEN(w), 0, PS_RUNNING) | (w & PW_CANCEL);
-		} else if (take_cancel && (w & PW_CANCEL)) {
+			n = PW_MAKE(PW_GEN(w), 0, PS_RUNNING) | (w & PW_FLAGS);
+		} else if (take_cancel && PW_DELIVERABLE(w)) {
 			res = -ECANCELED;
 			n = PW_MAKE(PW_GEN(w), 0, PS_RUNNING);
 		} else {
 			res = fallback;
-			n = PW_MAKE(PW_GEN(w), 0, PS_RUNNING) | (w & PW_CANCEL);
+			n = PW_MAKE(PW_GEN(w), 0, PS_RUNNING) | (w & PW_FLAGS);
 		}
 		if (atomic_compare_exchange_weak_explicit(&self->park, &w, n, memory_order_acq_rel,
 							  memory_order_acquire))
@@ -59,28 +60,44 @@ static int park_settle(struct weft__fiber *self, int fallback, bool take_cancel)
 	}
 }
 
+/* A plain thread sleeps on its futex word. Under the virtual clock its
+ * deadline is virtual, so it is a timer like a fiber's: the worker that
+ * moves the clock fires it, and the futex wait itself has no timeout. */
 static int thread_park(struct weft__fiber *self, int64_t deadline)
 {
+	bool timer = deadline > 0 && weft__vclock_on();
+	if (timer) {
+		weft__timer_arm(self, PW_GEN(atomic_load(&self->park)), deadline);
+		deadline = -1;
+	}
+	int res;
 	for (;;) {
 		uint32_t seq = atomic_load_explicit(&self->tseq, memory_order_acquire);
 		uint64_t w = atomic_load_explicit(&self->park, memory_order_acquire);
-		if (PW_STATE(w) != PS_PARKING)
-			return park_settle(self, 0, false);
-		if (shim_wait(&self->tseq, seq, deadline) == -ETIMEDOUT)
-			return park_settle(self, -ETIMEDOUT, false);
+		if (PW_STATE(w) != PS_PARKING) {
+			res = park_settle(self, 0, false);
+			break;
+		}
+		if (shim_wait(&self->tseq, seq, deadline) == -ETIMEDOUT) {
+			res = park_settle(self, -ETIMEDOUT, false);
+			break;
+		}
 	}
+	if (timer)
+		weft__timer_disarm(self);
+	return res;
 }
 
 int weft__park_end(struct weft__fiber *self, int64_t deadline)
 {
-	if (deadline >= 0 && (deadline == 0 || deadline <= shim_now()))
+	if (deadline >= 0 && (deadline == 0 || deadline <= weft__now()))
 		return park_settle(self, -ETIMEDOUT, !(self->flags & FF_THREAD));
 	if (self->flags & FF_THREAD)
 		return thread_park(self, deadline);
 
 	/* A request made before this park is delivered now, without sleeping. */
 	uint64_t w = atomic_load_explicit(&self->park, memory_order_acquire);
-	if (w & PW_CANCEL)
+	if (PW_DELIVERABLE(w))
 		return park_settle(self, -ECANCELED, true);
 
 	uint32_t gen = PW_GEN(w);
@@ -101,9 +118,12 @@ bool weft__unpark(struct weft__fiber *f, uint32_t gen, int result)
 		if (PW_GEN(w) != gen)
 			return false; /* a wake for an older park */
 		unsigned st = PW_STATE(w);
-		uint64_t keep = w & PW_CANCEL;
-		if (result == -ECANCELED)
-			keep = 0; /* this wake delivers the request */
+		uint64_t keep = w & PW_FLAGS;
+		if (result == -ECANCELED) {
+			if (w & PW_HOLD)
+				return false; /* held off: the request waits */
+			keep = 0;             /* this wake delivers the request */
+		}
 		uint64_t n;
 		if (st == PS_PARKING)
 			n = PW_MAKE(gen, result, PS_WOKEN) | keep;
@@ -135,7 +155,9 @@ void weft__cancel_request(struct weft__fiber *f)
 	uint64_t w = atomic_load_explicit(&f->park, memory_order_acquire);
 	for (;;) {
 		unsigned st = PW_STATE(w);
-		if (st == PS_PARKING || st == PS_PARKED) {
+		/* A hold is only taken or dropped by the running fiber, so a
+		 * parked fiber's hold bit stays as read until it is woken. */
+		if ((st == PS_PARKING || st == PS_PARKED) && !(w & PW_HOLD)) {
 			if (weft__unpark(f, PW_GEN(w), -ECANCELED))
 				return;
 			w = atomic_load_explicit(&f->park, memory_order_acquire);
@@ -143,11 +165,37 @@ void weft__cancel_request(struct weft__fiber *f)
 		}
 		/* Woken by an earlier request that it has not seen yet: the two
 		 * merge into that one delivery. */
-		if (PW_RESULT(w) == -ECANCELED)
+		if ((st == PS_WOKEN || st == PS_RUNNING) && PW_RESULT(w) == -ECANCELED)
 			return;
-		/* Running or already woken: leave the request for the next park. */
+		/* Running, already woken, or holding cancellation off: leave the
+		 * request for the next park (after the hold ends). */
 		if (atomic_compare_exchange_weak_explicit(&f->park, &w, w | PW_CANCEL,
 							  memory_order_acq_rel, memory_order_acquire))
 			return;
 	}
+}
+
+/* ---- Holding cancellation off ------------------------------------------- */
+
+int weft_cancel_hold(void)
+{
+	struct weft__fiber *self = weft__self();
+	if (self->cancel_hold == UINT_MAX)
+		return -EOVERFLOW;
+	if (self->cancel_hold++ == 0)
+		atomic_fetch_or_explicit(&self->park, PW_HOLD, memory_order_acq_rel);
+	return self->cancel_hold > INT_MAX ? INT_MAX : (int)self->cancel_hold;
+}
+
+int weft_cancel_release(void)
+{
+	struct weft__fiber *self = weft__self();
+	if (self->cancel_hold == 0)
+		return -EPERM;
+	/* The outermost release makes a pending request deliverable: the next
+	 * suspension point returns -ECANCELED (a park cannot be in progress
+	 * here, since only the fiber itself parks). */
+	if (--self->cancel_hold == 0)
+		atomic_fetch_and_explicit(&self->park, ~PW_HOLD, memory_order_acq_rel);
+	return self->cancel_hold > INT_MAX ? INT_MAX : (int)self->cancel_hold;
 }

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* Starting and stopping the runtime: configuration, worker threads, waiting
- * for every fiber to finish. */
+ * for every fiber to finish, and the graceful shutdown that cancels them. */
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -50,6 +51,26 @@ int weft_init(const weft_config_t *cfg)
 	}
 	if (c.stack_size < MIN_STACK || c.stack_size > MAX_STACK)
 		return -EINVAL;
+	unsigned known = WEFT_CFG_VIRTUAL_CLOCK | WEFT_CFG_REAL_CLOCK | WEFT_CFG_HOST_LOOP;
+	if ((c.flags & ~known) ||
+	    (c.flags & (WEFT_CFG_VIRTUAL_CLOCK | WEFT_CFG_REAL_CLOCK)) ==
+		    (WEFT_CFG_VIRTUAL_CLOCK | WEFT_CFG_REAL_CLOCK))
+		return -EINVAL;
+	bool host = c.flags & WEFT_CFG_HOST_LOOP;
+	if (host) {
+		if (cfg && cfg->workers > 1)
+			return -EINVAL;
+		c.workers = 1;
+	}
+	bool virt = c.flags & WEFT_CFG_VIRTUAL_CLOCK;
+	if (!(c.flags & (WEFT_CFG_VIRTUAL_CLOCK | WEFT_CFG_REAL_CLOCK))) {
+		const char *clk = shim_getenv("WEFT_CLOCK");
+		if (clk && *clk && strcmp(clk, "real") != 0) {
+			if (strcmp(clk, "virtual") != 0)
+				return -EINVAL;
+			virt = true;
+		}
+	}
 
 	struct weft__worker *ws = calloc(c.workers, sizeof *ws);
 	if (!ws)
@@ -62,6 +83,8 @@ int weft_init(const weft_config_t *cfg)
 	weft__rt.nworkers = c.workers;
 	weft__rt.stack_size = shim_stack_round(c.stack_size);
 	weft__rt.workers = ws;
+	weft__rt.host = host;
+	atomic_store(&weft__rt.draining, 0);
 	atomic_store(&weft__rt.stopping, 0);
 	atomic_store(&weft__rt.live, 0);
 	atomic_store(&weft__rt.services, 0);
@@ -70,14 +93,16 @@ int weft_init(const weft_config_t *cfg)
 		ws[i].index = (int)i;
 		ws[i].rng = 0x9e3779b97f4a7c15ull * (i + 1);
 	}
+	weft__vclock_start(virt);
 	atomic_store(&weft__rt.running, 1);
-	for (unsigned i = 0; i < c.workers; i++) {
+	for (unsigned i = 0; i < c.workers && !host; i++) {
 		e = shim_thread_start(&ws[i].thread, weft__worker_main, &ws[i]);
 		if (e) {
 			weft__workers_stop();
 			for (unsigned j = 0; j < i; j++)
 				shim_thread_join(ws[j].thread);
 			atomic_store(&weft__rt.running, 0);
+			weft__vclock_start(false);
 			free(ws);
 			weft__rt.workers = NULL;
 			return e;
@@ -96,6 +121,14 @@ int weft_run(void)
 		return -ESRCH;
 	if (weft__worker_self())
 		return -EPERM;
+	if (weft__rt.host) {
+		while (atomic_load(&weft__rt.live) != 0) {
+			int r = weft__host_drive(-1);
+			if (r < 0)
+				return r;
+		}
+		return 0;
+	}
 	for (;;) {
 		uint32_t seq = atomic_load(&weft__rt.live_seq);
 		if (atomic_load(&weft__rt.live) == 0)
@@ -115,14 +148,19 @@ int weft_shutdown(void)
 		return -EBUSY;
 	weft__offload_stop();
 	weft__workers_stop();
-	for (unsigned i = 0; i < weft__rt.nworkers; i++)
-		shim_thread_join(weft__rt.workers[i].thread);
+	if (weft__rt.host)
+		weft__stack_cache_drain(&weft__rt.workers[0]); /* no thread of its own */
+	else
+		for (unsigned i = 0; i < weft__rt.nworkers; i++)
+			shim_thread_join(weft__rt.workers[i].thread);
 	free(weft__rt.workers);
 	weft__rt.workers = NULL;
 	weft__rt.nworkers = 0;
 	weft__timer_reset();
 	weft__io_reset();
 	weft__fibers_reset();
+	weft__vclock_start(false);
+	weft__rt.host = false;
 	atomic_store(&weft__rt.running, 0);
 	return 0;
 }
@@ -132,11 +170,108 @@ unsigned weft_workers(void)
 	return atomic_load(&weft__rt.running) ? weft__rt.nworkers : 0;
 }
 
+/* weft_shutdown_grace waits here for the last fiber: a wait list, so its
+ * deadline is an ordinary park's (a timer under the virtual clock). */
+static weft__lock_t drain_lock = WEFT__LOCK_INIT;
+static struct weft__waiter *drain_waiters;
+
 /* Called by a fiber's exit path: the last one out wakes weft_run. */
 void weft__live_dec(void)
 {
 	if (atomic_fetch_sub(&weft__rt.live, 1) == 1) {
 		atomic_fetch_add(&weft__rt.live_seq, 1);
 		shim_wake(&weft__rt.live_seq, INT_MAX);
+		weft__lock(&drain_lock);
+		struct weft__waiter *w;
+		while ((w = weft__waitq_pop(&drain_waiters)))
+			weft__waiter_complete(w, 0);
+		weft__unlock(&drain_lock);
 	}
+}
+
+/* Wait until no fiber is alive or the deadline. 0 or -ETIMEDOUT. */
+static int wait_all_done(int64_t deadline)
+{
+	if (weft__rt.host) {
+		while (atomic_load(&weft__rt.live) != 0) {
+			if (deadline >= 0 && (deadline == 0 || weft__now() >= deadline))
+				return -ETIMEDOUT;
+			int r = weft__host_drive(deadline);
+			if (r < 0)
+				return r;
+		}
+		return 0;
+	}
+	int r = 0;
+	weft__lock(&drain_lock);
+	while (r == 0 && atomic_load(&weft__rt.live) != 0) {
+		struct weft__waiter w = {0};
+		r = weft__waiter_wait(&drain_lock, &drain_waiters, &w, deadline);
+	}
+	weft__unlock(&drain_lock);
+	return r;
+}
+
+static bool pending_app_fiber(struct weft__fiber *f)
+{
+	return !(f->flags & FF_SERVICE) && atomic_load(&f->done.state) == FS_PENDING;
+}
+
+static void cancel_one(struct weft__fiber *f, void *ctx)
+{
+	(void)ctx;
+	if (pending_app_fiber(f))
+		weft__cancel_request(f);
+}
+
+struct report {
+	weft_straggler_fn fn;
+	void *ctx;
+	int n;
+};
+
+static void report_one(struct weft__fiber *f, void *arg)
+{
+	struct report *r = arg;
+	if (!pending_app_fiber(f))
+		return;
+	r->n++;
+	if (r->fn) {
+		r->fn(f->id, f->name, f->file, f->line, r->ctx);
+		return;
+	}
+	char buf[160];
+	int n = snprintf(buf, sizeof buf,
+			 "weft: shutdown: fiber %llu \"%s\" (spawned at %s:%d) did not finish\n",
+			 (unsigned long long)f->id, f->name, f->file ? f->file : "?", f->line);
+	if (n > 0)
+		shim_console_write(buf, (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1);
+}
+
+int weft_shutdown_grace(int64_t deadline, weft_straggler_fn report, void *ctx)
+{
+	if (!atomic_load(&weft__rt.running))
+		return -ESRCH;
+	if (weft__worker_self())
+		return -EPERM;
+	/* Before the walk: a fiber spawned during it is either seen by the
+	 * walk or starts cancelled (fiber.c, spawn). */
+	atomic_store(&weft__rt.draining, 1);
+	weft__fibers_each(cancel_one, NULL);
+	int r = wait_all_done(deadline);
+	if (r == -ETIMEDOUT) {
+		struct report rep = {report, ctx, 0};
+		weft__fibers_each(report_one, &rep);
+		if (rep.n > 0) {
+			atomic_store(&weft__rt.draining, 0);
+			return rep.n;
+		}
+		/* Every one finished after all, just now: the last is on its
+		 * way out (between settling and leaving the count). */
+		r = wait_all_done(-1);
+	}
+	atomic_store(&weft__rt.draining, 0);
+	if (r < 0)
+		return r;
+	return weft_shutdown();
 }

@@ -8,6 +8,8 @@
  * look starts at the global queue so it never starves. With nothing found it
  * spins a little (pause, then yielding the CPU), then sleeps on its own futex
  * word until a waker picks it from the idle list or the next timer is due.
+ * With the virtual clock, idle workers sleep without a timeout and the last
+ * one to go idle moves the clock to the next deadline instead.
  *
  * Waking only queues (push, don't run): a fiber never runs on another fiber's
  * stack, so chains of wakes stay flat. A fiber is only made visible to other
@@ -25,8 +27,17 @@ static _Thread_local struct weft__worker *tls_worker;
 static weft__lock_t idle_lock = WEFT__LOCK_INIT;
 static struct weft__worker *idle_list[WEFT_MAX_WORKERS];
 static _Atomic int nidle;
+static weft__lock_t vclock_lock = WEFT__LOCK_INIT;
 
 struct weft__worker *weft__worker_self(void) { return tls_worker; }
+
+void weft__set_worker(struct weft__worker *w) { tls_worker = w; }
+
+/* The host loop's limit (weft_poll's deadline) has passed: stop taking work. */
+static bool past_limit(struct weft__worker *w)
+{
+	return w->limit && weft__now() >= w->limit;
+}
 
 /* ---- Queues ------------------------------------------------------------- */
 
@@ -142,7 +153,7 @@ static struct weft__fiber *steal(struct weft__worker *w)
 
 /* Move the yielded fibers (newest first) to the deque so that the oldest is
  * taken first and the rest can be stolen. */
-static void flush_yielded(struct weft__worker *w)
+void weft__flush_yielded(struct weft__worker *w)
 {
 	struct weft__fiber *f = w->yielded;
 	w->yielded = NULL;
@@ -156,17 +167,19 @@ static void flush_yielded(struct weft__worker *w)
 struct weft__fiber *weft__find_work(struct weft__worker *w)
 {
 	struct weft__fiber *f;
+	if (past_limit(w))
+		return NULL;
 	weft__timer_fire_due();
 	if (++w->tick % 61 == 0) {
 		if ((f = gq_take(w)))
 			return f;
 		if (w->yielded)
-			flush_yielded(w);
+			weft__flush_yielded(w);
 	}
 	if ((f = weft__deque_take(&w->dq)))
 		return f;
 	if (w->yielded) {
-		flush_yielded(w);
+		weft__flush_yielded(w);
 		if ((f = weft__deque_take(&w->dq)))
 			return f;
 	}
@@ -183,15 +196,22 @@ struct weft__fiber *weft__find_work(struct weft__worker *w)
 
 /* ---- Idle workers ------------------------------------------------------- */
 
-static bool work_visible(void)
+bool weft__work_queued(void)
 {
 	if (atomic_load_explicit(&weft__rt.gq_len, memory_order_acquire) > 0)
 		return true;
 	for (unsigned i = 0; i < weft__rt.nworkers; i++)
 		if (weft__deque_size(&weft__rt.workers[i].dq) > 0)
 			return true;
+	return false;
+}
+
+static bool work_visible(void)
+{
+	if (weft__work_queued())
+		return true;
 	int64_t t = weft__timer_next();
-	return t != INT64_MAX && t <= shim_now();
+	return t != INT64_MAX && t <= weft__now();
 }
 
 static bool idle_remove(struct weft__worker *w)
@@ -244,9 +264,47 @@ static void wake_one(bool even_if_spinning)
 
 void weft__kick_idle(void) { wake_one(true); }
 
-/* Sleep until woken or the next timer. Returns true when a waker picked us
- * (we then count as spinning). */
-static bool sleep_idle(struct weft__worker *w)
+/* The virtual clock's one move, by an idle worker already on the idle list:
+ * if every worker is idle, nothing is queued and no I/O is ready, the clock
+ * jumps to the earliest deadline (or to cap, the host loop's, if sooner)
+ * and what is due fires. Under a lock, so two workers going idle together
+ * cannot both move it: the second sees the first one's fired fibers queued.
+ * Ready I/O is looked at first (without blocking). When another worker is
+ * blocked in the reactor's poll, it is woken instead: it comes round, finds
+ * itself the last idle worker and moves the clock after its own look.
+ * Returns true if the clock moved. */
+static bool vclock_advance(int64_t cap)
+{
+	bool moved = false;
+	weft__lock(&vclock_lock);
+	if (atomic_load(&nidle) == (int)weft__rt.nworkers && !work_visible()) {
+		bool quiet = true;
+		if (weft__io_pending()) {
+			if (weft__io_poll(0, NULL)) {
+				quiet = !work_visible();
+			} else if (weft__io_pending()) {
+				/* Not for lack of waiters: another worker holds
+				 * the poll. */
+				shim_io_wake();
+				quiet = false;
+			}
+		}
+		int64_t t = weft__timer_next();
+		if (cap >= 0 && cap < t)
+			t = cap;
+		if (quiet && t != INT64_MAX) {
+			weft__vclock_set(t);
+			weft__timer_fire_due();
+			moved = true;
+		}
+	}
+	weft__unlock(&vclock_lock);
+	return moved;
+}
+
+/* Sleep until woken, the next timer or cap (-1: none). Returns true when a
+ * waker picked us (we then count as spinning). */
+bool weft__sleep_idle(struct weft__worker *w, int64_t cap)
 {
 	atomic_store_explicit(&w->wake, 0, memory_order_relaxed);
 	weft__lock(&idle_lock);
@@ -261,6 +319,13 @@ static bool sleep_idle(struct weft__worker *w)
 	if (!work_visible() && !atomic_load(&weft__rt.stopping)) {
 		int64_t t = weft__timer_next();
 		int64_t deadline = t == INT64_MAX ? -1 : t;
+		if (cap >= 0 && (deadline < 0 || cap < deadline))
+			deadline = cap;
+		if (weft__vclock_on()) {
+			if (vclock_advance(cap))
+				goto out;
+			deadline = -1; /* a virtual deadline is no real time */
+		}
 		/* With fibers waiting on I/O, one idle worker sleeps in the
 		 * reactor's poll instead of its futex; what the poll completes
 		 * lands on this worker's deque. */
@@ -271,6 +336,7 @@ static bool sleep_idle(struct weft__worker *w)
 					break;
 		}
 	}
+out:
 	return !idle_remove(w);
 }
 
@@ -334,6 +400,8 @@ void weft__switch_out(struct weft__fiber *self, int act)
 	w->prev_act = act;
 	w->cur = next;
 	count_switch(w);
+	if (next)
+		w->runs++;
 	weft__ctx_switch(&self->ctx, next ? &next->ctx : &w->sched, act == ACT_EXIT);
 	/* Resumed, perhaps on another worker: read it afresh. */
 	weft__finish_switch(weft__worker_self());
@@ -348,27 +416,32 @@ int weft_fiber_yield(void)
 	}
 	struct weft__fiber *self = w->cur;
 	uint64_t pw = atomic_load_explicit(&self->park, memory_order_acquire);
-	if (pw & PW_CANCEL) {
+	if (PW_DELIVERABLE(pw)) {
 		atomic_fetch_and_explicit(&self->park, ~PW_CANCEL, memory_order_acq_rel);
 		return -ECANCELED;
 	}
 	struct weft__fiber *next = weft__find_work(w);
-	if (!next)
-		return 0; /* nothing else to run: carry on */
+	/* Nothing else to run: carry on, unless the host loop's time is up
+	 * (then back to weft_poll, which returns to the host). */
+	if (!next && !past_limit(w))
+		return 0;
 	w->prev = self;
 	w->prev_act = ACT_YIELD;
 	w->cur = next;
 	count_switch(w);
-	weft__ctx_switch(&self->ctx, &next->ctx, false);
+	if (next)
+		w->runs++;
+	weft__ctx_switch(&self->ctx, next ? &next->ctx : &w->sched, false);
 	weft__finish_switch(weft__worker_self());
 	return 0;
 }
 
 /* ---- The worker loop ---------------------------------------------------- */
 
-static void run(struct weft__worker *w, struct weft__fiber *f)
+void weft__run(struct weft__worker *w, struct weft__fiber *f)
 {
 	w->cur = f;
+	w->runs++;
 	count_switch(w);
 	weft__ctx_switch(&w->sched, &f->ctx, false);
 	weft__finish_switch(w);
@@ -405,9 +478,9 @@ void weft__worker_main(void *arg)
 				wake_one(false);
 		}
 		if (f)
-			run(w, f);
+			weft__run(w, f);
 		else
-			spinning = sleep_idle(w);
+			spinning = weft__sleep_idle(w, -1);
 	}
 	if (spinning)
 		atomic_fetch_sub(&weft__rt.nspinning, 1);

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /* Deadlines of parked fibers: one binary min-heap under a lock. A fiber arms
  * its entry before it switches out and disarms it when it resumes, so an
- * entry never outlives its park; the heap holds at most one entry per fiber.
- * Whichever worker looks for work next fires what is due; idle workers sleep
- * no later than the earliest deadline. */
+ * entry never outlives its park; the heap holds at most one entry per fiber
+ * (or plain thread, under the virtual clock). Whichever worker looks for work
+ * next fires what is due; idle workers sleep no later than the earliest
+ * deadline, or with the virtual clock the last one to go idle moves the
+ * clock to it. */
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -106,7 +108,7 @@ void weft__timer_fire_due(void)
 {
 	if (atomic_load_explicit(&next_deadline, memory_order_acquire) == INT64_MAX)
 		return;
-	int64_t now = shim_now();
+	int64_t now = weft__now();
 	if (atomic_load_explicit(&next_deadline, memory_order_acquire) > now)
 		return;
 	weft__lock(&lock);

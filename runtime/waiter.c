@@ -43,11 +43,26 @@ struct weft__waiter *weft__waitq_pop(struct weft__waiter **head)
 	return w;
 }
 
+bool weft__waiter_claim(struct weft__waiter *w)
+{
+	return !w->claim || weft__unpark(w->f, w->gen, 0);
+}
+
+struct weft__waiter *weft__waitq_take(struct weft__waiter **head)
+{
+	struct weft__waiter *w;
+	while ((w = weft__waitq_pop(head)))
+		if (weft__waiter_claim(w))
+			return w;
+	return NULL;
+}
+
 void weft__waiter_complete(struct weft__waiter *w, int result)
 {
 	w->done = 1;
 	w->result = result;
-	weft__unpark(w->f, w->gen, 0);
+	if (!w->claim)
+		weft__unpark(w->f, w->gen, 0);
 }
 
 int weft__waiter_wait(weft__lock_t *lock, struct weft__waiter **head, struct weft__waiter *w,
@@ -56,6 +71,7 @@ int weft__waiter_wait(weft__lock_t *lock, struct weft__waiter **head, struct wef
 	w->f = weft__self();
 	w->done = 0;
 	w->result = 0;
+	w->claim = 0;
 	w->gen = weft__park_begin(w->f);
 	weft__waitq_push(head, w);
 	weft__unlock(lock);

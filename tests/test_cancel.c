@@ -1,12 +1,19 @@
 /* SPDX-License-Identifier: MIT */
 /* Cancellation: bad and finished handles, delivery to every kind of blocked
- * fiber and at the next suspension point, once per request, merged requests,
- * cancelling from threads and fibers, and a stress test of exactly-once. */
+ * fiber (sleep, join, await, channel receive and send, fd wait) and at the
+ * next suspension point, once per request, merged requests, cancelling from
+ * threads and fibers, before the first run, and a stress test of
+ * exactly-once. Holding cancellation off: tests/test_holdoff.c. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "testutil.h"
+
+#if WT_LINUX
+#include <fcntl.h>
+#include <unistd.h>
+#endif
 
 #define MS 1000000LL
 
@@ -237,6 +244,105 @@ static void test_cancel_receiving(void **state)
 	int x = 7;
 	assert_int_equal(weft_chan_send(rc.ch, &x, 0), -ETIMEDOUT);
 	weft_chan_destroy(rc.ch);
+}
+
+/* A cancelled sender leaves the channel: its element is not delivered, and
+ * its cleanup (a sleep, a send on another channel) blocks and works. */
+struct sender {
+	weft_chan_t *ch, *out;
+	_Atomic int started;
+	int r, r_sleep, r_send;
+	int64_t sleep_deadline, sleep_woke;
+};
+
+static void *send_one(void *arg)
+{
+	struct sender *sd = arg;
+	atomic_store(&sd->started, 1);
+	int x = 11;
+	sd->r = weft_chan_send(sd->ch, &x, wt_ms(60000));
+	sd->sleep_deadline = wt_ms(2);
+	sd->r_sleep = weft_sleep_until(sd->sleep_deadline);
+	sd->sleep_woke = weft_now();
+	int y = 22;
+	sd->r_send = weft_chan_send(sd->out, &y, wt_ms(10000));
+	return NULL;
+}
+
+static void test_cancel_sending(void **state)
+{
+	(void)state;
+	struct sender sd = {.r = 1, .r_sleep = 1, .r_send = 1};
+	assert_int_equal(weft_chan_create(&sd.ch, sizeof(int), 0), 0);
+	assert_int_equal(weft_chan_create(&sd.out, sizeof(int), 0), 0);
+	weft_fiber_t f;
+	assert_int_equal(weft_fiber_spawn(&f, NULL, send_one, &sd), 0);
+	assert_true(wt_wait_flag(&sd.started));
+	weft_sleep_until(wt_ms(2));
+	assert_int_equal(weft_fiber_cancel(f), 0);
+	int v = 0;
+	assert_int_equal(weft_chan_recv(sd.out, &v, wt_ms(10000)), 0);
+	assert_int_equal(v, 22);
+	assert_int_equal(weft_fiber_join(f, wt_ms(10000), NULL), 0);
+	assert_int_equal(sd.r, -ECANCELED);
+	assert_int_equal(sd.r_sleep, 0);
+	assert_true(sd.sleep_woke >= sd.sleep_deadline);
+	assert_int_equal(sd.r_send, 0);
+	/* Nothing was left for a receiver. */
+	assert_int_equal(weft_chan_recv(sd.ch, &v, 0), -ETIMEDOUT);
+	weft_chan_destroy(sd.ch);
+	weft_chan_destroy(sd.out);
+}
+
+#if WT_LINUX
+struct fd_waiter {
+	int fd;
+	_Atomic int started, first_done;
+	int r, r_sleep, r_again;
+};
+
+static void *wait_fd_twice(void *arg)
+{
+	struct fd_waiter *fw = arg;
+	atomic_store(&fw->started, 1);
+	fw->r = weft_fd_wait(fw->fd, WEFT_IO_IN, wt_ms(60000));
+	atomic_store(&fw->first_done, 1);
+	fw->r_sleep = weft_sleep_until(wt_ms(1));
+	/* The reactor let go of the cancelled wait: the fd can be waited on
+	 * again (the test writes to it once the first wait has returned). */
+	fw->r_again = weft_fd_wait(fw->fd, WEFT_IO_IN, wt_ms(20000));
+	return NULL;
+}
+#endif
+
+/* A fiber blocked in weft_fd_wait (a pipe nobody writes). */
+static void test_cancel_fd_waiting(void **state)
+{
+	(void)state;
+#if WT_LINUX
+	int p[2];
+	assert_int_equal(pipe2(p, O_NONBLOCK | O_CLOEXEC), 0);
+	struct fd_waiter fw = {.fd = p[0], .r = 1, .r_sleep = 1, .r_again = 1};
+	weft_fiber_t f;
+	assert_int_equal(weft_fiber_spawn(&f, NULL, wait_fd_twice, &fw), 0);
+	assert_true(wt_wait_flag(&fw.started));
+	weft_sleep_until(wt_ms(2));
+	assert_int_equal(weft_fiber_cancel(f), 0);
+	/* Written before the cancelled wait has returned, the byte could
+	 * complete it first (completion wins): wait for it. */
+	assert_true(wt_wait_flag(&fw.first_done));
+	assert_int_equal(write(p[1], "x", 1), 1);
+	assert_int_equal(weft_fiber_join(f, wt_ms(30000), NULL), 0);
+	assert_int_equal(fw.r, -ECANCELED);
+	assert_int_equal(fw.r_sleep, 0);
+	assert_true(fw.r_again > 0 && (fw.r_again & WEFT_IO_IN));
+	weft_fd_forget(p[0]);
+	close(p[0]);
+	close(p[1]);
+#else
+	print_message("skipped: no file descriptors on bare metal\n");
+	skip();
+#endif
 }
 
 /* ---- Delivery at the next suspension point ------------------------------ */
@@ -685,6 +791,44 @@ static void test_cancel_before_first_block(void **state)
 	check_fresh(&sc, &counter);
 }
 
+/* Cancelled before it ran, a fiber that holds cancellation off first thing
+ * is not interrupted in its critical section; the request waits for the
+ * release. */
+struct fresh_held {
+	int r_held, r_after, r_again;
+};
+
+static void *hold_first(void *arg)
+{
+	struct fresh_held *h = arg;
+	weft_cancel_hold();
+	h->r_held = weft_sleep_until(wt_ms(1));
+	weft_cancel_release();
+	h->r_after = weft_sleep_until(wt_ms(60000));
+	h->r_again = weft_fiber_yield();
+	return NULL;
+}
+
+static void *spawn_cancel_hold_first(void *arg)
+{
+	struct fresh_held *h = arg;
+	weft_fiber_t f;
+	/* Queued on this worker's deque and not run before the cancel. */
+	if (weft_fiber_spawn(&f, NULL, hold_first, h) != 0 || weft_fiber_cancel(f) != 0)
+		return (void *)1;
+	return weft_fiber_join(f, wt_ms(20000), NULL) == 0 ? NULL : (void *)2;
+}
+
+static void test_cancel_before_run_then_hold(void **state)
+{
+	(void)state;
+	struct fresh_held h = {1, 1, 1};
+	assert_null(wt_run_fiber(spawn_cancel_hold_first, &h));
+	assert_int_equal(h.r_held, 0);
+	assert_int_equal(h.r_after, -ECANCELED);
+	assert_int_equal(h.r_again, 0);
+}
+
 /* ---- Exactly once, under stress ----------------------------------------- */
 
 struct looper {
@@ -847,6 +991,8 @@ int main(void)
 		cmocka_unit_test(test_cancel_joining),
 		cmocka_unit_test(test_cancel_awaiting),
 		cmocka_unit_test(test_cancel_receiving),
+		cmocka_unit_test(test_cancel_sending),
+		cmocka_unit_test(test_cancel_fd_waiting),
 		cmocka_unit_test(test_cancel_busy_then_sleep),
 		cmocka_unit_test(test_cancel_busy_then_yield),
 		cmocka_unit_test(test_cancel_busy_then_await),
@@ -861,6 +1007,7 @@ int main(void)
 		cmocka_unit_test(test_cancel_from_fiber),
 		cmocka_unit_test(test_cancel_self),
 		cmocka_unit_test(test_cancel_before_first_block),
+		cmocka_unit_test(test_cancel_before_run_then_hold),
 		cmocka_unit_test(test_stress_cancel_sleep_loop),
 		cmocka_unit_test(test_stress_cancel_mixed_loop),
 		cmocka_unit_test(test_stress_cancel_races_completion),

@@ -1,0 +1,417 @@
+/* SPDX-License-Identifier: MIT */
+/* Pids and mailboxes: a registry from pid to mailbox, and messages copied
+ * in by any number of senders and out by the one owner.
+ *
+ * A pid is a 64-bit number from one counter, never reused, shared by fibers
+ * and step-processes. A fiber gets its pid and its mailbox together, the
+ * first time anyone asks for the pid (weft_self_pid, weft_fiber_pid,
+ * weft_recv): a fiber that never uses messages costs one pointer. The
+ * fiber's exit path (weft__mbox_exit, before its result settles) swaps that
+ * pointer for WEFT__MBOX_GONE, takes the mailbox out of the registry and
+ * closes it, so a send after a join fails with -ESRCH.
+ *
+ * A sender finds the mailbox under the registry shard's lock and takes a
+ * reference before letting go of it; the owner's exit closes the mailbox
+ * under the mailbox's own lock; the last reference frees it. So a send that
+ * races with the exit either queues its message before the close (which
+ * frees it) or sees "closed": never freed memory. The queue itself is a
+ * list under that lock; it holds at most cap messages, and senders beyond
+ * that wait in line, their message handed in by the receiver that makes
+ * room (first come, first served, as a channel's senders). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "process.h"
+
+/* ---- The registry ------------------------------------------------------- */
+
+#define NSHARD 16
+
+struct shard {
+	weft__lock_t lock;
+	uint32_t n, nb; /* entries; buckets, a power of two (0: none yet) */
+	struct weft__mbox **b;
+};
+
+static struct shard shards[NSHARD];
+static _Atomic uint64_t next_pid = 1;
+
+static struct shard *shard_of(uint64_t pid)
+{
+	return &shards[pid % NSHARD];
+}
+
+static size_t bucket_of(const struct shard *s, uint64_t pid)
+{
+	return (size_t)(((pid / NSHARD) * 0x9e3779b97f4a7c15ull) >> 32) & (s->nb - 1);
+}
+
+/* Double the buckets (shard locked). Without memory the chains just grow,
+ * unless there are no buckets at all. */
+static int grow(struct shard *s)
+{
+	uint32_t nb = s->nb ? s->nb * 2 : 16;
+	struct weft__mbox **b = calloc(nb, sizeof *b);
+	if (!b)
+		return s->nb ? 0 : -ENOMEM;
+	struct shard t = {.nb = nb, .b = b};
+	for (uint32_t i = 0; i < s->nb; i++) {
+		struct weft__mbox *mb = s->b[i];
+		while (mb) {
+			struct weft__mbox *next = mb->hnext;
+			size_t k = bucket_of(&t, mb->pid);
+			mb->hnext = b[k];
+			b[k] = mb;
+			mb = next;
+		}
+	}
+	free(s->b);
+	s->b = b;
+	s->nb = nb;
+	return 0;
+}
+
+int weft__mbox_register(struct weft__mbox *mb, bool step)
+{
+	mb->pid = atomic_fetch_add(&next_pid, 1);
+	atomic_store(&mb->refs, 1);
+	mb->lock = (weft__lock_t)WEFT__LOCK_INIT;
+	mb->closed = 0;
+	mb->step = step;
+	mb->count = 0;
+	mb->cap = WEFT_MAILBOX_CAP;
+	mb->head = mb->tail = NULL;
+	mb->senders = mb->receiver = NULL;
+	struct shard *s = shard_of(mb->pid);
+	weft__lock(&s->lock);
+	int e = s->n >= s->nb ? grow(s) : 0;
+	if (e == 0) {
+		size_t k = bucket_of(s, mb->pid);
+		mb->hnext = s->b[k];
+		s->b[k] = mb;
+		s->n++;
+	}
+	weft__unlock(&s->lock);
+	return e;
+}
+
+struct weft__mbox *weft__mbox_get(uint64_t pid)
+{
+	if (pid == 0)
+		return NULL;
+	struct shard *s = shard_of(pid);
+	weft__lock(&s->lock);
+	struct weft__mbox *mb = s->nb ? s->b[bucket_of(s, pid)] : NULL;
+	while (mb && mb->pid != pid)
+		mb = mb->hnext;
+	if (mb)
+		atomic_fetch_add_explicit(&mb->refs, 1, memory_order_relaxed);
+	weft__unlock(&s->lock);
+	return mb;
+}
+
+static void unregister(struct weft__mbox *mb)
+{
+	struct shard *s = shard_of(mb->pid);
+	weft__lock(&s->lock);
+	struct weft__mbox **pp = &s->b[bucket_of(s, mb->pid)];
+	while (*pp && *pp != mb)
+		pp = &(*pp)->hnext;
+	if (*pp) {
+		*pp = mb->hnext;
+		s->n--;
+	}
+	weft__unlock(&s->lock);
+}
+
+void weft__mbox_each_step(void (*fn)(struct weft__mbox *mb))
+{
+	for (int i = 0; i < NSHARD; i++) {
+		struct shard *s = &shards[i];
+		weft__lock(&s->lock);
+		for (uint32_t k = 0; k < s->nb; k++)
+			for (struct weft__mbox *mb = s->b[k]; mb; mb = mb->hnext)
+				if (mb->step)
+					fn(mb);
+		weft__unlock(&s->lock);
+	}
+}
+
+/* ---- Mailboxes ---------------------------------------------------------- */
+
+static void append(struct weft__mbox *mb, struct weft__msg *m)
+{
+	m->next = NULL;
+	if (mb->tail)
+		mb->tail->next = m;
+	else
+		mb->head = m;
+	mb->tail = m;
+	mb->count++;
+}
+
+/* Let waiting senders in while there is room (mb locked). */
+static void admit(struct weft__mbox *mb)
+{
+	struct weft__waiter *w;
+	while (mb->count < mb->cap && (w = weft__waitq_take(&mb->senders))) {
+		append(mb, w->data);
+		weft__waiter_complete(w, 0);
+	}
+}
+
+void weft__mbox_close(struct weft__mbox *mb)
+{
+	unregister(mb);
+	weft__lock(&mb->lock);
+	mb->closed = 1;
+	struct weft__waiter *w;
+	while ((w = weft__waitq_take(&mb->senders)))
+		weft__waiter_complete(w, -ESRCH);
+	weft__unlock(&mb->lock);
+}
+
+void weft__mbox_unref(struct weft__mbox *mb)
+{
+	if (atomic_fetch_sub_explicit(&mb->refs, 1, memory_order_acq_rel) != 1)
+		return;
+	while (mb->head) {
+		struct weft__msg *m = mb->head;
+		mb->head = m->next;
+		free(m);
+	}
+	if (mb->step)
+		weft__step_free(mb);
+	else
+		free(mb);
+}
+
+/* ---- A fiber's mailbox --------------------------------------------------
+ * f->mbox is written by its creator (f itself, or weft_fiber_pid on another
+ * fiber holding a reference to f) and by f's exit. Creators, and readers
+ * other than f, work under a lock striped by fiber, which the exit takes
+ * once after swapping the pointer out: a reader that saw the mailbox is
+ * done with it before the exit frees it. */
+
+#define NSTRIPE 16
+static weft__lock_t stripes[NSTRIPE];
+
+static weft__lock_t *stripe_of(struct weft__fiber *f)
+{
+	return &stripes[((uintptr_t)f / 64) % NSTRIPE];
+}
+
+/* f's mailbox, made if it has none (stripe locked). -ESRCH once f has
+ * exited, -ENOMEM. */
+static int mbox_of(struct weft__fiber *f, struct weft__mbox **out)
+{
+	struct weft__mbox *mb = atomic_load(&f->mbox);
+	if (mb == WEFT__MBOX_GONE)
+		return -ESRCH;
+	if (!mb) {
+		if (!(mb = malloc(sizeof *mb)))
+			return -ENOMEM;
+		int e = weft__mbox_register(mb, false);
+		if (e) {
+			free(mb);
+			return e;
+		}
+		struct weft__mbox *none = NULL;
+		if (!atomic_compare_exchange_strong(&f->mbox, &none, mb)) {
+			/* f exited meanwhile: nobody has learned this pid. */
+			weft__mbox_close(mb);
+			weft__mbox_unref(mb);
+			return -ESRCH;
+		}
+	}
+	*out = mb;
+	return 0;
+}
+
+/* The calling fiber's mailbox: -EPERM from a plain thread, -ENOMEM. */
+static int self_mbox(struct weft__mbox **out)
+{
+	struct weft__worker *w = weft__worker_self();
+	struct weft__fiber *f = w ? w->cur : NULL;
+	if (!f)
+		return -EPERM;
+	/* Only f's own exit could take it away, and f is here. */
+	struct weft__mbox *mb = atomic_load_explicit(&f->mbox, memory_order_acquire);
+	if (mb && mb != WEFT__MBOX_GONE) {
+		*out = mb;
+		return 0;
+	}
+	weft__lock_t *l = stripe_of(f);
+	weft__lock(l);
+	int e = mbox_of(f, out);
+	weft__unlock(l);
+	return e;
+}
+
+/* The calling process's mailbox: a step-process's in its callbacks, else
+ * the calling fiber's. */
+static int current_mbox(struct weft__mbox **out)
+{
+	if ((*out = weft__step_current()))
+		return 0;
+	return self_mbox(out);
+}
+
+void weft__mbox_exit(struct weft__fiber *self)
+{
+	struct weft__mbox *mb = atomic_exchange(&self->mbox, WEFT__MBOX_GONE);
+	if (!mb)
+		return;
+	weft__lock_t *l = stripe_of(self);
+	weft__lock(l);
+	weft__unlock(l);
+	weft__mbox_close(mb);
+	weft__mbox_unref(mb);
+}
+
+/* ---- The API ------------------------------------------------------------ */
+
+weft_pid_t weft_self_pid(void)
+{
+	struct weft__mbox *mb;
+	return current_mbox(&mb) == 0 ? mb->pid : 0;
+}
+
+int weft_fiber_pid(weft_fiber_t h, weft_pid_t *out)
+{
+	if (!out)
+		return -EINVAL;
+	struct weft__fiber *f;
+	int e = weft__fiber_lookup(h, &f);
+	if (e)
+		return e;
+	weft__lock_t *l = stripe_of(f);
+	struct weft__mbox *mb;
+	weft__lock(l);
+	if ((e = mbox_of(f, &mb)) == 0)
+		*out = mb->pid;
+	weft__unlock(l);
+	weft__fiber_unref(f);
+	return e;
+}
+
+int weft_send(weft_pid_t to, const void *msg, size_t len, int64_t deadline)
+{
+	if (!msg && len)
+		return -EINVAL;
+	if (len > WEFT_MSG_MAX)
+		return -EMSGSIZE;
+	/* A step-process never waits: its callbacks run on a shared runner. */
+	if (weft__step_current())
+		deadline = 0;
+	struct weft__mbox *mb = weft__mbox_get(to);
+	if (!mb)
+		return -ESRCH;
+	struct weft__msg *m = malloc(sizeof *m + len);
+	if (!m) {
+		weft__mbox_unref(mb);
+		return -ENOMEM;
+	}
+	m->len = len;
+	if (len)
+		memcpy(m->data, msg, len);
+	weft__lock(&mb->lock);
+	int r;
+	if (mb->closed) {
+		r = -ESRCH;
+	} else if (mb->count < mb->cap && !mb->senders) {
+		append(mb, m);
+		struct weft__waiter *w = weft__waitq_take(&mb->receiver);
+		if (w)
+			weft__waiter_complete(w, 0);
+		r = 0;
+	} else if (deadline == 0) {
+		r = -ETIMEDOUT; /* full; tried once, without parking */
+	} else {
+		/* The receiver that makes room appends m and completes us. */
+		struct weft__waiter w = {.data = m};
+		r = weft__waiter_wait(&mb->lock, &mb->senders, &w, deadline);
+	}
+	weft__unlock(&mb->lock);
+	if (r)
+		free(m);
+	else if (mb->step)
+		weft__step_post_msg(mb);
+	weft__mbox_unref(mb);
+	return r;
+}
+
+int weft_recv(void *buf, size_t cap, size_t *len, int64_t deadline)
+{
+	if (!buf && cap)
+		return -EINVAL;
+	struct weft__mbox *mb;
+	int r = current_mbox(&mb);
+	if (r)
+		return r;
+	if (mb->step)
+		deadline = 0;
+	struct weft__msg *m = NULL;
+	weft__lock(&mb->lock);
+	for (;;) {
+		if ((m = mb->head)) {
+			if (m->len > cap) {
+				/* Kept, for a second call with a buffer that fits. */
+				if (len)
+					*len = m->len;
+				m = NULL;
+				r = -EMSGSIZE;
+				break;
+			}
+			if (!(mb->head = m->next))
+				mb->tail = NULL;
+			mb->count--;
+			admit(mb);
+			r = 0;
+			break;
+		}
+		if (deadline == 0) {
+			r = -ETIMEDOUT;
+			break;
+		}
+		/* A sender that appends completes us; then look again. */
+		struct weft__waiter w = {0};
+		if ((r = weft__waiter_wait(&mb->lock, &mb->receiver, &w, deadline)))
+			break;
+	}
+	weft__unlock(&mb->lock);
+	if (m) {
+		if (m->len)
+			memcpy(buf, m->data, m->len);
+		if (len)
+			*len = m->len;
+		free(m);
+	}
+	return r;
+}
+
+int weft_mailbox_set_cap(size_t cap)
+{
+	if (cap == 0 || cap > WEFT_MAILBOX_CAP_MAX)
+		return -EINVAL;
+	struct weft__mbox *mb;
+	int r = current_mbox(&mb);
+	if (r)
+		return r;
+	weft__lock(&mb->lock);
+	mb->cap = (uint32_t)cap;
+	admit(mb);
+	weft__unlock(&mb->lock);
+	return 0;
+}
+
+size_t weft_mailbox_len(void)
+{
+	struct weft__mbox *mb;
+	if (current_mbox(&mb))
+		return 0;
+	weft__lock(&mb->lock);
+	size_t n = mb->count;
+	weft__unlock(&mb->lock);
+	return n;
+}

@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: MIT */
+/* The seam between mailboxes and the registry of pids (mailbox.c) and the
+ * stackless step-processes (step.c). A mailbox belongs to a fiber (allocated
+ * the first time its pid is asked for) or is the head of a step-process. */
+#ifndef WEFT_PROCESS_H
+#define WEFT_PROCESS_H
+
+#include "internal.h"
+
+/* One message: copied in by weft_send, out by weft_recv. */
+struct weft__msg {
+	struct weft__msg *next;
+	size_t len;
+	unsigned char data[];
+};
+
+struct weft__mbox {
+	struct weft__mbox *hnext; /* registry chain */
+	uint64_t pid;
+	_Atomic int refs;    /* the owner's, plus one per sender in flight */
+	weft__lock_t lock;   /* guards everything below */
+	uint8_t closed;	     /* the owner has ended: sends fail with -ESRCH */
+	uint8_t step;	     /* the head of a struct weft_step */
+	uint32_t count, cap; /* messages queued, and the bound */
+	struct weft__msg *head, *tail;
+	struct weft__waiter *senders;  /* waiting for room; w->data is their message */
+	struct weft__waiter *receiver; /* the owner fiber waiting for a message */
+};
+
+/* Initialise mb (refs 1, a new pid) and publish it under its pid: from then
+ * on weft_send finds it. 0 or -ENOMEM. */
+int weft__mbox_register(struct weft__mbox *mb, bool step);
+
+/* The live mailbox registered under pid, with a reference, or NULL. */
+struct weft__mbox *weft__mbox_get(uint64_t pid);
+
+/* Take mb out of the registry (sends from then on fail with -ESRCH at
+ * lookup) and close it: blocked and later senders get -ESRCH. Queued
+ * messages stay for the owner to drain until weft__mbox_unref frees them. */
+void weft__mbox_close(struct weft__mbox *mb);
+
+/* Drop a reference; the last one frees the queued messages and, for a
+ * fiber's mailbox, the mailbox (a step-process's goes with the process). */
+void weft__mbox_unref(struct weft__mbox *mb);
+
+/* Call fn on every step-process registered now, under the registry's lock
+ * (fn must not take it again, or wait). */
+void weft__mbox_each_step(void (*fn)(struct weft__mbox *mb));
+
+/* step.c: the step-process whose callback the caller is running in (on a
+ * runner fiber), or NULL. */
+struct weft__mbox *weft__step_current(void);
+
+/* step.c: a message was put in step-process mb's mailbox: wake it. */
+void weft__step_post_msg(struct weft__mbox *mb);
+
+/* step.c: the step-process's memory, freed with its mailbox's last ref. */
+void weft__step_free(struct weft__mbox *mb);
+
+#endif
