@@ -109,6 +109,9 @@ $(O)/pic/%.o: % $(DEPS_MK)
 	@$(if $(Q),echo '  CC      $@')
 	$(Q)$(CC) $(ALL_CFLAGS) -fPIC -c $< -o $@
 
+# runtime/ keeps frame pointers: weft_dump walks a parked fiber's stack with
+# them (arch_backtrace) up to the call that parked it in the program's code.
+$(O)/obj/runtime/%.o $(O)/pic/runtime/%.o: ALL_CFLAGS += -fno-omit-frame-pointer
 # net/ talks to lwIP: it sees lwIP's headers and weft's lwipopts.h.
 $(O)/obj/net/%.o $(O)/pic/net/%.o: ALL_CFLAGS += $(LWIP_INC)
 $(LWIP_TREE)/.patched: $(LWIP_PATCHES) $(LWIPDIR)/Filelists.mk

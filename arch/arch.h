@@ -27,4 +27,17 @@ void arch_switch(void **save_sp, void *new_sp);
  */
 void *arch_frame_init(void *top, void (*entry)(void *), void *arg);
 
+/*
+ * Walk the frame-pointer chain of a context that arch_switch saved at sp, on
+ * a stack [lo, hi): write up to max return addresses into pcs, the resume
+ * address first, and return how many. Reads nothing outside [lo, hi); stops
+ * at a frame pointer that is outside it, misaligned or not above the last
+ * one, and at a zero return address (a first frame). Only code built with
+ * frame pointers is followed; beyond a frame without one the chain ends, or
+ * gives addresses that mean nothing. A best-effort read of a stack that is
+ * not running: if its context resumes meanwhile the addresses are garbage,
+ * never a fault. Implemented in arch/<cpu>/backtrace.c.
+ */
+size_t arch_backtrace(const void *sp, uintptr_t lo, uintptr_t hi, uintptr_t *pcs, size_t max);
+
 #endif

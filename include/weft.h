@@ -42,6 +42,10 @@ enum {
 	/* No worker threads: the host program runs the fibers on its own
 	 * thread with weft_poll (and weft_run). workers must be 0 or 1. */
 	WEFT_CFG_HOST_LOOP = 4,
+	/* Leave SIGQUIT alone. By default weft_init makes SIGQUIT print
+	 * weft_dump() on stderr (Linux; the process goes on running, as a
+	 * JVM's does), unless the program has a SIGQUIT handler of its own. */
+	WEFT_CFG_NO_QUIT_DUMP = 8,
 };
 
 /* Start the runtime: worker threads, the overflow handler (SIGSEGV/SIGBUS on
@@ -147,14 +151,21 @@ typedef void *(*weft_fn)(void *arg);
 typedef struct weft_attr {
 	size_t stack_size; /* bytes, 0 = the runtime default; rounded up to pages */
 	const char *name;  /* copied (up to 31 chars); NULL = no name */
+	/* Fiber context (below, "Fiber context"): */
+	unsigned fls;      /* local storage: WEFT_FLS_EMPTY (0), _SHARE or _COPY */
+	struct weft_chan *supervisor; /* NULL, or a channel of weft_exit_t that
+				       * gets {pid, status} when the fiber ends */
 } weft_attr_t;
 
 /* Create a fiber running fn(arg) and queue it. attr may be NULL. If out is
  * NULL the fiber starts detached; otherwise *out receives a handle that must
  * be joined or detached. Callable from fibers and plain threads. Returns 0,
- * -EINVAL (fn NULL; stack_size below 4 KiB or above 1 GiB), -ENOMEM (no
- * memory for the fiber or its stack: the runtime keeps running), -ESRCH
- * (runtime not running). The macro records the spawn site for diagnostics. */
+ * -EINVAL (fn NULL; stack_size below 4 KiB or above 1 GiB; fls not a
+ * WEFT_FLS_* mode; a supervisor channel whose elements are not
+ * sizeof(weft_exit_t)), -ENOMEM (no memory for the fiber, its stack, a
+ * local-storage table or a supervised fiber's pid: the runtime keeps
+ * running), -ESRCH (runtime not running). The macro records the spawn site
+ * for diagnostics. */
 #define weft_fiber_spawn(out, attr, fn, arg) \
 	weft_fiber_spawn_at((out), (attr), (fn), (arg), __FILE__, __LINE__)
 int weft_fiber_spawn_at(weft_fiber_t *out, const weft_attr_t *attr, weft_fn fn, void *arg,
@@ -199,7 +210,8 @@ int weft_cancel_hold(void);
 int weft_cancel_release(void);
 
 /* End the calling fiber with result, as if fn had returned it. Only from a
- * fiber (from a plain thread it returns -EPERM). */
+ * fiber (from a plain thread it returns -EPERM; from a local-storage
+ * destructor run by the fiber's own exit, -EALREADY). */
 int weft_fiber_exit(void *result);
 
 /* The handle of the calling fiber, or 0 from a plain thread. The caller does
@@ -547,6 +559,133 @@ int weft_step_wake_at(weft_step_t *p, int64_t deadline);
  * -ESRCH (not a live step-process). */
 int weft_step_cancel(weft_pid_t pid);
 
+/* ---- Fiber context: local storage, exit status, supervisors, generators - */
+
+/* Fiber-local storage: up to WEFT_FLS_KEYS keys per process, each naming one
+ * pointer in every fiber's table. A fiber starts with an empty table unless
+ * its spawn's attr->fls says otherwise:
+ *   WEFT_FLS_EMPTY  (0) nothing inherited;
+ *   WEFT_FLS_SHARE  the child uses the spawner's table itself: each sees the
+ *                   other's sets, for as long as both live;
+ *   WEFT_FLS_COPY   a copy-on-write view: the child starts with the values
+ *                   the spawner had at the spawn; later sets on either side
+ *                   are not seen by the other.
+ * A value is held by every table that has it (shared, or inherited by
+ * copy); when the last one lets go (the value is replaced or cleared, or
+ * the last fiber holding it ends) the key's destructor, if any, is called
+ * with it, on the fiber that let go. So never free a value you set: clear it
+ * (set NULL) and let the destructor run. Plain threads have no table: get
+ * returns NULL, set -EPERM, and a spawn from a plain thread starts empty. */
+typedef unsigned weft_fls_key_t; /* 1..WEFT_FLS_KEYS; 0 is never a key */
+#define WEFT_FLS_KEYS 64
+enum { WEFT_FLS_EMPTY = 0, WEFT_FLS_SHARE = 1, WEFT_FLS_COPY = 2 };
+
+/* Make a key, with destructor dtor (may be NULL; called with each non-NULL
+ * value as its last holder lets go). Keys last for the process (also across
+ * weft_shutdown and weft_init) and are never deleted. Callable any time,
+ * from anywhere. Returns 0, -EINVAL (key NULL), -EAGAIN (WEFT_FLS_KEYS keys
+ * already made). */
+int weft_fls_key_create(weft_fls_key_t *key, void (*dtor)(void *value));
+
+/* The calling fiber's value for key: NULL when unset, for a key not made,
+ * from a plain thread, and in the fiber's own exit (its destructors). */
+void *weft_fls_get(weft_fls_key_t key);
+
+/* Set the calling fiber's value for key (NULL clears it). The value it
+ * replaces is let go (its destructor runs if this was its last holder);
+ * setting the value a key already has changes nothing. Returns 0, -EINVAL
+ * (key not made), -EPERM (plain thread, or the fiber is ending: called from
+ * a destructor run by its exit), -ENOMEM (nothing changed). */
+int weft_fls_set(weft_fls_key_t key, void *value);
+
+/* A fiber's exit status, decided when it ends (returns, weft_fiber_exit,
+ * weft_fiber_fail): the one set by weft_fiber_set_status or weft_fiber_fail
+ * if any; otherwise -ECANCELED if a cancellation request was made for it
+ * before it ended (weft_fiber_cancel, weft_shutdown_grace; delivered or
+ * not); otherwise 0 (ok). A request not yet delivered when it ends is
+ * dropped then: its destructors and supervisor report are interrupted only
+ * by a request made after that. */
+
+/* Set the status the calling fiber will end with, overriding what the
+ * runtime would record: 0 (ok: e.g. a cancellation was handled and the
+ * fiber finished its work) or a negative number (an error, -errno by
+ * convention; -ECANCELED means cancelled). The last call wins. Returns 0,
+ * -EINVAL (status > 0), -EPERM (plain thread). */
+int weft_fiber_set_status(int status);
+
+/* End the calling fiber with status err (< 0) and result NULL. From a fiber
+ * it does not return unless err >= 0 (-EINVAL) or the fiber is already
+ * ending (-EALREADY: called from a destructor run by its exit); from a plain
+ * thread it returns -EPERM. weft_fiber_exit also returns -EALREADY there. */
+int weft_fiber_fail(int err);
+
+/* weft_fiber_join, also giving the fiber's exit status in *status (status
+ * may be NULL). Same returns. */
+int weft_fiber_join_status(weft_fiber_t f, int64_t deadline, void **result, int *status);
+
+/* What a supervised fiber (attr->supervisor) sends on its supervisor
+ * channel as it ends: after its local-storage destructors and after its
+ * mailbox has closed (a send to pid fails with -ESRCH from then on), before
+ * it counts as finished (join and weft_run wait for the send). The send
+ * waits for room as weft_chan_send with no deadline: nothing is dropped,
+ * except when the channel is closed (-EPIPE) or a cancellation request made
+ * after the fiber ended interrupts the wait (weft_fiber_cancel, or
+ * weft_shutdown_grace: a supervisor that stopped reading would otherwise
+ * keep it from finishing). Give a supervised fiber's reports a reader, or
+ * room: a supervisor that joins its children before reading their reports
+ * deadlocks on a full channel. The channel must outlive its fibers. */
+typedef struct weft_exit {
+	weft_pid_t pid;     /* the fiber's pid, given out at spawn */
+	weft_fiber_t fiber; /* its handle (stale once joined or detached) */
+	uint64_t id;        /* its weft_fiber_id */
+	int status;         /* its exit status: 0, -ECANCELED, or an error */
+	void *result;       /* what it returned (NULL after weft_fiber_fail) */
+} weft_exit_t;
+
+/* Generators: a fiber that yields values to whoever resumes it, one at a
+ * time. fn(arg) runs on its own fiber (attr as for weft_fiber_spawn), only
+ * while a weft_gen_next waits: created, it waits for the first next; each
+ * weft_gen_yield hands a value to the waiting next and waits for the
+ * following next. One resumer at a time; any fiber or plain thread. */
+typedef struct weft_gen weft_gen_t;
+
+#define WEFT_GEN_DONE 1 /* weft_gen_next: the generator has ended */
+
+/* Create a generator; it starts at the first weft_gen_next. Returns 0 and
+ * *out (to be closed with weft_gen_close), or what weft_fiber_spawn returns
+ * (-EINVAL also for out NULL). */
+#define weft_gen_create(out, attr, fn, arg) \
+	weft_gen_create_at((out), (attr), (fn), (arg), __FILE__, __LINE__)
+int weft_gen_create_at(weft_gen_t **out, const weft_attr_t *attr, weft_fn fn, void *arg,
+		       const char *file, int line);
+
+/* Resume g (unless it is already running: a previous next timed out) and
+ * wait for its next value. Returns 0 and the value in *value (value may be
+ * NULL); WEFT_GEN_DONE (1) once it has ended, with what fn returned (or
+ * passed to weft_fiber_exit; NULL after weft_fiber_fail) in *value, again
+ * on every later call; -ETIMEDOUT or -ECANCELED (the generator runs on: the
+ * value it yields is kept for the next call; deadline 0 resumes it and
+ * returns at once unless a value is already waiting); -EBUSY (another next
+ * or a close is in progress on g); -EDEADLK (called by g's own fiber);
+ * -EINVAL (g NULL). A waiting value is returned without a switch. */
+int weft_gen_next(weft_gen_t *g, int64_t deadline, void **value);
+
+/* In a generator's fiber: hand value to the resumer and wait to be resumed.
+ * Returns 0 (resumed: go on); -ECANCELED (the generator was closed, or its
+ * fiber cancelled: end now; after a close every later yield returns it
+ * too); -EPERM (not a generator's fiber). A value yielded before a close
+ * is never taken. */
+int weft_gen_yield(void *value);
+
+/* Close g and free it: a generator that has not ended is stopped (a
+ * cancellation: the yield or the call it waits in returns -ECANCELED, and
+ * one not yet started never runs fn), then waited for until the deadline;
+ * *status (may be NULL) gets its exit status (0, -ECANCELED, or what it
+ * failed with). Returns 0 (g is freed); -ETIMEDOUT or -ECANCELED (it has
+ * not ended yet: g stays valid, close it again); -EBUSY (a next is in
+ * progress); -EDEADLK (called by g's own fiber); -EINVAL (g NULL). */
+int weft_gen_close(weft_gen_t *g, int64_t deadline, int *status);
+
 /* ---- Waiting for file descriptors, and blocking work -------------------- */
 
 enum { WEFT_IO_IN = 1, WEFT_IO_OUT = 2, WEFT_IO_ERR = 4 };
@@ -572,6 +711,72 @@ void weft_fd_forget(int fd);
  * -EAGAIN (no helper thread); -ESRCH (runtime not running). At most 4 helper
  * threads exist; further calls queue. */
 int weft_offload(weft_fn fn, void *arg, void **result);
+
+/* ---- Diagnostics and interrupts ----------------------------------------- */
+
+/* One worker's counters since weft_init, each read on its own (relaxed): a
+ * snapshot, not one instant. */
+typedef struct weft_worker_stats {
+	uint64_t switches; /* context switches it made */
+	uint64_t steals;   /* successful steals from another worker's queue
+			    * (each takes up to half of it); 0 with one worker */
+	uint64_t parks;    /* fibers that parked on it and switched out (a wait
+			    * that completed without sleeping is not counted) */
+	uint64_t wakes;    /* parked fibers woken by code running on it (a
+			    * plain thread's wakes count nowhere) */
+	uint64_t queued;   /* fibers in its run queue now (not those that
+			    * yielded and wait behind it, nor the global queue) */
+} weft_worker_stats_t;
+
+/* Worker i's counters, i in [0, weft_workers()). Any thread. Returns 0,
+ * -EINVAL (out NULL, i out of range), -ESRCH (runtime not running). */
+int weft_worker_stats(unsigned i, weft_worker_stats_t *out);
+
+/* Receives weft_dump_to's text, a line or so at a time (len bytes, not
+ * NUL-terminated). It may not call weft_dump_to. */
+typedef void (*weft_dump_fn)(const char *text, size_t len, void *ctx);
+
+/* Print every fiber on the console (stderr on Linux, the UART on bare
+ * metal): id, name, state (running on worker N, runnable, parked, finished
+ * and not joined), for a parked fiber what it waits on ("sleep", "chan
+ * recv", "join", ...) and for how long, a pending or held-off cancellation,
+ * its spawn site and the chain of fibers that spawned it (up to 8; "(gone)"
+ * where a spawner has ended), and for a parked fiber the return addresses
+ * on its stack (frame pointers; symbolised where the shim can, else
+ * "module+offset" or bare addresses for addr2line); then each worker's
+ * counters. A snapshot: fibers move while it reads. From fibers and plain
+ * threads, not from signal or interrupt handlers (SIGQUIT does it from a
+ * thread of its own). Returns the number of fibers printed, -ESRCH (runtime
+ * not running). */
+int weft_dump(void);
+
+/* weft_dump, handing the text to fn(text, len, ctx) instead of the console.
+ * Returns as weft_dump, and -EINVAL for fn NULL. */
+int weft_dump_to(weft_dump_fn fn, void *ctx);
+
+/* A reference to a fiber that keeps its record alive (not the fiber: it
+ * may finish), for weft_fiber_interrupt from contexts that cannot look a
+ * handle up: interrupt handlers on bare metal, signal handlers. Take it
+ * beforehand, from a fiber or plain thread. */
+typedef struct weft_fiber_ref weft_fiber_ref_t;
+
+/* Returns 0 and *out; -EINVAL (out NULL); -ESRCH (f is not a held handle). */
+int weft_fiber_ref(weft_fiber_t f, weft_fiber_ref_t **out);
+
+/* Drop the reference (NULL: nothing). From fibers and plain threads only. */
+void weft_fiber_ref_release(weft_fiber_ref_t *r);
+
+/* Ask the fiber to stop at its next yield point: a cancellation request,
+ * as weft_fiber_cancel's (it merges with one), delivered as -ECANCELED by
+ * the next weft_fiber_yield (a loop that only computes and yields), by the
+ * call it is blocked in, or by its next call that would block; after its
+ * hold ends if it holds cancellation off. Callable from anywhere: fibers,
+ * other OS threads, signal handlers, bare-metal interrupt handlers. It
+ * takes no lock and allocates nothing; waking a parked fiber is left to the
+ * workers, which it wakes. Returns 0, -EINVAL (r NULL), -EALREADY (the
+ * fiber has finished). (From a fiber or thread holding the handle,
+ * weft_fiber_cancel does the same.) */
+int weft_fiber_interrupt(weft_fiber_ref_t *r);
 
 #ifdef __cplusplus
 }

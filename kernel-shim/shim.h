@@ -85,6 +85,23 @@ int shim_fault_thread_init(void);
 /* Release the calling thread's fault-handling stack (before it exits). */
 void shim_fault_thread_fini(void);
 
+/* ---- Diagnostics ---------------------------------------------------------- */
+
+/* Call fn() each time the process is asked to dump its state (Linux:
+ * SIGQUIT, as Go and the JVM do), on a thread of the shim's own: never from
+ * a signal handler, so fn may lock, allocate and print. Only when the request
+ * still has its default action: a program's own handler is left alone. fn
+ * NULL removes it (the default action is back, the thread is gone). Plain
+ * threads only. Returns 0, -EBUSY (the program handles the signal itself),
+ * -EALREADY (installed: remove it first), -ENOSYS (no such request on this
+ * target: bare metal), -errno. */
+int shim_on_quit(void (*fn)(void));
+
+/* Describe code address pc for a backtrace line ("symbol+0x1f in module",
+ * or "module+0x1234" for addr2line), into buf (NUL-terminated). Returns the
+ * length, 0 when nothing is known (bare metal: the image has no symbols). */
+size_t shim_symbolize(uintptr_t pc, char *buf, size_t cap);
+
 /* ---- I/O readiness (the kernel half of the reactor) ----------------------
  * An I/O source is a small non-negative int: a file descriptor on Linux, a
  * device's number on bare metal. The runtime keeps, per source, who waits for

@@ -103,7 +103,7 @@ int weft_chan_send(weft_chan_t *c, const void *elem, int64_t deadline)
 	int r = try_send(c, elem);
 	if (r == -EAGAIN) {
 		struct weft__waiter me = {.data = (void *)elem};
-		r = weft__waiter_wait(&c->lock, &c->senders, &me, deadline);
+		r = weft__waiter_wait_why(&c->lock, &c->senders, &me, deadline, "chan send");
 	}
 	weft__unlock(&c->lock);
 	return r;
@@ -117,7 +117,7 @@ int weft_chan_recv(weft_chan_t *c, void *elem, int64_t deadline)
 	int r = try_recv(c, elem);
 	if (r == -EAGAIN) {
 		struct weft__waiter me = {.data = elem};
-		r = weft__waiter_wait(&c->lock, &c->receivers, &me, deadline);
+		r = weft__waiter_wait_why(&c->lock, &c->receivers, &me, deadline, "chan recv");
 	}
 	weft__unlock(&c->lock);
 	return r;
@@ -128,6 +128,11 @@ int weft_chan_recv(weft_chan_t *c, void *elem, int64_t deadline)
 weft__lock_t *weft__chan_lock(weft_chan_t *c)
 {
 	return &c->lock;
+}
+
+size_t weft__chan_elem_size(weft_chan_t *c)
+{
+	return c->elem;
 }
 
 int weft__chan_try(weft_chan_t *c, bool send, void *elem)

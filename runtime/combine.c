@@ -89,7 +89,7 @@ static int wait_decided(struct multi *m, int64_t deadline)
 	if (deadline == 0) {
 		/* Trying once: deliver a pending cancellation as a blocking call
 		 * that cannot complete at once does, without queueing. */
-		weft__park_begin(self);
+		weft__park_begin_why(self, "combinator");
 		return weft__park_end(self, 0);
 	}
 	struct weft__waiter stack_ws[STACK_WAITERS];
@@ -103,7 +103,7 @@ static int wait_decided(struct multi *m, int64_t deadline)
 	for (;;) {
 		/* (Re)arm: queue a waiter on every future still pending, or move
 		 * the queued ones to this park's generation. */
-		uint32_t gen = weft__park_begin(self);
+		uint32_t gen = weft__park_begin_why(self, "combinator");
 		for (size_t i = 0; i < m->n; i++) {
 			struct weft__future *f = m->fs[i];
 			struct weft__waiter *w = &ws[i];

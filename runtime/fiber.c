@@ -129,7 +129,15 @@ int weft__fiber_lookup(weft_fiber_t h, struct weft__fiber **out)
 
 static _Noreturn void finish(struct weft__fiber *self, void *result)
 {
+	/* Fiber context: its exit status, then what may still block: local
+	 * storage destructors, a generator's end, the supervisor report. */
+	self->ending = 1;
+	self->status = weft__exit_status(self);
+	weft__fls_exit(self);
+	weft__gen_exit(self, result);
+	uint64_t pid = self->supervisor ? weft_self_pid() : 0;
 	weft__mbox_exit(self); /* processes: sends fail (-ESRCH) from here on */
+	weft__supervise_exit(self, pid, result, self->status);
 	weft__future_settle(&self->done, FS_RESOLVED, result, 0);
 	if (self->flags & FF_SERVICE)
 		atomic_fetch_sub(&weft__rt.services, 1);
@@ -149,6 +157,7 @@ static void fiber_main(void *arg)
 
 static int spawn(weft_fiber_t *out, const weft_attr_t *attr, weft_fn fn, void *arg,
 		 const char *file, int line, unsigned flags);
+static int release_handle(struct weft__fiber *f);
 
 int weft_fiber_spawn_at(weft_fiber_t *out, const weft_attr_t *attr, weft_fn fn, void *arg,
 			const char *file, int line)
@@ -175,18 +184,31 @@ static int spawn(weft_fiber_t *out, const weft_attr_t *attr, weft_fn fn, void *a
 			return -EINVAL;
 		size = shim_stack_round(attr->stack_size);
 	}
+	/* Fiber context: the local-storage mode and the supervisor channel. */
+	unsigned fls_mode = attr ? attr->fls : WEFT_FLS_EMPTY;
+	weft_chan_t *sup = attr ? attr->supervisor : NULL;
+	if (fls_mode > WEFT_FLS_COPY ||
+	    (sup && weft__chan_elem_size(sup) != sizeof(weft_exit_t)))
+		return -EINVAL;
 
 	struct weft__worker *w = weft__worker_self();
-	struct shim_stack stack;
-	int err = weft__stack_get(w, size, &stack);
+	struct weft__fls *fls;
+	int err = weft__fls_inherit(w ? w->cur : NULL, fls_mode, &fls);
 	if (err)
 		return err;
+	struct shim_stack stack;
+	err = weft__stack_get(w, size, &stack);
+	if (err) {
+		weft__fls_drop(fls);
+		return err;
+	}
 	struct weft__fiber *f;
 	weft__lock(&table_lock);
 	err = slot_alloc(&f);
 	weft__unlock(&table_lock);
 	if (err) {
 		weft__stack_put(w, &stack);
+		weft__fls_drop(fls);
 		return err;
 	}
 
@@ -199,6 +221,13 @@ static int spawn(weft_fiber_t *out, const weft_attr_t *attr, weft_fn fn, void *a
 	f->timer_slot = 0;
 	f->cancel_hold = 0;
 	atomic_store(&f->mbox, NULL); /* processes: no mailbox until asked for */
+	f->fls = fls; /* fiber context (fls.c, generator.c, supervise.c) */
+	f->gen = NULL;
+	f->supervisor = sup;
+	f->status = 0;
+	f->status_set = 0;
+	f->ending = 0;
+	atomic_store(&f->cancelled, 0);
 	atomic_store(&f->joining, 0);
 	memset(f->name, 0, sizeof f->name);
 	memset(f->parent_name, 0, sizeof f->parent_name);
@@ -217,8 +246,24 @@ static int spawn(weft_fiber_t *out, const weft_attr_t *attr, weft_fn fn, void *a
 		memcpy(f->parent_name, parent->name, WEFT_NAME_MAX);
 	}
 	weft__future_init(&f->done);
-	atomic_store(&f->handle_held, out ? 1 : 0);
-	atomic_store(&f->refs, out ? 2 : 1);
+	/* A supervised fiber gets its pid now, so that its report can never
+	 * lack one: held for weft_fiber_pid, and let go of if out is NULL. */
+	atomic_store(&f->handle_held, out || sup ? 1 : 0);
+	atomic_store(&f->refs, out || sup ? 2 : 1);
+	if (sup) {
+		weft_pid_t pid;
+		err = weft_fiber_pid(f->handle, &pid);
+		if (err) {
+			atomic_store(&f->handle_held, 0);
+			weft__fiber_unref(f);
+			weft__fiber_unref(f);
+			weft__stack_put(w, &stack);
+			weft__fls_drop(fls);
+			return err;
+		}
+		if (!out)
+			release_handle(f);
+	}
 	/* Spawned while shutdown cancels everything: start with the request.
 	 * The sweep sets draining before it walks the table, and this looks
 	 * after the fiber became visible to it (refs above, both seq_cst), so
@@ -262,6 +307,11 @@ static bool claim(struct weft__fiber *f)
 
 int weft_fiber_join(weft_fiber_t h, int64_t deadline, void **result)
 {
+	return weft_fiber_join_status(h, deadline, result, NULL);
+}
+
+int weft_fiber_join_status(weft_fiber_t h, int64_t deadline, void **result, int *status)
+{
 	struct weft__fiber *f;
 	int err = lookup(h, &f);
 	if (err)
@@ -276,11 +326,16 @@ int weft_fiber_join(weft_fiber_t h, int64_t deadline, void **result)
 		return -EBUSY;
 	}
 	void *value = NULL;
-	err = weft__future_wait(&f->done, deadline, &value);
-	if (err == 0)
+	err = weft__future_wait_why(&f->done, deadline, &value, "join");
+	int st = 0;
+	if (err == 0) {
+		st = f->status; /* written before done settled */
 		err = release_handle(f);
+	}
 	if (err == 0 && result)
 		*result = value;
+	if (err == 0 && status)
+		*status = st;
 	atomic_store(&f->joining, 0);
 	weft__fiber_unref(f);
 	return err;
@@ -324,7 +379,23 @@ int weft_fiber_exit(void *result)
 	struct weft__worker *w = weft__worker_self();
 	if (!w || !w->cur)
 		return -EPERM;
+	if (w->cur->ending)
+		return -EALREADY; /* a destructor run by its own exit */
 	finish(w->cur, result);
+}
+
+int weft_fiber_fail(int err)
+{
+	struct weft__worker *w = weft__worker_self();
+	if (!w || !w->cur)
+		return -EPERM;
+	if (err >= 0)
+		return -EINVAL;
+	if (w->cur->ending)
+		return -EALREADY;
+	w->cur->status = err;
+	w->cur->status_set = 1;
+	finish(w->cur, NULL);
 }
 
 weft_fiber_t weft_fiber_self(void)

@@ -55,13 +55,19 @@ int weft__future_outcome(struct weft__future *f, void **value)
 
 int weft__future_wait(struct weft__future *f, int64_t deadline, void **value)
 {
+	return weft__future_wait_why(f, deadline, value, "future");
+}
+
+int weft__future_wait_why(struct weft__future *f, int64_t deadline, void **value,
+			  const char *why)
+{
 	if (atomic_load_explicit(&f->state, memory_order_acquire) != FS_PENDING)
 		return weft__future_outcome(f, value);
 	weft__lock(&f->lock);
 	int r = 0;
 	if (atomic_load_explicit(&f->state, memory_order_relaxed) == FS_PENDING) {
 		struct weft__waiter w;
-		r = weft__waiter_wait(&f->lock, &f->waiters, &w, deadline);
+		r = weft__waiter_wait_why(&f->lock, &f->waiters, &w, deadline, why);
 	}
 	weft__unlock(&f->lock);
 	return r ? r : weft__future_outcome(f, value);

@@ -114,6 +114,21 @@ struct weft__fiber {
 	int line;
 	uint64_t parent_id;
 	char parent_name[WEFT_NAME_MAX];
+	/* what its latest park waits on (weft__park_begin_why; a string
+	 * literal) and since when (arch_cycles(), stored only when it really
+	 * switches out): read by weft_dump, meaningful while it is parked */
+	_Atomic(const char *) wait_why;
+	_Atomic int64_t wait_since;
+
+	/* fiber context (fls.c, generator.c, supervise.c) */
+	struct weft__fls *fls;        /* local-storage table, NULL = empty; only
+				       * the fiber itself (and its spawns) use it */
+	struct weft_gen *gen;         /* the generator it runs, or NULL */
+	struct weft_chan *supervisor; /* where its end is reported, or NULL */
+	int status;                   /* exit status; read once done settles */
+	int status_set;               /* weft_fiber_set_status was called */
+	int ending;                   /* in its exit path (finish) */
+	_Atomic int cancelled;        /* a cancellation request was made */
 };
 
 /* Actions a context leaves for the next one to finish once it is off its
@@ -139,6 +154,11 @@ struct weft__worker {
 	int64_t limit;                   /* host loop: find no work from this time on; 0 = none */
 	unsigned ncached;
 	struct shim_stack cache[16];     /* default-size stacks for reuse */
+	/* counters for weft_worker_stats: one writer each (this worker),
+	 * relaxed; switches is above */
+	_Atomic uint64_t steals;         /* successful steals from a victim */
+	_Atomic uint64_t parks;          /* parks that switched a fiber out */
+	_Atomic uint64_t wakes;          /* fibers woken by code running here */
 };
 
 /* ---- The scheduler (sched.c) -------------------------------------------- */
@@ -160,6 +180,7 @@ struct weft__rt {
 	_Atomic int64_t gq_len;
 	bool host;                       /* no worker threads: weft_poll drives workers[0] */
 	_Atomic int draining;            /* weft_shutdown_grace: spawns start cancelled */
+	_Atomic int irq_sweep;           /* weft_fiber_interrupt hit a parked fiber */
 };
 extern struct weft__rt weft__rt;
 
@@ -220,6 +241,9 @@ void weft__ctx_adopt_thread(struct weft__ctx *c);
 /* Start a park: a new generation, state PARKING. After this the fiber may be
  * published to wakers as (self, gen). Returns the generation. */
 uint32_t weft__park_begin(struct weft__fiber *self);
+/* The same, naming what the park waits on for weft_dump: a string literal
+ * ("sleep", "chan recv", ...). weft__park_begin says "park". */
+uint32_t weft__park_begin_why(struct weft__fiber *self, const char *why);
 
 /* Sleep until woken, the deadline, or cancellation. Returns the wake result:
  * 0 (woken), -ETIMEDOUT, -ECANCELED, or what the waker passed. */
@@ -275,6 +299,9 @@ void weft__waiter_complete(struct weft__waiter *w, int result);
  * a waker completed w, else the park result (w removed). Lock held on return. */
 int weft__waiter_wait(weft__lock_t *lock, struct weft__waiter **head, struct weft__waiter *w,
 		      int64_t deadline);
+/* The same, naming what it waits on (weft__park_begin_why). */
+int weft__waiter_wait_why(weft__lock_t *lock, struct weft__waiter **head,
+			  struct weft__waiter *w, int64_t deadline, const char *why);
 
 /* ---- Time (time.c) ------------------------------------------------------
  * weft__now() is the runtime's clock: the shim's, or with the virtual clock
@@ -332,6 +359,9 @@ void weft__offload_stop(void);
 void weft__future_init(struct weft__future *f);
 int weft__future_settle(struct weft__future *f, int state, void *value, int error);
 int weft__future_wait(struct weft__future *f, int64_t deadline, void **value);
+/* The same, naming what it waits on for weft_dump ("future", "join"). */
+int weft__future_wait_why(struct weft__future *f, int64_t deadline, void **value,
+			  const char *why);
 /* A settled future's outcome: 0 and *value (value may be NULL), or its
  * rejection error. */
 int weft__future_outcome(struct weft__future *f, void **value);
@@ -376,11 +406,53 @@ struct weft__mbox;
  * unregister its mailbox, so that a send from then on fails with -ESRCH. */
 void weft__mbox_exit(struct weft__fiber *self);
 
+/* ---- Fiber context (fls.c, generator.c, supervise.c) -------------------- */
+
+struct weft__fls;
+/* The table a child spawned by parent (NULL: a plain thread) starts with,
+ * by mode WEFT_FLS_*: 0 and *out (NULL = empty), or -ENOMEM. */
+int weft__fls_inherit(struct weft__fiber *parent, unsigned mode, struct weft__fls **out);
+/* Let go of a table (destructors of values it held last run here). */
+void weft__fls_drop(struct weft__fls *t);
+/* The exit path: the status self ends with (set, cancelled or ok); drops a
+ * request not yet delivered and any hold, so the rest of the exit waits
+ * as any code would. */
+int weft__exit_status(struct weft__fiber *self);
+/* The exit path: let go of self's table (its destructors run here). */
+void weft__fls_exit(struct weft__fiber *self);
+/* The exit path of a generator's fiber: its resumer sees the end. */
+void weft__gen_exit(struct weft__fiber *self, void *result);
+/* The exit path of a supervised fiber (after weft__mbox_exit): send its
+ * weft_exit_t on its supervisor channel. */
+void weft__supervise_exit(struct weft__fiber *self, uint64_t pid, void *result, int status);
+/* chan.c: a channel's element size. */
+size_t weft__chan_elem_size(weft_chan_t *c);
+
 /* ---- The host loop (poll.c) --------------------------------------------- */
 
 /* Run workers[0] on the calling plain thread: the fibers that are ready,
  * then, if none ran, wait up to deadline for some and run them. Returns the
  * number of fibers run, -EBUSY if another thread drives it. */
 int weft__host_drive(int64_t deadline);
+
+/* ---- Diagnostics and interrupts (dump.c, interrupt.c) ------------------- */
+
+/* weft_fiber_interrupt left a parked fiber to wake (weft__rt.irq_sweep):
+ * a worker wakes every parked fiber whose request is deliverable. Called
+ * by weft__find_work when the flag is set. */
+void weft__irq_sweep(void);
+
+/* Wake every worker from any context (an interrupt handler, a signal
+ * handler): no locks, only stores and the shim's wake calls. */
+void weft__kick_all(void);
+
+/* SIGQUIT's action (shim_on_quit, installed by weft_init): weft_dump. */
+void weft__dump_on_quit(void);
+/* weft_init: a reference point (shim_now, arch_cycles) for converting the
+ * park stamps to nanoseconds. */
+void weft__dump_init(void);
+
+/* The fiber worker w runs now, or NULL: a snapshot for weft_dump. */
+struct weft__fiber *weft__worker_cur(struct weft__worker *w);
 
 #endif

@@ -71,7 +71,7 @@ int weft_mutex_lock(weft_mutex_t *m, int64_t deadline)
 	} else {
 		/* The unlocker makes us the owner before completing us. */
 		struct weft__waiter w = {0};
-		r = weft__waiter_wait(&m->lock, &m->waiters, &w, deadline);
+		r = weft__waiter_wait_why(&m->lock, &m->waiters, &w, deadline, "mutex");
 	}
 	weft__unlock(&m->lock);
 	return r;
@@ -141,7 +141,7 @@ int weft_cond_wait(weft_cond_t *c, weft_mutex_t *m, int64_t deadline)
 	 * next finds us. As weft__waiter_wait, with m released in between. */
 	struct weft__waiter w = {.f = self};
 	weft__lock(&c->lock);
-	w.gen = weft__park_begin(self);
+	w.gen = weft__park_begin_why(self, "cond");
 	weft__waitq_push(&c->waiters, &w);
 	weft__unlock(&c->lock);
 	unlock_as(m, self);

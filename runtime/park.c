@@ -24,8 +24,11 @@ struct weft__fiber *weft__self(void)
 	return &thread_self;
 }
 
-uint32_t weft__park_begin(struct weft__fiber *self)
+uint32_t weft__park_begin(struct weft__fiber *self) { return weft__park_begin_why(self, "park"); }
+
+uint32_t weft__park_begin_why(struct weft__fiber *self, const char *why)
 {
+	atomic_store_explicit(&self->wait_why, why, memory_order_relaxed);
 	uint64_t w = atomic_load_explicit(&self->park, memory_order_relaxed);
 	uint64_t n;
 	do {
@@ -103,12 +106,26 @@ int weft__park_end(struct weft__fiber *self, int64_t deadline)
 	uint32_t gen = PW_GEN(w);
 	if (deadline > 0)
 		weft__timer_arm(self, gen, deadline);
+	/* weft_dump's "for how long": the CPU's constant-rate counter, a
+	 * fraction of a clock read (dump.c converts it). */
+	atomic_store_explicit(&self->wait_since, (int64_t)arch_cycles(), memory_order_relaxed);
 	weft__switch_out(self, ACT_PARK);
 	if (deadline > 0)
 		weft__timer_disarm(self);
 
 	/* Resumed by whoever queued us: the word holds the result. */
 	return park_settle(self, 0, false);
+}
+
+/* weft_worker_stats' wakes: the waking worker's own counter (one writer).
+ * A plain thread's wakes are not counted. */
+static void count_wake(void)
+{
+	struct weft__worker *me = weft__worker_self();
+	if (me)
+		atomic_store_explicit(&me->wakes,
+				      atomic_load_explicit(&me->wakes, memory_order_relaxed) + 1,
+				      memory_order_relaxed);
 }
 
 bool weft__unpark(struct weft__fiber *f, uint32_t gen, int result)
@@ -134,6 +151,7 @@ bool weft__unpark(struct weft__fiber *f, uint32_t gen, int result)
 		if (!atomic_compare_exchange_weak_explicit(&f->park, &w, n, memory_order_acq_rel,
 							   memory_order_acquire))
 			continue;
+		count_wake();
 		if (f->flags & FF_THREAD) {
 			atomic_fetch_add_explicit(&f->tseq, 1, memory_order_release);
 			shim_wake(&f->tseq, 1);
@@ -152,6 +170,7 @@ void weft__cancel_repend(struct weft__fiber *self)
 
 void weft__cancel_request(struct weft__fiber *f)
 {
+	atomic_store(&f->cancelled, 1); /* its exit status (supervise.c) */
 	uint64_t w = atomic_load_explicit(&f->park, memory_order_acquire);
 	for (;;) {
 		unsigned st = PW_STATE(w);

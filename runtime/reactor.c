@@ -108,7 +108,7 @@ int weft__io_wait(int src, unsigned events, int64_t deadline)
 	}
 	w.f = weft__self();
 	w.data = (void *)(uintptr_t)events;
-	w.gen = weft__park_begin(w.f);
+	w.gen = weft__park_begin_why(w.f, "fd");
 	if (events & WEFT_IO_IN)
 		r->rd = &w;
 	if (events & WEFT_IO_OUT)

@@ -51,7 +51,8 @@ int weft_init(const weft_config_t *cfg)
 	}
 	if (c.stack_size < MIN_STACK || c.stack_size > MAX_STACK)
 		return -EINVAL;
-	unsigned known = WEFT_CFG_VIRTUAL_CLOCK | WEFT_CFG_REAL_CLOCK | WEFT_CFG_HOST_LOOP;
+	unsigned known = WEFT_CFG_VIRTUAL_CLOCK | WEFT_CFG_REAL_CLOCK | WEFT_CFG_HOST_LOOP |
+			 WEFT_CFG_NO_QUIT_DUMP;
 	if ((c.flags & ~known) ||
 	    (c.flags & (WEFT_CFG_VIRTUAL_CLOCK | WEFT_CFG_REAL_CLOCK)) ==
 		    (WEFT_CFG_VIRTUAL_CLOCK | WEFT_CFG_REAL_CLOCK))
@@ -94,6 +95,7 @@ int weft_init(const weft_config_t *cfg)
 		ws[i].rng = 0x9e3779b97f4a7c15ull * (i + 1);
 	}
 	weft__vclock_start(virt);
+	weft__dump_init();
 	atomic_store(&weft__rt.running, 1);
 	for (unsigned i = 0; i < c.workers && !host; i++) {
 		e = shim_thread_start(&ws[i].thread, weft__worker_main, &ws[i]);
@@ -108,6 +110,10 @@ int weft_init(const weft_config_t *cfg)
 			return e;
 		}
 	}
+	/* SIGQUIT prints weft_dump (Linux), unless the program handles it
+	 * itself or opted out; a target without it (-ENOSYS) is no error. */
+	if (!(c.flags & WEFT_CFG_NO_QUIT_DUMP))
+		(void)shim_on_quit(weft__dump_on_quit);
 	return 0;
 }
 
@@ -146,6 +152,7 @@ int weft_shutdown(void)
 	if (atomic_load(&weft__rt.live) != 0 || atomic_load(&weft__rt.services) != 0 ||
 	    atomic_load(&holds) != 0)
 		return -EBUSY;
+	shim_on_quit(NULL); /* waits for a dump in progress */
 	weft__offload_stop();
 	weft__workers_stop();
 	if (weft__rt.host)
@@ -206,7 +213,7 @@ static int wait_all_done(int64_t deadline)
 	weft__lock(&drain_lock);
 	while (r == 0 && atomic_load(&weft__rt.live) != 0) {
 		struct weft__waiter w = {0};
-		r = weft__waiter_wait(&drain_lock, &drain_waiters, &w, deadline);
+		r = weft__waiter_wait_why(&drain_lock, &drain_waiters, &w, deadline, "shutdown");
 	}
 	weft__unlock(&drain_lock);
 	return r;

@@ -33,6 +33,25 @@ struct weft__worker *weft__worker_self(void) { return tls_worker; }
 
 void weft__set_worker(struct weft__worker *w) { tls_worker = w; }
 
+/* One writer per counter (its worker); readers take a relaxed snapshot. */
+static inline void bump(_Atomic uint64_t *c)
+{
+	atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + 1,
+			      memory_order_relaxed);
+}
+
+/* The running fiber, published for weft_dump's snapshot: an atomic store
+ * (a plain one on every CPU), so the dump's read is not a data race. */
+static inline void set_cur(struct weft__worker *w, struct weft__fiber *f)
+{
+	__atomic_store_n(&w->cur, f, __ATOMIC_RELAXED);
+}
+
+struct weft__fiber *weft__worker_cur(struct weft__worker *w)
+{
+	return __atomic_load_n(&w->cur, __ATOMIC_RELAXED);
+}
+
 /* The host loop's limit (weft_poll's deadline) has passed: stop taking work. */
 static bool past_limit(struct weft__worker *w)
 {
@@ -146,6 +165,7 @@ static struct weft__fiber *steal(struct weft__worker *w)
 				break;
 			}
 		}
+		bump(&w->steals);
 		return first;
 	}
 	return NULL;
@@ -169,6 +189,8 @@ struct weft__fiber *weft__find_work(struct weft__worker *w)
 	struct weft__fiber *f;
 	if (past_limit(w))
 		return NULL;
+	if (atomic_load_explicit(&weft__rt.irq_sweep, memory_order_relaxed))
+		weft__irq_sweep();
 	weft__timer_fire_due();
 	if (++w->tick % 61 == 0) {
 		if ((f = gq_take(w)))
@@ -208,7 +230,7 @@ bool weft__work_queued(void)
 
 static bool work_visible(void)
 {
-	if (weft__work_queued())
+	if (weft__work_queued() || atomic_load(&weft__rt.irq_sweep))
 		return true;
 	int64_t t = weft__timer_next();
 	return t != INT64_MAX && t <= weft__now();
@@ -384,13 +406,7 @@ void weft__finish_switch(struct weft__worker *w)
 	}
 }
 
-/* One writer per counter (its worker); readers take a relaxed snapshot. */
-static inline void count_switch(struct weft__worker *w)
-{
-	atomic_store_explicit(&w->switches,
-			      atomic_load_explicit(&w->switches, memory_order_relaxed) + 1,
-			      memory_order_relaxed);
-}
+static inline void count_switch(struct weft__worker *w) { bump(&w->switches); }
 
 void weft__switch_out(struct weft__fiber *self, int act)
 {
@@ -398,8 +414,10 @@ void weft__switch_out(struct weft__fiber *self, int act)
 	struct weft__fiber *next = weft__find_work(w);
 	w->prev = self;
 	w->prev_act = act;
-	w->cur = next;
+	set_cur(w, next);
 	count_switch(w);
+	if (act == ACT_PARK)
+		bump(&w->parks);
 	if (next)
 		w->runs++;
 	weft__ctx_switch(&self->ctx, next ? &next->ctx : &w->sched, act == ACT_EXIT);
@@ -427,7 +445,7 @@ int weft_fiber_yield(void)
 		return 0;
 	w->prev = self;
 	w->prev_act = ACT_YIELD;
-	w->cur = next;
+	set_cur(w, next);
 	count_switch(w);
 	if (next)
 		w->runs++;
@@ -440,7 +458,7 @@ int weft_fiber_yield(void)
 
 void weft__run(struct weft__worker *w, struct weft__fiber *f)
 {
-	w->cur = f;
+	set_cur(w, f);
 	w->runs++;
 	count_switch(w);
 	weft__ctx_switch(&w->sched, &f->ctx, false);
@@ -489,6 +507,12 @@ void weft__worker_main(void *arg)
 	tls_worker = NULL;
 }
 
+void weft__kick_all(void)
+{
+	for (unsigned i = 0; i < weft__rt.nworkers; i++)
+		wake_worker(&weft__rt.workers[i]);
+}
+
 void weft__workers_stop(void)
 {
 	atomic_store(&weft__rt.stopping, 1);
@@ -514,5 +538,25 @@ int weft_stats(weft_stats_t *out)
 						      memory_order_relaxed);
 	out->fibers = (uint64_t)atomic_load(&weft__rt.live) + (uint64_t)atomic_load(&weft__rt.services);
 	out->spawned = weft__fibers_spawned();
+	return 0;
+}
+
+int weft_worker_stats(unsigned i, weft_worker_stats_t *out)
+{
+	if (!out)
+		return -EINVAL;
+	if (!atomic_load(&weft__rt.running))
+		return -ESRCH;
+	if (i >= weft__rt.nworkers)
+		return -EINVAL;
+	struct weft__worker *w = &weft__rt.workers[i];
+	*out = (weft_worker_stats_t){
+		.switches = atomic_load_explicit(&w->switches, memory_order_relaxed),
+		.steals = atomic_load_explicit(&w->steals, memory_order_relaxed),
+		.parks = atomic_load_explicit(&w->parks, memory_order_relaxed),
+		.wakes = atomic_load_explicit(&w->wakes, memory_order_relaxed),
+	};
+	int64_t q = weft__deque_size(&w->dq);
+	out->queued = q > 0 ? (uint64_t)q : 0;
 	return 0;
 }

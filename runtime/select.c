@@ -178,7 +178,7 @@ int weft_select(weft_select_case_t *cases, size_t n, int64_t deadline)
 	if (chosen >= 0) {
 		unlock_all(locks, k);
 	} else {
-		uint32_t gen = weft__park_begin(self);
+		uint32_t gen = weft__park_begin_why(self, "select");
 		if (deadline != 0) {
 			for (size_t j = 0; j < k; j++) {
 				size_t i = order[j];

@@ -315,7 +315,8 @@ static void *runner_main(void *arg)
 		} else {
 			int64_t t = atomic_load_explicit(&tnext, memory_order_acquire);
 			struct weft__waiter w = {0};
-			int e = weft__waiter_wait(&rq_lock, &rq_idle, &w, t == INT64_MAX ? -1 : t);
+			int e = weft__waiter_wait_why(&rq_lock, &rq_idle, &w,
+						  t == INT64_MAX ? -1 : t, "step runner");
 			weft__unlock(&rq_lock);
 			if (e == -ECANCELED)
 				cancel_all();

@@ -48,7 +48,7 @@ int weft_sleep_until(int64_t deadline)
 	if (deadline < 0)
 		return -EINVAL;
 	struct weft__fiber *self = weft__self();
-	weft__park_begin(self);
+	weft__park_begin_why(self, "sleep");
 	/* Nobody wakes a sleeper but its timer or a cancellation. */
 	int r = weft__park_end(self, deadline);
 	return r == -ETIMEDOUT ? 0 : r;

@@ -68,11 +68,17 @@ void weft__waiter_complete(struct weft__waiter *w, int result)
 int weft__waiter_wait(weft__lock_t *lock, struct weft__waiter **head, struct weft__waiter *w,
 		      int64_t deadline)
 {
+	return weft__waiter_wait_why(lock, head, w, deadline, "wait list");
+}
+
+int weft__waiter_wait_why(weft__lock_t *lock, struct weft__waiter **head,
+			  struct weft__waiter *w, int64_t deadline, const char *why)
+{
 	w->f = weft__self();
 	w->done = 0;
 	w->result = 0;
 	w->claim = 0;
-	w->gen = weft__park_begin(w->f);
+	w->gen = weft__park_begin_why(w->f, why);
 	weft__waitq_push(head, w);
 	weft__unlock(lock);
 	int res = weft__park_end(w->f, deadline);

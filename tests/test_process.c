@@ -1214,7 +1214,7 @@ static int many_step(weft_step_t *p, unsigned ev)
 static void many_close(weft_step_t *p)
 {
 	(void)p;
-	atomic_fetch_add_explicit(&many_closes, 1, memory_order_relaxed);
+	atomic_fetch_add(&many_closes, 1); /* publishes the count in arg */
 }
 
 /* Resident memory in bytes, or 0 where it cannot be read. */

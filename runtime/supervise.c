@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: MIT */
+/* How a fiber ends: its exit status, and the report a supervised fiber
+ * sends on its supervisor channel. docs/decisions/exit-status.md says why
+ * "cancelled" means "a request was made and the fiber did not say
+ * otherwise", and why the report may block the exiting fiber. */
+#include "internal.h"
+
+int weft_fiber_set_status(int status)
+{
+	struct weft__worker *w = weft__worker_self();
+	struct weft__fiber *self = w ? w->cur : NULL;
+	if (!self)
+		return -EPERM;
+	if (status > 0)
+		return -EINVAL;
+	self->status = status;
+	self->status_set = 1;
+	return 0;
+}
+
+int weft__exit_status(struct weft__fiber *self)
+{
+	int status =
+		self->status_set ? self->status : (atomic_load(&self->cancelled) ? -ECANCELED : 0);
+	/* The fiber has ended: a request it has not seen is spent (its status
+	 * says so), and a hold it forgot to release no longer protects
+	 * anything. What is left of its exit (destructors, the report) waits
+	 * as any code would, and a request made from now on interrupts it. */
+	self->cancel_hold = 0;
+	atomic_fetch_and_explicit(&self->park, ~(PW_CANCEL | PW_HOLD), memory_order_acq_rel);
+	return status;
+}
+
+void weft__supervise_exit(struct weft__fiber *self, uint64_t pid, void *result, int status)
+{
+	weft_chan_t *c = self->supervisor;
+	if (!c)
+		return;
+	weft_exit_t e = {
+		.pid = pid,
+		.fiber = self->handle,
+		.id = self->id,
+		.status = status,
+		.result = result,
+	};
+	/* The exiting fiber is still a fiber: it may wait for room, and is
+	 * not finished (join, weft_run) until the report is in. Only a closed
+	 * channel or a new cancellation (a shutdown giving up on a supervisor
+	 * that stopped reading) drops it. */
+	(void)weft_chan_send(c, &e, -1);
+}

@@ -1,0 +1,227 @@
+/* SPDX-License-Identifier: MIT */
+/* Interrupt: another thread, or a signal handler (Linux's stand-in for an
+ * interrupt handler: it may stop a worker anywhere, even holding a runtime
+ * lock), asks a fiber to stop; the fiber sees -ECANCELED at its next yield
+ * point: weft_fiber_yield in a loop that only computes, or the wait it is
+ * parked in. Once per request; a hold defers it; errors. On bare metal the
+ * interrupter is a kernel-shim thread (preempting the spinning worker by
+ * the timer); no test calls it from a trap handler itself. */
+#include "testutil.h"
+
+#if WT_LINUX
+#include <signal.h>
+#include <unistd.h>
+#endif
+
+struct spin {
+	_Atomic long turns;
+	_Atomic int started, hold;
+	int r, r_after, cancels_held;
+	weft_fiber_ref_t *ref;
+	weft_future_t *never;
+};
+
+/* Yield until a yield says -ECANCELED; then once more (0: once only). */
+static void *spin(void *arg)
+{
+	struct spin *s = arg;
+	atomic_store(&s->started, 1);
+	int r;
+	while ((r = weft_fiber_yield()) == 0)
+		atomic_fetch_add(&s->turns, 1);
+	s->r = r;
+	s->r_after = weft_fiber_yield();
+	return NULL;
+}
+
+static void wait_turns(struct spin *s, long n)
+{
+	for (int i = 0; i < 10000 && atomic_load(&s->turns) < n; i++)
+		wt_thread_yield();
+	assert_true(atomic_load(&s->turns) >= n);
+}
+
+static void *interrupter(void *arg)
+{
+	struct spin *s = arg;
+	wait_turns(s, 100);
+	return (void *)(intptr_t)weft_fiber_interrupt(s->ref);
+}
+
+static void test_interrupt_spinning_fiber_from_thread(void **state)
+{
+	(void)state;
+	struct spin s = {0};
+	weft_fiber_t f = wt_spawn(spin, &s);
+	assert_int_equal(weft_fiber_ref(f, &s.ref), 0);
+	wt_thread_t t = wt_thread_start(interrupter, &s);
+	wt_join(f);
+	wt_thread_join(t);
+	assert_int_equal(s.r, -ECANCELED);
+	assert_int_equal(s.r_after, 0);
+	/* Finished: nothing left to interrupt. */
+	assert_int_equal(weft_fiber_interrupt(s.ref), -EALREADY);
+	weft_fiber_ref_release(s.ref);
+}
+
+static void *await_never(void *arg)
+{
+	struct spin *s = arg;
+	atomic_store(&s->started, 1);
+	s->r = weft_future_await(s->never, -1, NULL);
+	s->r_after = weft_sleep_until(weft_deadline_in(1000)); /* once only */
+	return NULL;
+}
+
+static void *interrupt_parked(void *arg)
+{
+	struct spin *s = arg;
+	while (!atomic_load(&s->started))
+		wt_thread_yield();
+	/* Parked or about to be: either way it must come out. */
+	return (void *)(intptr_t)weft_fiber_interrupt(s->ref);
+}
+
+static void test_interrupt_parked_fiber_from_thread(void **state)
+{
+	(void)state;
+	struct spin s = {0};
+	assert_int_equal(weft_future_create(&s.never), 0);
+	weft_fiber_t f = wt_spawn(await_never, &s);
+	assert_int_equal(weft_fiber_ref(f, &s.ref), 0);
+	wt_thread_t t = wt_thread_start(interrupt_parked, &s);
+	wt_join(f);
+	wt_thread_join(t);
+	assert_int_equal(s.r, -ECANCELED);
+	assert_int_equal(s.r_after, 0);
+	weft_fiber_ref_release(s.ref);
+	weft_future_release(s.never);
+}
+
+/* Held off: yields go on returning 0; the first after the release stops. */
+static void *spin_held(void *arg)
+{
+	struct spin *s = arg;
+	weft_cancel_hold();
+	atomic_store(&s->started, 1);
+	while (!atomic_load(&s->hold)) /* set once the interrupt is made */
+		if (weft_fiber_yield() == -ECANCELED)
+			s->cancels_held++;
+	for (int i = 0; i < 100; i++)
+		if (weft_fiber_yield() == -ECANCELED)
+			s->cancels_held++;
+	weft_cancel_release();
+	s->r = weft_fiber_yield();
+	s->r_after = weft_fiber_yield();
+	return NULL;
+}
+
+static void test_interrupt_waits_for_hold(void **state)
+{
+	(void)state;
+	struct spin s = {0};
+	weft_fiber_t f = wt_spawn(spin_held, &s);
+	assert_int_equal(weft_fiber_ref(f, &s.ref), 0);
+	assert_true(wt_wait_flag(&s.started));
+	assert_int_equal(weft_fiber_interrupt(s.ref), 0);
+	atomic_store(&s.hold, 1);
+	wt_join(f);
+	assert_int_equal(s.cancels_held, 0);
+	assert_int_equal(s.r, -ECANCELED);
+	assert_int_equal(s.r_after, 0);
+	weft_fiber_ref_release(s.ref);
+}
+
+static void test_interrupt_errors(void **state)
+{
+	(void)state;
+	weft_fiber_ref_t *r;
+	assert_int_equal(weft_fiber_interrupt(NULL), -EINVAL);
+	assert_int_equal(weft_fiber_ref(0, &r), -ESRCH);
+	assert_int_equal(weft_fiber_ref(12345, &r), -ESRCH);
+	struct spin s = {0};
+	weft_fiber_t f = wt_spawn(spin_held, &s);
+	assert_int_equal(weft_fiber_ref(f, NULL), -EINVAL);
+	/* Two requests before delivery (held off meanwhile) merge into one. */
+	assert_int_equal(weft_fiber_ref(f, &s.ref), 0);
+	assert_true(wt_wait_flag(&s.started));
+	assert_int_equal(weft_fiber_interrupt(s.ref), 0);
+	assert_int_equal(weft_fiber_cancel(f), 0);
+	atomic_store(&s.hold, 1);
+	wt_join(f);
+	assert_int_equal(s.cancels_held, 0);
+	assert_int_equal(s.r, -ECANCELED);
+	assert_int_equal(s.r_after, 0);
+	weft_fiber_ref_release(s.ref);
+	weft_fiber_ref_release(NULL);
+}
+
+/* ---- From a signal handler (Linux) -------------------------------------- */
+
+#if WT_LINUX
+static weft_fiber_ref_t *_Atomic sig_ref;
+static _Atomic int sig_result = 1;
+
+static void on_usr1(int sig)
+{
+	(void)sig;
+	weft_fiber_ref_t *r = atomic_load(&sig_ref);
+	if (r)
+		atomic_store(&sig_result, weft_fiber_interrupt(r));
+}
+
+static void signal_interrupt(struct spin *s, weft_fn fn, int parked)
+{
+	struct sigaction sa = {0}, old;
+	sa.sa_handler = on_usr1;
+	sigemptyset(&sa.sa_mask);
+	assert_int_equal(sigaction(SIGUSR1, &sa, &old), 0);
+	atomic_store(&sig_result, 1);
+	weft_fiber_t f = wt_spawn(fn, s);
+	assert_int_equal(weft_fiber_ref(f, &s->ref), 0);
+	atomic_store(&sig_ref, s->ref);
+	if (parked)
+		assert_true(wt_wait_flag(&s->started));
+	else
+		wait_turns(s, 100);
+	/* Process-directed: any thread may take it, a worker in the middle
+	 * of a switch included. */
+	assert_int_equal(kill(getpid(), SIGUSR1), 0);
+	wt_join(f);
+	atomic_store(&sig_ref, NULL);
+	sigaction(SIGUSR1, &old, NULL);
+	assert_int_equal(atomic_load(&sig_result), 0);
+	assert_int_equal(s->r, -ECANCELED);
+	assert_int_equal(s->r_after, 0);
+	weft_fiber_ref_release(s->ref);
+}
+#endif
+
+static void test_interrupt_from_signal_handler(void **state)
+{
+	(void)state;
+#if WT_LINUX
+	struct spin s = {0};
+	signal_interrupt(&s, spin, 0);
+	struct spin p = {0};
+	assert_int_equal(weft_future_create(&p.never), 0);
+	signal_interrupt(&p, await_never, 1);
+	weft_future_release(p.never);
+#else
+	print_message("no signals on bare metal (the thread tests interrupt from a "
+		      "preempting thread); skipped\n");
+	skip();
+#endif
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_interrupt_spinning_fiber_from_thread),
+		cmocka_unit_test(test_interrupt_parked_fiber_from_thread),
+		cmocka_unit_test(test_interrupt_waits_for_hold),
+		cmocka_unit_test(test_interrupt_errors),
+		cmocka_unit_test(test_interrupt_from_signal_handler),
+	};
+	return WT_MAIN("interrupt", tests, wt_start, wt_stop);
+}
