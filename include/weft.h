@@ -500,7 +500,7 @@ int weft_mailbox_set_cap(size_t cap);
 size_t weft_mailbox_len(void);
 
 /* A step-process: a pid and a mailbox like a fiber's, and callbacks instead
- * of a stack (about 130 bytes in all). Runner fibers, at most one per
+ * of a stack (about 140 bytes in all). Runner fibers, at most one per
  * worker, call them: init once, first; then step whenever events have
  * arrived; then close once, last. A step-process is never called on two
  * workers at once, and its callbacks must not block: weft_send and
