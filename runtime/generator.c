@@ -39,6 +39,10 @@ struct weft_gen {
  * not by the next call that would block (requests merge, as elsewhere). */
 static int closed_result(struct weft__fiber *self)
 {
+	/* Its status says cancelled even when it sees the close before the
+	 * closer's weft_fiber_cancel arrives (a generator that had not started
+	 * when close found it, running on another worker). */
+	atomic_store(&self->cancelled, 1);
 	uint64_t pw = atomic_load_explicit(&self->park, memory_order_acquire);
 	while (PW_DELIVERABLE(pw) &&
 	       !atomic_compare_exchange_weak_explicit(&self->park, &pw, pw & ~PW_CANCEL,
