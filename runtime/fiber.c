@@ -214,21 +214,22 @@ static int spawn(weft_fiber_t *out, const weft_attr_t *attr, weft_fn fn, void *a
 
 	/* A pooled struct keeps its park generation, so no wake meant for its
 	 * previous life can match a park of this one. */
-	uint64_t pw = atomic_load(&f->park);
-	atomic_store(&f->park, PW_MAKE(PW_GEN(pw) + 1, 0, PS_RUNNING));
+	uint64_t pw = atomic_load_explicit(&f->park, memory_order_relaxed);
+	atomic_store_explicit(&f->park, PW_MAKE(PW_GEN(pw) + 1, 0, PS_RUNNING),
+			      memory_order_relaxed);
 	f->flags = flags;
 	f->next = NULL;
 	f->timer_slot = 0;
 	f->cancel_hold = 0;
-	atomic_store(&f->mbox, NULL); /* processes: no mailbox until asked for */
+	atomic_store_explicit(&f->mbox, NULL, memory_order_relaxed); /* processes: none yet */
 	f->fls = fls; /* fiber context (fls.c, generator.c, supervise.c) */
 	f->gen = NULL;
 	f->supervisor = sup;
 	f->status = 0;
 	f->status_set = 0;
 	f->ending = 0;
-	atomic_store(&f->cancelled, 0);
-	atomic_store(&f->joining, 0);
+	atomic_store_explicit(&f->cancelled, 0, memory_order_relaxed);
+	atomic_store_explicit(&f->joining, 0, memory_order_relaxed);
 	memset(f->name, 0, sizeof f->name);
 	memset(f->parent_name, 0, sizeof f->parent_name);
 	f->parent_id = 0;
@@ -248,7 +249,11 @@ static int spawn(weft_fiber_t *out, const weft_attr_t *attr, weft_fn fn, void *a
 	weft__future_init(&f->done);
 	/* A supervised fiber gets its pid now, so that its report can never
 	 * lack one: held for weft_fiber_pid, and let go of if out is NULL. */
-	atomic_store(&f->handle_held, out || sup ? 1 : 0);
+	/* The stores above are relaxed (a locked instruction each would cost
+	 * more than the rest of spawn): this seq_cst store of refs publishes
+	 * them to anyone who finds the record through the handle table, which
+	 * takes its reference with a CAS on refs. */
+	atomic_store_explicit(&f->handle_held, out || sup ? 1 : 0, memory_order_relaxed);
 	atomic_store(&f->refs, out || sup ? 2 : 1);
 	if (sup) {
 		weft_pid_t pid;
