@@ -196,3 +196,37 @@ raw()
 	"${NSX[@]}" timeout "$4" bash -c \
 		'exec 3<>"/dev/tcp/$0/$1" || exit 3; cat "$2" >&3; cat <&3' "$1" "$2" "$3" 2>/dev/null
 }
+
+# httpd_load LBL BASE: wrk with 20 connections for 3 s against BASE (from
+# the namespace): every response 200, at most 20 socket errors (a connection
+# or two cut at the end of the run); then, once wrk is gone, httpd's /stats
+# shows one connection open (the one asking) and two sockets (it and the
+# listener): nothing leaked. Two checks; wrk's output is kept in
+# $T_TMP/wrk.
+httpd_load()
+{
+	local lbl=$1 base=$2 reqs nonok sockerr rps
+	nsx timeout 30 wrk -t1 -c20 -d3s --timeout 5s "$base/" >"$T_TMP/wrk" 2>&1
+	reqs=$(sed -n 's/^ *\([0-9][0-9]*\) requests in .*/\1/p' "$T_TMP/wrk")
+	nonok=$(sed -n 's/^ *Non-2xx or 3xx responses: *\([0-9]*\).*/\1/p' "$T_TMP/wrk")
+	sockerr=$(sed -n 's/^ *Socket errors: connect \([0-9]*\), read \([0-9]*\), write \([0-9]*\), timeout \([0-9]*\).*/\1 \2 \3 \4/p' "$T_TMP/wrk" |
+		awk '{ print $1 + $2 + $3 + $4 }')
+	rps=$(sed -n 's/^Requests\/sec: *//p' "$T_TMP/wrk")
+	reqs=${reqs:-0} nonok=${nonok:-0} sockerr=${sockerr:-0}
+	echo "  ..    $lbl: wrk -t1 -c20 -d3s: $reqs requests, Requests/sec: ${rps:-?}, $sockerr socket errors, $nonok non-2xx"
+	check "$lbl: wrk: requests served, all 200, socket errors <= 20" \
+		test "$reqs" -gt 0 -a "$nonok" = 0 -a "$sockerr" -le 20
+	HTTPD_LOAD_BASE=$base
+	check "$lbl: after the load, 1 connection and 2 sockets open (no leak)" \
+		wait_until 15 httpd_settled
+}
+
+# httpd_settled: httpd at $HTTPD_LOAD_BASE has one connection and two
+# sockets open.
+httpd_settled()
+{
+	local s
+	s=$(nsx curl -s --max-time 5 "$HTTPD_LOAD_BASE/stats" 2>/dev/null)
+	[ "$(printf '%s\n' "$s" | sed -n 's/^connections_open //p')" = 1 ] &&
+		[ "$(printf '%s\n' "$s" | sed -n 's/^net_sockets_open //p')" = 2 ]
+}

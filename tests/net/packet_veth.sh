@@ -133,31 +133,8 @@ httpd_checks()
 		test "$rc" = 0 -a "$(printf '%s' "$out" | grep -c '^HTTP/1.1 200 ')" = 49 \
 		-a "$(printf '%s' "$out" | grep '^HTTP/1.1 ' | tail -1 | cut -d' ' -f2)" = 404
 
-	# wrk: 20 connections for 3 s.
-	nsx timeout 30 wrk -t1 -c20 -d3s --timeout 5s "$base/" >"$tmp/wrk" 2>&1
-	local reqs nonok sockerr rps
-	reqs=$(sed -n 's/^ *\([0-9][0-9]*\) requests in .*/\1/p' "$tmp/wrk")
-	nonok=$(sed -n 's/^ *Non-2xx or 3xx responses: *\([0-9]*\).*/\1/p' "$tmp/wrk")
-	sockerr=$(sed -n 's/^ *Socket errors: connect \([0-9]*\), read \([0-9]*\), write \([0-9]*\), timeout \([0-9]*\).*/\1 \2 \3 \4/p' "$tmp/wrk" |
-		awk '{ print $1 + $2 + $3 + $4 }')
-	rps=$(sed -n 's/^Requests\/sec: *//p' "$tmp/wrk")
-	reqs=${reqs:-0} nonok=${nonok:-0} sockerr=${sockerr:-0}
-	echo "  ..    $lbl: wrk -t1 -c20 -d3s: $reqs requests, Requests/sec: ${rps:-?}, $sockerr socket errors, $nonok non-2xx"
-	# Tolerance: a connection or two cut at the end of the run.
-	check "$lbl: wrk: requests served, all 200, socket errors <= 20" \
-		test "$reqs" -gt 0 -a "$nonok" = 0 -a "$sockerr" -le 20
-
-	# Nothing leaks: once wrk is gone, the only connection open is the one
-	# asking, and the stack holds two sockets (it and the listener).
-	stats_settled()
-	{
-		local s
-		s=$(nsx curl -s --max-time 5 "$base/stats" 2>/dev/null)
-		[ "$(printf '%s\n' "$s" | sed -n 's/^connections_open //p')" = 1 ] &&
-			[ "$(printf '%s\n' "$s" | sed -n 's/^net_sockets_open //p')" = 2 ]
-	}
-	check "$lbl: after the load, 1 connection and 2 sockets open (no leak)" \
-		wait_until 15 stats_settled
+	# wrk, then no leak once it is gone.
+	httpd_load "$lbl" "$base"
 }
 
 start_server "$tmp/httpd.log" env WEFT_NET=lwip WEFT_NETIF="packet:$LDEV" WEFT_IP="$addr/24" \
