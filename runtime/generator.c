@@ -39,9 +39,9 @@ struct weft_gen {
  * not by the next call that would block (requests merge, as elsewhere). */
 static int closed_result(struct weft__fiber *self)
 {
-	/* Its status says cancelled even when it sees the close before the
-	 * closer's weft_fiber_cancel arrives (a generator that had not started
-	 * when close found it, running on another worker). */
+	/* Its status says cancelled: marked here, where the generator learns
+	 * of the close, so it holds however the close reached it (woken in
+	 * gwait, or seeing the flag before the closer's weft_fiber_cancel). */
 	atomic_store(&self->cancelled, 1);
 	uint64_t pw = atomic_load_explicit(&self->park, memory_order_acquire);
 	while (PW_DELIVERABLE(pw) &&
@@ -61,7 +61,7 @@ static int wait_resume(struct weft_gen *g, struct weft__fiber *self)
 		struct weft__waiter w;
 		int r = weft__waiter_wait(&g->lock, &g->gwait, &w, -1);
 		if (r)
-			return r;
+			return g->closed ? closed_result(self) : r;
 	}
 	return g->closed ? closed_result(self) : 0;
 }
@@ -201,7 +201,6 @@ int weft_gen_close(weft_gen_t *g, int64_t deadline, int *status)
 		if (w) {
 			/* Parked waiting to be resumed, perhaps holding
 			 * cancellation off: woken here directly. */
-			atomic_store(&w->f->cancelled, 1);
 			weft__waiter_complete(w, -ECANCELED);
 		} else {
 			cancel = true;
