@@ -81,6 +81,8 @@ typedef struct weft_net_stats {
 	uint64_t frames_in;       /* lwIP: frames taken from the interface */
 	uint64_t frames_out;      /* lwIP: frames given to the interface */
 	uint64_t frames_dropped;  /* lwIP: frames the interface refused or lwIP dropped */
+	uint64_t mem_blocks;      /* lwIP: blocks of memory it holds now (pbufs, PCBs,
+	                           * segments, timers); 0 for the kernel stack */
 } weft_net_stats_t;
 
 /* 0 or -ESRCH (not up). */

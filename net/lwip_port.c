@@ -33,6 +33,8 @@ static weft_fiber_t timer_fiber;
 static _Atomic int stopping;
 
 static _Atomic uint64_t frames_in, frames_out, frames_dropped;
+/* Blocks lwIP holds now: every allocation of its heap and pools. */
+static _Atomic int64_t mem_blocks;
 
 /* ---- Clock, randomness, assertions ---------------------------------------- */
 
@@ -56,6 +58,31 @@ void weft__lwip_assert(const char *msg, const char *file, int line)
 			 line);
 	shim_console_write(buf, n > 0 ? (size_t)n : 0);
 	abort();
+}
+
+/* ---- Memory ------------------------------------------------------------------- */
+
+void *weft__lwip_malloc(size_t size)
+{
+	void *p = malloc(size);
+	if (p)
+		atomic_fetch_add_explicit(&mem_blocks, 1, memory_order_relaxed);
+	return p;
+}
+
+void *weft__lwip_calloc(size_t n, size_t size)
+{
+	void *p = calloc(n, size);
+	if (p)
+		atomic_fetch_add_explicit(&mem_blocks, 1, memory_order_relaxed);
+	return p;
+}
+
+void weft__lwip_free(void *p)
+{
+	if (p)
+		atomic_fetch_sub_explicit(&mem_blocks, 1, memory_order_relaxed);
+	free(p);
 }
 
 void weft__lwip_count_drop(void) { atomic_fetch_add(&frames_dropped, 1); }
@@ -383,4 +410,6 @@ void weft__lwip_stats(weft_net_stats_t *out)
 	out->frames_in = atomic_load(&frames_in);
 	out->frames_out = atomic_load(&frames_out);
 	out->frames_dropped = atomic_load(&frames_dropped);
+	int64_t blocks = atomic_load_explicit(&mem_blocks, memory_order_relaxed);
+	out->mem_blocks = blocks > 0 ? (uint64_t)blocks : 0;
 }

@@ -558,6 +558,12 @@ static ssize_t l_recvfrom(struct weft_sock *sk, void *buf, size_t len, weft_addr
  * reset if data was left unread, as a kernel does). */
 static void release_conn(struct lsock *s)
 {
+	/* Unread data goes whether or not the pcb is still there: after a
+	 * reset (on_err) lwIP has freed the pcb but the data is ours. */
+	if (s->rx) {
+		pbuf_free(s->rx); /* unread: its window stays closed, so close resets */
+		s->rx = NULL;
+	}
 	struct tcp_pcb *pcb = s->pcb;
 	s->pcb = NULL;
 	if (!pcb)
@@ -565,10 +571,6 @@ static void release_conn(struct lsock *s)
 	tcp_arg(pcb, NULL);
 	tcp_sent(pcb, NULL);
 	tcp_err(pcb, NULL);
-	if (s->rx) {
-		pbuf_free(s->rx); /* unread: its window stays closed, so close resets */
-		s->rx = NULL;
-	}
 	if (tcp_close(pcb) != ERR_OK)
 		tcp_abort(pcb);
 }

@@ -15,6 +15,9 @@
 /* Memory: the C library's malloc for the heap and for every pool. */
 #define MEM_LIBC_MALLOC 1
 #define MEMP_MEM_MALLOC 1
+#define mem_clib_malloc weft__lwip_malloc
+#define mem_clib_calloc weft__lwip_calloc
+#define mem_clib_free weft__lwip_free
 #define MEM_ALIGNMENT 8
 #define MEMP_NUM_TCP_PCB 4096       /* unused with MEMP_MEM_MALLOC, but checked */
 #define MEMP_NUM_TCP_PCB_LISTEN 64

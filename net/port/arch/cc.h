@@ -27,6 +27,11 @@
 
 void weft__lwip_assert(const char *msg, const char *file, int line);
 uint32_t weft__lwip_rand(void);
+/* lwIP's heap and pools (MEM_LIBC_MALLOC, MEMP_MEM_MALLOC): the C library's,
+ * counted in the port so that weft_net_stats shows what lwIP holds. */
+void *weft__lwip_malloc(size_t size);
+void *weft__lwip_calloc(size_t n, size_t size);
+void weft__lwip_free(void *p);
 
 #define LWIP_PLATFORM_DIAG(x) \
 	do {                  \
