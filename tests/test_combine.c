@@ -670,7 +670,7 @@ struct crace {
 	weft_future_t *fs[2];
 	int r, later;
 	size_t idx;
-	_Atomic int phase, started;
+	_Atomic int phase, started, returned;
 };
 
 static void *crace_fiber(void *arg)
@@ -679,6 +679,7 @@ static void *crace_fiber(void *arg)
 	void *v;
 	atomic_store(&x->started, 1);
 	x->r = weft_future_any(x->fs, 2, far(), &x->idx, &v);
+	atomic_store(&x->returned, 1);
 	x->later = wt_yield_count_cancels(&x->phase);
 	return NULL;
 }
@@ -693,13 +694,27 @@ static void test_cancel_races_settle(void **state)
 		memset(&x, 0, sizeof x);
 		make_futures(x.fs, 2);
 		x.r = 1;
-		weft_fiber_t f = wt_spawn(crace_fiber, &x);
+		weft_fiber_t f = wt_spawn_named(crace_fiber, &x, "racer");
 		if (i & 2) /* sometimes parked first, sometimes not yet running */
 			while (!atomic_load(&x.started))
 				wt_thread_yield();
 		for (long k = 0; k < (i % 7) * 50; k++)
 			atomic_signal_fence(memory_order_seq_cst);
-		if (i & 1) {
+		if (i < 2) {
+			/* Each side forced once, the wait parked: the settlement
+			 * surely lands first (it wins, the request stays
+			 * pending), or the cancellation does and the wait has
+			 * returned before the settlement. */
+			assert_true(wt_wait_parked("racer", "combinator"));
+			if (i == 0) {
+				assert_int_equal(weft_future_resolve(x.fs[1], VAL(1)), 0);
+				assert_int_equal(weft_fiber_cancel(f), 0);
+			} else {
+				assert_int_equal(weft_fiber_cancel(f), 0);
+				assert_true(wt_wait_flag(&x.returned));
+				assert_int_equal(weft_future_resolve(x.fs[1], VAL(1)), 0);
+			}
+		} else if (i & 1) {
 			assert_int_equal(weft_future_resolve(x.fs[1], VAL(1)), 0);
 			assert_int_equal(weft_fiber_cancel(f), 0);
 		} else {
@@ -712,6 +727,8 @@ static void test_cancel_races_settle(void **state)
 		atomic_store(&x.phase, 1);
 		wt_join(f);
 		assert_int_equal((x.r == -ECANCELED) + x.later, 1);
+		if (i < 2)
+			assert_int_equal(x.r, i == 0 ? 0 : -ECANCELED);
 		if (x.r == 0) {
 			won++;
 			assert_int_equal(x.idx, 1);
@@ -722,6 +739,7 @@ static void test_cancel_races_settle(void **state)
 	}
 	print_message("any %ld, cancelled %ld\n", won, cancelled);
 	assert_int_equal(won + cancelled, iters);
+	assert_true(won >= 1 && cancelled >= 1); /* both sides were raced */
 }
 
 /* ---- Plain threads ------------------------------------------------------ */

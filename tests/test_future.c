@@ -380,13 +380,14 @@ struct race {
 	weft_future_t *f;
 	int r1, later_cancels;
 	void *v;
-	_Atomic int phase;
+	_Atomic int phase, returned;
 };
 
 static void *race_await(void *arg)
 {
 	struct race *x = arg;
 	x->r1 = weft_future_await(x->f, far(), &x->v);
+	atomic_store(&x->returned, 1);
 	x->later_cancels += wt_yield_count_cancels(&x->phase);
 	return NULL;
 }
@@ -401,10 +402,24 @@ static void test_cancel_races_resolve(void **state)
 		memset(&x, 0, sizeof x);
 		x.f = make_future();
 		x.r1 = 1;
-		weft_fiber_t f = wt_spawn(race_await, &x);
+		weft_fiber_t f = wt_spawn_named(race_await, &x, "racer");
 		for (long k = 0; k < (i % 7) * 50; k++)
 			atomic_signal_fence(memory_order_seq_cst); /* vary the timing */
-		if (i & 1) {
+		if (i < 2) {
+			/* Each side forced once: the await is parked, then the
+			 * resolve surely lands first (0: the cancellation waits
+			 * for the next suspension point), or the cancellation
+			 * does and the await has returned before the resolve. */
+			assert_true(wt_wait_parked("racer", "future"));
+			if (i == 0) {
+				assert_int_equal(weft_future_resolve(x.f, VAL(i + 1)), 0);
+				assert_int_equal(weft_fiber_cancel(f), 0);
+			} else {
+				assert_int_equal(weft_fiber_cancel(f), 0);
+				assert_true(wt_wait_flag(&x.returned));
+				assert_int_equal(weft_future_resolve(x.f, VAL(i + 1)), 0);
+			}
+		} else if (i & 1) {
 			assert_int_equal(weft_future_resolve(x.f, VAL(i + 1)), 0);
 			assert_int_equal(weft_fiber_cancel(f), 0);
 		} else {
@@ -414,6 +429,8 @@ static void test_cancel_races_resolve(void **state)
 		atomic_store(&x.phase, 1);
 		wt_join(f);
 		assert_int_equal((x.r1 == -ECANCELED) + x.later_cancels, 1);
+		if (i < 2)
+			assert_int_equal(x.r1, i == 0 ? 0 : -ECANCELED);
 		if (x.r1 == 0) {
 			resolved++;
 			assert_ptr_equal(x.v, VAL(i + 1));
@@ -423,7 +440,9 @@ static void test_cancel_races_resolve(void **state)
 		}
 		weft_future_release(x.f);
 	}
+	print_message("resolved %ld, cancelled %ld\n", resolved, cancelled);
 	assert_int_equal(resolved + cancelled, iters);
+	assert_true(resolved >= 1 && cancelled >= 1); /* both sides were raced */
 }
 
 /* Resolve racing with awaits' deadlines: each await gets the value or times

@@ -374,7 +374,7 @@ struct crace {
 	weft_chan_t *a, *b;
 	long got, v;
 	int r, later, sr;
-	_Atomic int phase, started, sending;
+	_Atomic int phase, started, sending, returned, sent;
 };
 
 static void *crace_fiber(void *arg)
@@ -383,6 +383,7 @@ static void *crace_fiber(void *arg)
 	weft_select_case_t cs[2] = {recv_case(x->a, &x->got), recv_case(x->b, &x->got)};
 	atomic_store(&x->started, 1);
 	x->r = weft_select(cs, 2, far());
+	atomic_store(&x->returned, 1);
 	x->later = wt_yield_count_cancels(&x->phase);
 	return NULL;
 }
@@ -392,6 +393,7 @@ static void *crace_send(void *arg)
 	struct crace *x = arg;
 	atomic_store(&x->sending, 1);
 	x->sr = weft_chan_send(x->b, &x->v, far());
+	atomic_store(&x->sent, 1);
 	return NULL;
 }
 
@@ -410,7 +412,7 @@ static void test_select_cancel_races_send(void **state)
 		x.sr = 1;
 		x.got = -1;
 		x.v = i;
-		weft_fiber_t f = wt_spawn(crace_fiber, &x), s;
+		weft_fiber_t f = wt_spawn_named(crace_fiber, &x, "racer"), s;
 		/* Vary the timing: sometimes the select is under way first,
 		 * sometimes the send has a head start over the cancel. */
 		if (i & 2)
@@ -418,7 +420,23 @@ static void test_select_cancel_races_send(void **state)
 				wt_thread_yield();
 		for (long k = 0; k < (i % 7) * 50; k++)
 			atomic_signal_fence(memory_order_seq_cst);
-		if (i & 1) {
+		if (i < 2) {
+			/* Each side forced once, the select parked: the send
+			 * surely lands first (a rendezvous with the parked
+			 * select: it has returned before the cancellation), or
+			 * the cancellation does and the select has returned
+			 * before the sender starts. */
+			assert_true(wt_wait_parked("racer", "select"));
+			if (i == 0) {
+				s = wt_spawn(crace_send, &x);
+				assert_true(wt_wait_flag(&x.sent));
+				assert_int_equal(weft_fiber_cancel(f), 0);
+			} else {
+				assert_int_equal(weft_fiber_cancel(f), 0);
+				assert_true(wt_wait_flag(&x.returned));
+				s = wt_spawn(crace_send, &x);
+			}
+		} else if (i & 1) {
 			s = wt_spawn(crace_send, &x);
 			while (!atomic_load(&x.sending))
 				wt_thread_yield();
@@ -432,6 +450,8 @@ static void test_select_cancel_races_send(void **state)
 		atomic_store(&x.phase, 1);
 		wt_join(f);
 		assert_int_equal((x.r == -ECANCELED) + x.later, 1);
+		if (i < 2)
+			assert_int_equal(x.r, i == 0 ? 1 : -ECANCELED);
 		long v = -1;
 		if (x.r == 1) {
 			got++;
@@ -451,6 +471,7 @@ static void test_select_cancel_races_send(void **state)
 	}
 	print_message("select %ld, cancelled %ld\n", got, cancelled);
 	assert_int_equal(got + cancelled, iters);
+	assert_true(got >= 1 && cancelled >= 1); /* both sides were raced */
 	weft_chan_destroy(a);
 	weft_chan_destroy(b);
 }

@@ -261,7 +261,7 @@ static void test_mutex_cancelled(void **state)
 struct mrace {
 	weft_mutex_t *m;
 	int r, r_unlock, later;
-	_Atomic int phase, started;
+	_Atomic int phase, started, returned;
 };
 
 static void *mrace_fiber(void *arg)
@@ -269,6 +269,7 @@ static void *mrace_fiber(void *arg)
 	struct mrace *x = arg;
 	atomic_store(&x->started, 1);
 	x->r = weft_mutex_lock(x->m, far());
+	atomic_store(&x->returned, 1);
 	x->later = wt_yield_count_cancels(&x->phase);
 	x->r_unlock = weft_mutex_unlock(x->m);
 	return NULL;
@@ -286,13 +287,27 @@ static void test_mutex_cancel_races_unlock(void **state)
 		x.m = m;
 		x.r = x.r_unlock = 1;
 		assert_int_equal(weft_mutex_lock(m, 0), 0);
-		weft_fiber_t f = wt_spawn(mrace_fiber, &x);
+		weft_fiber_t f = wt_spawn_named(mrace_fiber, &x, "racer");
 		if (i & 2) /* sometimes parked first, sometimes not yet running */
 			while (!atomic_load(&x.started))
 				wt_thread_yield();
 		for (long k = 0; k < (i % 7) * 50; k++)
 			atomic_signal_fence(memory_order_seq_cst);
-		if (i & 1) {
+		if (i < 2) {
+			/* Each side forced once, the waiter parked: the hand-over
+			 * surely lands first (it owns what it waited for; the
+			 * request stays pending), or the cancellation does and
+			 * the wait has returned before the hand-over. */
+			assert_true(wt_wait_parked("racer", "mutex"));
+			if (i == 0) {
+				assert_int_equal(weft_mutex_unlock(m), 0);
+				assert_int_equal(weft_fiber_cancel(f), 0);
+			} else {
+				assert_int_equal(weft_fiber_cancel(f), 0);
+				assert_true(wt_wait_flag(&x.returned));
+				assert_int_equal(weft_mutex_unlock(m), 0);
+			}
+		} else if (i & 1) {
 			assert_int_equal(weft_mutex_unlock(m), 0);
 			assert_int_equal(weft_fiber_cancel(f), 0);
 		} else {
@@ -305,6 +320,8 @@ static void test_mutex_cancel_races_unlock(void **state)
 		atomic_store(&x.phase, 1);
 		wt_join(f);
 		assert_int_equal((x.r == -ECANCELED) + x.later, 1);
+		if (i < 2)
+			assert_int_equal(x.r, i == 0 ? 0 : -ECANCELED);
 		if (x.r == 0) {
 			got++;
 			assert_int_equal(x.r_unlock, 0);
@@ -316,6 +333,7 @@ static void test_mutex_cancel_races_unlock(void **state)
 	}
 	print_message("locked %ld, cancelled %ld\n", got, cancelled);
 	assert_int_equal(got + cancelled, iters);
+	assert_true(got >= 1 && cancelled >= 1); /* both sides were raced */
 	assert_int_equal(weft_mutex_lock(m, 0), 0); /* free at the end */
 	assert_int_equal(weft_mutex_unlock(m), 0);
 	assert_int_equal(weft_mutex_destroy(m), 0);
@@ -738,7 +756,7 @@ static void test_sem_bounds_concurrency(void **state)
 struct srace {
 	weft_sem_t *s;
 	int r, later;
-	_Atomic int phase, started;
+	_Atomic int phase, started, returned;
 };
 
 static void *srace_fiber(void *arg)
@@ -746,6 +764,7 @@ static void *srace_fiber(void *arg)
 	struct srace *x = arg;
 	atomic_store(&x->started, 1);
 	x->r = weft_sem_acquire(x->s, far());
+	atomic_store(&x->returned, 1);
 	x->later = wt_yield_count_cancels(&x->phase);
 	return NULL;
 }
@@ -761,13 +780,27 @@ static void test_sem_cancel_races_release(void **state)
 		memset(&x, 0, sizeof x);
 		x.s = s;
 		x.r = 1;
-		weft_fiber_t f = wt_spawn(srace_fiber, &x);
+		weft_fiber_t f = wt_spawn_named(srace_fiber, &x, "racer");
 		if (i & 2) /* sometimes parked first, sometimes not yet running */
 			while (!atomic_load(&x.started))
 				wt_thread_yield();
 		for (long k = 0; k < (i % 7) * 50; k++)
 			atomic_signal_fence(memory_order_seq_cst);
-		if (i & 1) {
+		if (i < 2) {
+			/* Each side forced once, the waiter parked: the hand-over
+			 * surely lands first (it owns what it waited for; the
+			 * request stays pending), or the cancellation does and
+			 * the wait has returned before the hand-over. */
+			assert_true(wt_wait_parked("racer", "semaphore"));
+			if (i == 0) {
+				assert_int_equal(weft_sem_release(s), 0);
+				assert_int_equal(weft_fiber_cancel(f), 0);
+			} else {
+				assert_int_equal(weft_fiber_cancel(f), 0);
+				assert_true(wt_wait_flag(&x.returned));
+				assert_int_equal(weft_sem_release(s), 0);
+			}
+		} else if (i & 1) {
 			assert_int_equal(weft_sem_release(s), 0);
 			assert_int_equal(weft_fiber_cancel(f), 0);
 		} else {
@@ -780,6 +813,8 @@ static void test_sem_cancel_races_release(void **state)
 		atomic_store(&x.phase, 1);
 		wt_join(f);
 		assert_int_equal((x.r == -ECANCELED) + x.later, 1);
+		if (i < 2)
+			assert_int_equal(x.r, i == 0 ? 0 : -ECANCELED);
 		if (x.r == 0) {
 			got++;
 			assert_int_equal(weft_sem_value(s), 0); /* it has the unit */
@@ -792,6 +827,7 @@ static void test_sem_cancel_races_release(void **state)
 	}
 	print_message("acquired %ld, cancelled %ld\n", got, cancelled);
 	assert_int_equal(got + cancelled, iters);
+	assert_true(got >= 1 && cancelled >= 1); /* both sides were raced */
 	assert_int_equal(weft_sem_destroy(s), 0);
 }
 

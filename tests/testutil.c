@@ -2,6 +2,8 @@
 /* Helpers shared by the CMocka suites. */
 #include "testutil.h"
 
+#include <string.h>
+
 #include "shim.h"
 
 int wt_start(void **state)
@@ -28,6 +30,45 @@ weft_fiber_t wt_spawn(weft_fn fn, void *arg)
 	weft_fiber_t f = 0;
 	assert_int_equal(weft_fiber_spawn(&f, NULL, fn, arg), 0);
 	return f;
+}
+
+weft_fiber_t wt_spawn_named(weft_fn fn, void *arg, const char *name)
+{
+	weft_fiber_t f = 0;
+	weft_attr_t a = {.name = name};
+	assert_int_equal(weft_fiber_spawn(&f, &a, fn, arg), 0);
+	return f;
+}
+
+struct parked_probe {
+	char needle[96];
+	int found;
+};
+
+/* weft_dump_to hands over a fiber's state line in one piece. */
+static void find_parked(const char *text, size_t len, void *ctx)
+{
+	struct parked_probe *p = ctx;
+	size_t n = strlen(p->needle);
+	for (size_t i = 0; !p->found && i + n <= len; i++)
+		p->found = memcmp(text + i, p->needle, n) == 0;
+}
+
+int wt_wait_parked(const char *name, const char *why)
+{
+	struct parked_probe p;
+	snprintf(p.needle, sizeof p.needle, "\"%s\" parked: %s", name, why ? why : "");
+	int64_t end = wt_ms(10000);
+	for (;;) {
+		p.found = 0;
+		if (weft_dump_to(find_parked, &p) < 0)
+			return 0;
+		if (p.found)
+			return 1;
+		if (weft_now() >= end)
+			return 0;
+		weft_sleep_until(wt_ms(1));
+	}
 }
 
 void *wt_join(weft_fiber_t f)

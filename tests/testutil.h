@@ -34,6 +34,18 @@ int64_t wt_ms(int64_t ms);
 /* Spawn fn(arg) as a fiber and return its handle (asserts on errors). */
 weft_fiber_t wt_spawn(weft_fn fn, void *arg);
 
+/* wt_spawn with a name (attr.name), for wt_wait_parked. */
+weft_fiber_t wt_spawn_named(weft_fn fn, void *arg, const char *name);
+
+/* Wait until the live fiber named name is parked on why (what weft_dump_to
+ * prints after "parked: ", e.g. "future", "chan recv", "fd"; NULL: on
+ * anything), looking at weft_dump_to's output every millisecond. Returns 1,
+ * or 0 after 10 s. The observable state a test waits for instead of
+ * sleeping "long enough" for another fiber to park: once it returns 1, a
+ * wake or a cancellation finds the fiber committed to that wait. The name
+ * should be unique among the fibers alive. */
+int wt_wait_parked(const char *name, const char *why);
+
 /* Join f within 30 s and return its result (asserts: a bug fails the test
  * instead of hanging it). */
 void *wt_join(weft_fiber_t f);
