@@ -131,6 +131,173 @@ void wt_thread_join(wt_thread_t w)
 
 void wt_thread_yield(void) { shim_thread_yield(); }
 
+#if WT_LINUX
+#include <fcntl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+void wt_pipe(int p[2]) { assert_int_equal(pipe2(p, O_NONBLOCK | O_CLOEXEC), 0); }
+
+void wt_socketpair(int sv[2])
+{
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, sv), 0);
+}
+
+long wt_write(int fd, const void *buf, size_t n)
+{
+	ssize_t r = write(fd, buf, n);
+	return r < 0 ? -errno : (long)r;
+}
+
+long wt_read(int fd, void *buf, size_t n)
+{
+	ssize_t r = read(fd, buf, n);
+	return r < 0 ? -errno : (long)r;
+}
+
+void wt_close(int fd)
+{
+	weft_fd_forget(fd);
+	close(fd);
+}
+#else
+/* One end of an in-memory pipe or socketpair: an I/O source whose ready
+ * callback says what a pipe's end would (the bare reactor asks it when it
+ * arms the source and whenever it polls), and which io_report wakes when
+ * the other end writes, reads or closes. One hart: interrupts off is the
+ * lock (threads are preempted by the timer). */
+#include "bare.h"
+
+#define WT_BUF 4096
+#define WT_SOURCES 64
+
+struct wt_end {
+	int src;
+	unsigned dirs; /* SHIM_IO_IN: it reads; SHIM_IO_OUT: it writes */
+	int closed;
+	size_t len; /* bytes in buf, written by the peer for this end */
+	unsigned char buf[WT_BUF];
+	struct wt_end *peer;
+};
+
+static struct wt_end *ends[WT_SOURCES]; /* by source number */
+
+/* Interrupts off. */
+static unsigned end_ready(void *arg)
+{
+	struct wt_end *e = arg;
+	unsigned ev = 0;
+	if (e->peer->closed)
+		ev |= SHIM_IO_ERR;
+	if ((e->dirs & SHIM_IO_IN) && (e->len || e->peer->closed))
+		ev |= SHIM_IO_IN;
+	if ((e->dirs & SHIM_IO_OUT) && !e->peer->closed && e->peer->len < WT_BUF)
+		ev |= SHIM_IO_OUT;
+	return ev;
+}
+
+static void end_add(struct wt_end *e)
+{
+	e->src = io_source_add(end_ready, e);
+	if (e->src < 0)
+		fail_msg("no I/O source left for a test pipe (%d)", e->src);
+	assert_true(e->src < WT_SOURCES);
+	ends[e->src] = e;
+}
+
+static void pair(int fds[2], unsigned dirs0, unsigned dirs1)
+{
+	struct wt_end *a = calloc(1, sizeof *a), *b = calloc(1, sizeof *b);
+	assert_non_null(a);
+	assert_non_null(b);
+	a->dirs = dirs0;
+	b->dirs = dirs1;
+	a->peer = b;
+	b->peer = a;
+	end_add(a);
+	end_add(b);
+	fds[0] = a->src;
+	fds[1] = b->src;
+}
+
+void wt_pipe(int p[2]) { pair(p, SHIM_IO_IN, SHIM_IO_OUT); }
+
+void wt_socketpair(int sv[2])
+{
+	pair(sv, SHIM_IO_IN | SHIM_IO_OUT, SHIM_IO_IN | SHIM_IO_OUT);
+}
+
+static struct wt_end *end_of(int fd)
+{
+	return fd >= 0 && fd < WT_SOURCES ? ends[fd] : NULL;
+}
+
+long wt_write(int fd, const void *buf, size_t n)
+{
+	int on = irq_save();
+	struct wt_end *e = end_of(fd);
+	long r;
+	if (!e || !(e->dirs & SHIM_IO_OUT)) {
+		r = -EBADF;
+	} else if (e->peer->closed) {
+		r = -EPIPE;
+	} else {
+		struct wt_end *p = e->peer;
+		size_t k = n < WT_BUF - p->len ? n : WT_BUF - p->len;
+		memcpy(p->buf + p->len, buf, k);
+		p->len += k;
+		r = k ? (long)k : -EAGAIN;
+		if (k)
+			io_report(p->src, SHIM_IO_IN);
+	}
+	irq_restore(on);
+	return r;
+}
+
+long wt_read(int fd, void *buf, size_t n)
+{
+	int on = irq_save();
+	struct wt_end *e = end_of(fd);
+	long r;
+	if (!e || !(e->dirs & SHIM_IO_IN)) {
+		r = -EBADF;
+	} else if (e->len) {
+		size_t k = n < e->len ? n : e->len;
+		memcpy(buf, e->buf, k);
+		memmove(e->buf, e->buf + k, e->len - k);
+		e->len -= k;
+		r = (long)k;
+		if (!e->peer->closed)
+			io_report(e->peer->src, SHIM_IO_OUT);
+	} else {
+		r = e->peer->closed ? 0 : -EAGAIN;
+	}
+	irq_restore(on);
+	return r;
+}
+
+void wt_close(int fd)
+{
+	weft_fd_forget(fd);
+	int on = irq_save();
+	struct wt_end *e = end_of(fd), *both = NULL;
+	if (e) {
+		io_source_remove(e->src);
+		ends[e->src] = NULL;
+		e->closed = 1;
+		if (!e->peer->closed)
+			io_report(e->peer->src, SHIM_IO_ERR);
+		else
+			both = e;
+	}
+	irq_restore(on);
+	if (both) {
+		free(both->peer);
+		free(both);
+	}
+}
+#endif
+
 static uint64_t rng_state;
 
 void wt_rng_seed(void)

@@ -79,6 +79,23 @@ void wt_thread_yield(void);
 #define WT_LINUX 0
 #endif
 
+/* Descriptors weft_fd_wait can wait on, on every target, so the reactor's
+ * tests run on bare metal too. On Linux, a pipe (p[0] reads, p[1] writes) and
+ * a socketpair, non-blocking. On bare metal, in-memory ones of the same shape
+ * (4 KiB each way) whose ends are I/O sources of the bare shim, registered
+ * and reported as a device driver does (kernel-shim/bare/bare.h:
+ * io_source_add, io_report); there are 8 sources in all. Both assert, so
+ * call them on the test's own thread. */
+void wt_pipe(int p[2]);
+void wt_socketpair(int sv[2]);
+/* As write and read: the byte count, 0 from read at the end (the writer
+ * closed), -EAGAIN (full, empty), -EPIPE (the reader closed), -errno. Any
+ * fiber or thread. */
+long wt_write(int fd, const void *buf, size_t n);
+long wt_read(int fd, void *buf, size_t n);
+/* weft_fd_forget(fd), then close it: its peer sees a hang-up. */
+void wt_close(int fd);
+
 /* A seeded xorshift generator; the seed is printed so a failure can be
  * replayed. */
 void wt_rng_seed(void);
