@@ -374,11 +374,12 @@ static void *run_op(void *arg)
 }
 
 /* Start o in a fiber and give it time to block in its call. */
+/* Start o on a fiber and return once it is parked in its call: waiting on
+ * lwIP's wait list, or on the reactor for a kernel socket. */
 static weft_fiber_t op_start(struct op *o)
 {
-	weft_fiber_t f = wt_spawn(run_op, o);
-	assert_true(wt_wait_flag(&o->started));
-	weft_sleep_until(wt_ms(20)); /* most likely parked by now */
+	weft_fiber_t f = wt_spawn_named(run_op, o, "op");
+	assert_true(wt_wait_parked("op", is_lwip() ? "wait list" : "fd"));
 	return f;
 }
 
@@ -1252,7 +1253,11 @@ static void test_reset_by_listener_close(void **state)
 	weft_sock_t *ls = listener(0, &port), *c;
 	weft_addr_t at = lo(port);
 	EXPECT(t_connect(&c, &at, far()), 0);
-	weft_sleep_until(wt_ms(20)); /* the handshake has reached the listener */
+	/* The listener has had the SYN (it answered). Whether the client's
+	 * ACK has reached it yet or not, a closed listener resets the
+	 * connection: the unaccepted child is reset as the listener closes,
+	 * and an ACK that comes later finds no listener and is answered with
+	 * a reset. */
 	EXPECT(t_close(ls), 0);
 	char buf[8];
 	EXPECT(weft_sock_read(c, buf, sizeof buf, far()), -ECONNRESET);
@@ -1490,8 +1495,9 @@ static void test_peer_closes_during_write(void **state)
 	struct big_write w = {.s = c, .len = big_len(), .r1 = 12345, .r2 = 12345};
 	w.buf = t_alloc(w.len);
 	fill(w.buf, w.len, 55, 0);
-	weft_fiber_t f = wt_spawn(write_big, &w);
-	/* Read a little, let the writer fill the pipe again, close. */
+	weft_fiber_t f = wt_spawn_named(write_big, &w, "writer");
+	/* Read a little, let the writer fill the pipe again (it is parked:
+	 * big_len is more than the stack buffers), close. */
 	static uint8_t buf[65536];
 	size_t got = 0;
 	while (got < 65536) {
@@ -1500,7 +1506,7 @@ static void test_peer_closes_during_write(void **state)
 			break;
 		got += (size_t)k;
 	}
-	weft_sleep_until(wt_ms(50));
+	assert_true(wt_wait_parked("writer", is_lwip() ? "wait list" : "fd"));
 	EXPECT(t_close(s), 0);
 	wt_join(f);
 	assert_true(got >= 65536);
@@ -1557,7 +1563,6 @@ static void test_close_wakes_writer_acceptor_receiver(void **state)
 	struct op w1, w2;
 	op_init(&w1, OP_WRITE, c, big, len, far());
 	weft_fiber_t f1 = op_start(&w1);
-	weft_sleep_until(wt_ms(50));
 	op_init(&w2, OP_WRITE, c, big, 1, wt_ms(SHORT_MS));
 	wt_join(wt_spawn(run_op, &w2));
 	EXPECT(w2.r, -EBUSY);
