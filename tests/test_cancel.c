@@ -109,10 +109,8 @@ static void test_cancel_sleeping(void **state)
 {
 	(void)state;
 	struct blocked b = {.r = 1, .r_sleep = 1};
-	weft_fiber_t f;
-	assert_int_equal(weft_fiber_spawn(&f, NULL, sleep_far, &b), 0);
-	assert_true(wt_wait_flag(&b.started));
-	weft_sleep_until(wt_ms(2)); /* most likely parked by now */
+	weft_fiber_t f = wt_spawn_named(sleep_far, &b, "target");
+	assert_true(wt_wait_parked("target", "sleep"));
 	assert_int_equal(weft_fiber_cancel(f), 0);
 	void *res = NULL;
 	assert_int_equal(weft_fiber_join(f, wt_ms(10000), &res), 0);
@@ -147,9 +145,8 @@ static void test_cancel_joining(void **state)
 	weft_fiber_t target, jf;
 	assert_int_equal(weft_fiber_spawn(&target, NULL, await_gate, gate), 0);
 	struct joiner j = {.target = target, .r = 1};
-	assert_int_equal(weft_fiber_spawn(&jf, NULL, join_target, &j), 0);
-	assert_true(wt_wait_flag(&j.started));
-	weft_sleep_until(wt_ms(2));
+	jf = wt_spawn_named(join_target, &j, "target");
+	assert_true(wt_wait_parked("target", "join"));
 	assert_int_equal(weft_fiber_cancel(jf), 0);
 	assert_int_equal(weft_fiber_join(jf, wt_ms(10000), NULL), 0);
 	assert_int_equal(j.r, -ECANCELED);
@@ -188,10 +185,8 @@ static void test_cancel_awaiting(void **state)
 	(void)state;
 	struct awaiter a = {.r = 1, .r_again = 1};
 	assert_int_equal(weft_future_create(&a.fut), 0);
-	weft_fiber_t f;
-	assert_int_equal(weft_fiber_spawn(&f, NULL, await_fut, &a), 0);
-	assert_true(wt_wait_flag(&a.started));
-	weft_sleep_until(wt_ms(2));
+	weft_fiber_t f = wt_spawn_named(await_fut, &a, "target");
+	assert_true(wt_wait_parked("target", "future"));
 	assert_int_equal(weft_fiber_cancel(f), 0);
 	/* Resolve only once the cancelled await has returned: resolving
 	 * after a fixed sleep raced with a fiber not yet parked on a loaded
@@ -228,10 +223,8 @@ static void test_cancel_receiving(void **state)
 	(void)state;
 	struct receiver rc = {.r = 1, .value = -1};
 	assert_int_equal(weft_chan_create(&rc.ch, sizeof(int), 0), 0);
-	weft_fiber_t f;
-	assert_int_equal(weft_fiber_spawn(&f, NULL, recv_one, &rc), 0);
-	assert_true(wt_wait_flag(&rc.started));
-	weft_sleep_until(wt_ms(2));
+	weft_fiber_t f = wt_spawn_named(recv_one, &rc, "target");
+	assert_true(wt_wait_parked("target", "chan recv"));
 	assert_int_equal(weft_fiber_cancel(f), 0);
 	assert_int_equal(weft_fiber_join(f, wt_ms(10000), NULL), 0);
 	assert_int_equal(rc.r, -ECANCELED);
@@ -270,10 +263,8 @@ static void test_cancel_sending(void **state)
 	struct sender sd = {.r = 1, .r_sleep = 1, .r_send = 1};
 	assert_int_equal(weft_chan_create(&sd.ch, sizeof(int), 0), 0);
 	assert_int_equal(weft_chan_create(&sd.out, sizeof(int), 0), 0);
-	weft_fiber_t f;
-	assert_int_equal(weft_fiber_spawn(&f, NULL, send_one, &sd), 0);
-	assert_true(wt_wait_flag(&sd.started));
-	weft_sleep_until(wt_ms(2));
+	weft_fiber_t f = wt_spawn_named(send_one, &sd, "target");
+	assert_true(wt_wait_parked("target", "chan send"));
 	assert_int_equal(weft_fiber_cancel(f), 0);
 	int v = 0;
 	assert_int_equal(weft_chan_recv(sd.out, &v, wt_ms(10000)), 0);
@@ -469,7 +460,9 @@ static void test_merge_requests_before_delivery(void **state)
 
 /* ---- Keeping every worker busy ------------------------------------------ */
 
-/* One non-yielding fiber per worker, spinning until released (bounded). */
+/* One non-yielding fiber per worker, spinning until released (bounded: 60
+ * s, longer than anyone waits for them to start, so a hog that never got a
+ * worker is not let in by another one giving up). */
 enum { MAXW = 16 };
 
 struct hogs {
@@ -486,7 +479,7 @@ struct hogs {
 static void *hog_worker(void *arg)
 {
 	struct hog *h = arg;
-	int64_t limit = wt_ms(10000);
+	int64_t limit = wt_ms(60000);
 	atomic_fetch_add(&h->all->spinning, 1);
 	while (!atomic_load(&h->all->release))
 		if (weft_now() > limit) {
@@ -504,7 +497,9 @@ static int wait_spinning(struct hogs *hs, int n, int64_t limit)
 }
 
 /* Start the hogs, all at once or each after the previous one is running.
- * Returns whether all of them are spinning (within limit_ms). */
+ * Returns whether all of them are spinning within limit_ms: not a timing
+ * claim, a bound on a wait that a lost wake-up makes endless (idle workers
+ * sleep until woken, and nothing here sets a timer). */
 static int hogs_start(struct hogs *hs, int one_by_one, int64_t limit_ms)
 {
 	memset(hs, 0, sizeof *hs);
@@ -532,14 +527,44 @@ static void hogs_stop(struct hogs *hs)
  * worker. One worker wakes, takes the first fiber and the next with it (a
  * batch from the global queue) or leaves it queued, and nobody wakes another
  * worker to run it while the first one is busy. */
+struct idle_probe {
+	int busy; /* workers running a fiber or with fibers queued */
+};
+
+static void count_busy(const char *text, size_t len, void *ctx)
+{
+	struct idle_probe *p = ctx;
+	static const char w[] = "weft: worker ";
+	if (len > sizeof w && memcmp(text, w, sizeof w - 1) == 0 &&
+	    (memmem(text, len, "running a fiber", 15) || !memmem(text, len, " 0 queued", 9)))
+		p->busy++;
+}
+
+/* Wait (at most 10 s) until weft_dump_to shows every worker idle with
+ * nothing queued. */
+static int wait_workers_idle(void)
+{
+	int64_t end = wt_ms(10000);
+	for (;;) {
+		struct idle_probe p = {0};
+		if (weft_dump_to(count_busy, &p) < 0)
+			return 0;
+		if (p.busy == 0)
+			return 1;
+		if (weft_now() >= end)
+			return 0;
+		weft_sleep_until(wt_ms(1));
+	}
+}
+
 static void test_busy_fibers_get_every_worker(void **state)
 {
 	(void)state;
 	int starved = 0;
 	for (int round = 0; round < 2; round++) {
-		weft_sleep_until(wt_ms(20)); /* every worker goes idle */
+		assert_true(wait_workers_idle()); /* the workers go to sleep */
 		struct hogs hs;
-		if (!hogs_start(&hs, 0, 3000))
+		if (!hogs_start(&hs, 0, 30000))
 			starved++;
 		hogs_stop(&hs);
 	}
@@ -557,14 +582,12 @@ static void test_merge_requests_while_blocked(void **state)
 	int doubled = 0;
 	for (int round = 0; round < 3; round++) {
 		struct blocked b = {.r = 1, .r_sleep = 1};
-		weft_fiber_t f;
-		assert_int_equal(weft_fiber_spawn(&f, NULL, sleep_far, &b), 0);
-		assert_true(wt_wait_flag(&b.started));
-		weft_sleep_until(wt_ms(2));
+		weft_fiber_t f = wt_spawn_named(sleep_far, &b, "target");
+		assert_true(wt_wait_parked("target", "sleep"));
 
 		/* One by one: see test_busy_fibers_get_every_worker. */
 		struct hogs hs;
-		int all_busy = hogs_start(&hs, 1, 10000);
+		int all_busy = hogs_start(&hs, 1, 30000);
 		/* The sleeper is parked and no worker can run it. */
 		int r1 = weft_fiber_cancel(f);
 		int r2 = weft_fiber_cancel(f);
@@ -610,10 +633,8 @@ static void test_cleanup_can_block(void **state)
 	(void)state;
 	struct cleanup c = {.r = 1, .r_send = 1};
 	assert_int_equal(weft_chan_create(&c.ch, sizeof(int), 0), 0);
-	weft_fiber_t f;
-	assert_int_equal(weft_fiber_spawn(&f, NULL, sleep_far_then_send, &c), 0);
-	assert_true(wt_wait_flag(&c.started));
-	weft_sleep_until(wt_ms(1));
+	weft_fiber_t f = wt_spawn_named(sleep_far_then_send, &c, "target");
+	assert_true(wt_wait_parked("target", "sleep"));
 	assert_int_equal(weft_fiber_cancel(f), 0);
 	int v = 0;
 	assert_int_equal(weft_chan_recv(c.ch, &v, wt_ms(10000)), 0);
@@ -642,10 +663,8 @@ static void test_cancel_from_thread(void **state)
 {
 	(void)state;
 	struct blocked b = {.r = 1, .r_sleep = 1};
-	weft_fiber_t f;
-	assert_int_equal(weft_fiber_spawn(&f, NULL, sleep_far, &b), 0);
-	assert_true(wt_wait_flag(&b.started));
-	weft_sleep_until(wt_ms(2));
+	weft_fiber_t f = wt_spawn_named(sleep_far, &b, "target");
+	assert_true(wt_wait_parked("target", "sleep"));
 	struct canceller c = {.target = f, .r = 1};
 	wt_thread_t t;
 	t = wt_thread_start(cancel_target, &c);
@@ -659,10 +678,8 @@ static void test_cancel_from_fiber(void **state)
 {
 	(void)state;
 	struct blocked b = {.r = 1, .r_sleep = 1};
-	weft_fiber_t f;
-	assert_int_equal(weft_fiber_spawn(&f, NULL, sleep_far, &b), 0);
-	assert_true(wt_wait_flag(&b.started));
-	weft_sleep_until(wt_ms(2));
+	weft_fiber_t f = wt_spawn_named(sleep_far, &b, "target");
+	assert_true(wt_wait_parked("target", "sleep"));
 	struct canceller c = {.target = f, .r = 1};
 	wt_run_fiber(cancel_target, &c);
 	assert_int_equal(c.r, 0);
