@@ -233,13 +233,12 @@ static void test_all_fails_fast(void **state)
 	make_futures(fs, N);
 	static struct settler s;
 	s = (struct settler){fs[2], 10, -EIO, NULL, 1};
-	int64_t t0 = weft_now();
 	weft_fiber_t f = wt_spawn(settle_later, &s);
 	size_t failed = 77;
 	void *values[N] = {VAL(1), VAL(1), VAL(1), VAL(1)};
-	/* fs[0], fs[1] and fs[3] never settle: all returns at the rejection. */
+	/* fs[0], fs[1] and fs[3] never settle: all returns at the rejection
+	 * (-EIO, not the deadline's -ETIMEDOUT). */
 	assert_int_equal(weft_future_all(fs, N, wt_ms(LONG_MS), values, &failed), -EIO);
-	assert_true(weft_now() - t0 < 5000000000ll);
 	assert_int_equal(failed, 2);
 	assert_ptr_equal(values[0], VAL(1)); /* not written */
 	wt_join(f);
@@ -373,14 +372,15 @@ static void test_race_winner_time_cancels_losers(void **state)
 	}
 	fs[1] = make_future();
 	win = (struct settler){fs[1], 10, 0, VAL(0x3141), 1};
-	int64_t t0 = weft_now();
 	weft_fiber_t w = wt_spawn(settle_later, &win);
 	size_t idx = 99;
 	void *v = NULL;
 	assert_int_equal(weft_future_race(fs, NL + 1, far(), &idx, &v), 0);
-	int64_t took = weft_now() - t0;
-	/* The winner settles at 10 ms, the losers would at 10 s. */
-	assert_true(took < 5000000000ll);
+	/* The winner settles at 10 ms, the losers would at 10 s: race returned
+	 * at the winner's time if, when it returned, every loser was still
+	 * asleep (ordering, not a stopwatch: the exact times are checked on
+	 * the virtual clock below). Each hook ran before race returned, and
+	 * each loser's sleep ended with the cancellation, not its deadline. */
 	assert_int_equal(idx, 1);
 	assert_ptr_equal(v, VAL(0x3141));
 	wt_join(w);
@@ -392,7 +392,6 @@ static void test_race_winner_time_cancels_losers(void **state)
 		assert_int_equal(l[i].sleep_r, -ECANCELED);
 		weft_future_release(l[i].f);
 	}
-	assert_true(weft_now() - t0 < 5000000000ll);
 	weft_future_release(fs[1]);
 }
 
@@ -650,13 +649,11 @@ static void test_combine_cancelled(void **state)
 		x.kind = kind;
 		x.deadline = far();
 		x.r = 1;
-		weft_fiber_t f = wt_spawn(timed_call, &x);
-		assert_true(wt_wait_flag(&x.started));
-		weft_sleep_until(wt_ms(20));
+		weft_fiber_t f = wt_spawn_named(timed_call, &x, "waiter");
+		assert_true(wt_wait_parked("waiter", "combinator"));
 		assert_int_equal(weft_fiber_cancel(f), 0);
 		wt_join(f);
-		assert_int_equal(x.r, -ECANCELED);
-		assert_true(x.after < x.deadline);
+		assert_int_equal(x.r, -ECANCELED); /* not -ETIMEDOUT: the request ended it */
 		/* race cancelled no loser: each is still pending. */
 		for (int i = 0; i < 3; i++)
 			assert_int_equal(weft_future_await(x.fs[i], 0, NULL), -ETIMEDOUT);

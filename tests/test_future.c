@@ -513,10 +513,9 @@ static void test_release_while_awaiting(void **state)
 	h = (struct holder){weft_future_retain(f), &go, 1};
 	assert_ptr_equal(h.f, f);
 	aw_init(&a, f, far());                      /* the awaiter takes none */
-	weft_fiber_t fa = wt_spawn(do_await, &a);
+	weft_fiber_t fa = wt_spawn_named(do_await, &a, "awaiter");
 	weft_fiber_t fh = wt_spawn(resolve_and_release, &h);
-	assert_true(wt_wait_flag(&a.started));
-	weft_sleep_until(wt_ms(20));                /* the awaiter is parked */
+	assert_true(wt_wait_parked("awaiter", "future"));
 	weft_future_release(f);                     /* the creator lets go */
 	atomic_store(&go, 1);                       /* the other holder settles and lets go */
 	wt_join(fh);

@@ -240,14 +240,12 @@ static void test_mutex_cancelled(void **state)
 	memset(&t, 0, sizeof t);
 	t.m = m;
 	t.deadline = far();
-	weft_fiber_t f = wt_spawn(try_lock, &t);
-	assert_true(wt_wait_flag(&t.started));
-	weft_sleep_until(wt_ms(20));
+	weft_fiber_t f = wt_spawn_named(try_lock, &t, "locker");
+	assert_true(wt_wait_parked("locker", "mutex"));
 	assert_int_equal(weft_fiber_cancel(f), 0);
 	wt_join(f);
-	assert_int_equal(t.r, -ECANCELED);
+	assert_int_equal(t.r, -ECANCELED); /* not -ETIMEDOUT: the request ended it */
 	assert_int_equal(t.r_unlock, -EPERM); /* it did not get it */
-	assert_true(t.after < t.deadline);
 	/* Still ours, and nobody is left queued: unlock leaves it free. */
 	assert_int_equal(weft_mutex_unlock(m), 0);
 	assert_int_equal(weft_mutex_lock(m, 0), 0);
@@ -499,13 +497,14 @@ static void test_cond_cancel_retakes_mutex(void **state)
 	x.c = make_cond();
 	x.deadline = far();
 	x.r = x.r_unlock = 1;
-	weft_fiber_t f = wt_spawn(cond_waiter, &x);
+	weft_fiber_t f = wt_spawn_named(cond_waiter, &x, "waiter");
 	assert_true(wt_wait_flag(&x.locked));
 	/* We get the mutex only once the waiter gave it up in cond_wait. */
 	assert_int_equal(weft_mutex_lock(x.m, far()), 0);
 	assert_int_equal(weft_fiber_cancel(f), 0);
-	weft_sleep_until(wt_ms(20));
-	/* Woken, but it cannot return without the mutex we hold. */
+	/* Woken, but it cannot return without the mutex we hold: it waits
+	 * for it. */
+	assert_true(wt_wait_parked("waiter", "mutex"));
 	assert_int_equal(atomic_load(&x.returned), 0);
 	assert_int_equal(weft_mutex_unlock(x.m), 0);
 	atomic_store(&x.phase, 1);
@@ -529,12 +528,12 @@ static void test_cond_cancel_while_retaking(void **state)
 	x.c = make_cond();
 	x.deadline = far();
 	x.r = x.r_unlock = 1;
-	weft_fiber_t f = wt_spawn(cond_waiter, &x);
+	weft_fiber_t f = wt_spawn_named(cond_waiter, &x, "waiter");
 	assert_true(wt_wait_flag(&x.locked));
 	assert_int_equal(weft_mutex_lock(x.m, far()), 0);
 	assert_int_equal(weft_cond_signal(x.c), 0);
 	assert_int_equal(weft_fiber_cancel(f), 0);
-	weft_sleep_until(wt_ms(20));
+	assert_true(wt_wait_parked("waiter", "mutex")); /* for the mutex we hold */
 	assert_int_equal(atomic_load(&x.returned), 0);
 	assert_int_equal(weft_mutex_unlock(x.m), 0);
 	atomic_store(&x.phase, 1);
@@ -626,9 +625,8 @@ static void test_waitgroup_deadline_and_cancel(void **state)
 	assert_int_equal(weft_waitgroup_wait(wg, dl), -ETIMEDOUT);
 	assert_true(weft_now() >= dl);
 	x = (struct wgx){.wg = wg, .deadline = far(), .r = 1};
-	weft_fiber_t f = wt_spawn(wg_wait, &x);
-	assert_true(wt_wait_flag(&x.started));
-	weft_sleep_until(wt_ms(20));
+	weft_fiber_t f = wt_spawn_named(wg_wait, &x, "waiter");
+	assert_true(wt_wait_parked("waiter", "waitgroup"));
 	assert_int_equal(weft_fiber_cancel(f), 0);
 	wt_join(f);
 	assert_int_equal(x.r, -ECANCELED);
@@ -688,9 +686,8 @@ static void test_sem_cancelled(void **state)
 	memset(&x, 0, sizeof x);
 	x.s = s;
 	x.r = 1;
-	weft_fiber_t f = wt_spawn(sem_acquirer, &x);
-	assert_true(wt_wait_flag(&x.started));
-	weft_sleep_until(wt_ms(20));
+	weft_fiber_t f = wt_spawn_named(sem_acquirer, &x, "waiter");
+	assert_true(wt_wait_parked("waiter", "semaphore"));
 	assert_int_equal(weft_fiber_cancel(f), 0);
 	wt_join(f);
 	assert_int_equal(x.r, -ECANCELED);
