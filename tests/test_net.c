@@ -27,6 +27,9 @@
 
 #if WT_LINUX
 #include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 #endif
 
 /* Every wait that should succeed gets this long; a bug fails a test instead
@@ -504,6 +507,31 @@ static void test_calls_while_down(void **state)
 	EXPECT(weft_udp_bind(&s, &a), -ESRCH);
 }
 
+#if WT_LINUX
+struct unpriv {
+	int drop, want, r;
+};
+
+/* On a plain thread: give up root (and so every capability) for this
+ * thread only (the raw system call: glibc's setresuid would change every
+ * thread of the process), then bring lwIP up on "packet:lo". */
+static void *init_unprivileged(void *arg)
+{
+	struct unpriv *u = arg;
+	if (geteuid() == 0 && syscall(SYS_setresuid, 65534, 65534, 65534) != 0)
+		u->drop = -errno;
+	int probe = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, 0);
+	u->want = probe >= 0 || errno == EAFNOSUPPORT ? -ENODEV : -errno;
+	if (probe >= 0)
+		close(probe);
+	weft_net_config_t c = {.stack = "lwip", .netif = "packet:lo", .ip = "10.9.9.2/24"};
+	u->r = weft_net_init(&c);
+	if (u->r == 0)
+		weft_net_fini();
+	return NULL;
+}
+#endif
+
 static void test_init_bad_config(void **state)
 {
 	(void)state;
@@ -540,6 +568,33 @@ static void test_init_bad_config(void **state)
 		EXPECT(weft_net_init(&tap), -EINVAL);
 		assert_null(weft_net_stack());
 	}
+	/* An interface that cannot be opened. -ENODEV: one this target does
+	 * not have (a kind of the other shim's, or no such interface). */
+	static const weft_net_config_t nodev[] = {
+		{.stack = "lwip", .netif = WT_LINUX ? "virtio" : "tap:weft-none", .ip = "10.9.9.2/24"},
+		{.stack = "lwip", .netif = "packet:weft-none0", .ip = "10.9.9.2/24"},
+	};
+	for (size_t i = 0; i < sizeof nodev / sizeof nodev[0]; i++) {
+		int r = weft_net_init(&nodev[i]);
+		if (r == 0)
+			weft_net_fini();
+		if (r != -ENODEV)
+			fail_msg("weft_net_init(netif \"%s\") = %d (%s), expected -ENODEV",
+				 nodev[i].netif, r, ename(r));
+		assert_null(weft_net_stack());
+	}
+#if WT_LINUX
+	/* -EPERM: an AF_PACKET socket a thread without CAP_NET_RAW may not
+	 * open (a root test gives it up on a thread of its own first); where
+	 * it may after all, "lo" is refused as not Ethernet. */
+	struct unpriv u = {.r = 1};
+	wt_thread_join(wt_thread_start(init_unprivileged, &u));
+	print_message("netif packet:lo on a thread %s CAP_NET_RAW: %s expected\n",
+		      u.want == -ENODEV ? "with" : "without", ename(u.want));
+	EXPECT(u.drop, 0);
+	EXPECT(u.r, u.want);
+	assert_null(weft_net_stack());
+#endif
 	/* Nothing was left half up: a good configuration works. */
 	EXPECT(weft_net_init(&lwip_cfg), 0);
 	assert_string_equal(weft_net_stack(), "lwip");
@@ -580,7 +635,7 @@ static void test_shutdown_refused_while_up(void **state)
 {
 	(void)state;
 	const weft_net_config_t *cfgs[] = {&kernel_cfg, &lwip_cfg};
-	int got[2] = {-EBUSY, -EBUSY};
+	int got[2] = {-EBUSY, -EBUSY}, grace[2] = {-EBUSY, -EBUSY};
 	for (size_t k = WT_LINUX ? 0 : 1; k < 2; k++) {
 		EXPECT(weft_net_init(cfgs[k]), 0);
 		got[k] = weft_shutdown();
@@ -589,12 +644,23 @@ static void test_shutdown_refused_while_up(void **state)
 			 * for what follows. */
 			weft_init(NULL);
 		}
+		/* The graceful one too: every fiber finished (there are
+		 * none), but the stack is up. */
+		if (weft_net_stack()) {
+			grace[k] = weft_shutdown_grace(0, NULL, NULL);
+			if (grace[k] == 0)
+				weft_init(NULL);
+		}
 		weft_net_fini();
 	}
-	for (size_t k = 0; k < 2; k++)
+	for (size_t k = 0; k < 2; k++) {
 		if (got[k] != -EBUSY)
 			fail_msg("weft_shutdown() with the %s stack up = %d (%s), expected -EBUSY",
 				 cfgs[k]->stack, got[k], ename(got[k]));
+		if (grace[k] != -EBUSY)
+			fail_msg("weft_shutdown_grace() with the %s stack up = %d (%s), expected -EBUSY",
+				 cfgs[k]->stack, grace[k], ename(grace[k]));
+	}
 }
 
 /* NULL (or a NULL stack) takes $WEFT_NET, else the target's default. */
@@ -1370,6 +1436,9 @@ static void test_connect_timeout(void **state)
 
 /* ---- Cancellation ------------------------------------------------------------ */
 
+static size_t big_len(void);
+
+/* A blocked read, then a blocked write and a blocked accept. */
 static void test_cancel_read(void **state)
 {
 	(void)state;
@@ -1392,6 +1461,47 @@ static void test_cancel_read(void **state)
 	EXPECT(weft_sock_write(c, "y", 1, far()), 1);
 	EXPECT(weft_sock_read(s, buf, sizeof buf, far()), 1);
 	EXPECT(buf[0], 'y');
+
+	/* A writer parked on a full connection (more than the stack
+	 * buffers): cancelled, it returns what was accepted before it
+	 * parked, and the stream stays whole: the reader gets exactly those
+	 * bytes, then what is written next. */
+	size_t len = big_len();
+	uint8_t *big = t_alloc(len);
+	fill(big, len, 41, 0);
+	op_init(&o, OP_WRITE, c, big, len, far());
+	f = op_start(&o);
+	EXPECT(weft_fiber_cancel(f), 0);
+	wt_join(f);
+	if (!(o.r > 0 && o.r < (long)len))
+		fail_msg("a cancelled write of %zu bytes, parked after filling the buffers: %ld "
+			 "(%s), expected the count accepted",
+			 len, o.r, ename(o.r));
+	uint8_t *back = t_alloc(len);
+	EXPECT(read_exact(s, back, (size_t)o.r, far()), o.r);
+	assert_int_equal(verify(back, (size_t)o.r, 41, 0), -1);
+	EXPECT(weft_sock_write(c, "z", 1, far()), 1);
+	EXPECT(weft_sock_read(s, buf, sizeof buf, far()), 1);
+	EXPECT(buf[0], 'z');
+	EXPECT(t_close(c), 0);
+	EXPECT(t_close(s), 0);
+
+	/* An acceptor: cancelled, and the listener still takes the next
+	 * connection. */
+	uint16_t port;
+	weft_sock_t *ls = listener(0, &port);
+	op_init(&o, OP_ACCEPT, ls, NULL, 0, far());
+	f = op_start(&o);
+	EXPECT(weft_fiber_cancel(f), 0);
+	wt_join(f);
+	EXPECT(o.r, -ECANCELED);
+	weft_addr_t at = lo(port);
+	EXPECT(t_connect(&c, &at, far()), 0);
+	EXPECT(t_accept(ls, &s, NULL, far()), 0);
+	EXPECT(t_close(ls), 0);
+	EXPECT(weft_sock_write(c, "a", 1, far()), 1);
+	EXPECT(weft_sock_read(s, buf, sizeof buf, far()), 1);
+	EXPECT(buf[0], 'a');
 	EXPECT(t_close(c), 0);
 	EXPECT(t_close(s), 0);
 	expect_no_leak();
