@@ -414,10 +414,19 @@ static void *run_from_fiber(void *arg)
 	return (void *)(intptr_t)weft_run();
 }
 
+static void *shutdown_from_fiber(void *arg)
+{
+	(void)arg;
+	return (void *)(intptr_t)weft_shutdown();
+}
+
+/* weft_run and weft_shutdown belong to plain threads: from a fiber they
+ * would wait for, or stop, the fiber itself. */
 static void test_run_from_fiber_refused(void **state)
 {
 	(void)state;
 	assert_int_equal((intptr_t)wt_run_fiber(run_from_fiber, NULL), -EPERM);
+	assert_int_equal((intptr_t)wt_run_fiber(shutdown_from_fiber, NULL), -EPERM);
 }
 
 int main(void)

@@ -75,6 +75,61 @@ static void test_poll_from_fiber(void **state)
 	assert_int_equal((intptr_t)join_done(f), -EPERM);
 }
 
+/* weft_run and weft_poll from another thread while the host's thread drives
+ * the loop: -EBUSY. The fiber it runs keeps the host inside weft_run (it
+ * computes, never parks) until the other thread has tried both. */
+struct busy_loop {
+	_Atomic int driving, tried, gave_up;
+	int r_run, r_poll;
+};
+
+static void *hold_the_loop(void *arg)
+{
+	struct busy_loop *b = arg;
+	atomic_store(&b->driving, 1);
+	int64_t limit = wt_ms(10000);
+	while (!atomic_load(&b->tried)) {
+		if (weft_now() > limit) {
+			atomic_store(&b->gave_up, 1);
+			break;
+		}
+		wt_thread_yield();
+	}
+	return NULL;
+}
+
+/* A plain thread; it waits by spinning, not with a weft call (a weft
+ * sleep's timer would wait for the loop the fiber holds). */
+static void *run_elsewhere(void *arg)
+{
+	struct busy_loop *b = arg;
+	int64_t limit = wt_ms(10000);
+	while (!atomic_load(&b->driving) && weft_now() < limit)
+		wt_thread_yield();
+	b->r_run = weft_run();
+	b->r_poll = weft_poll(0);
+	atomic_store(&b->tried, 1);
+	return NULL;
+}
+
+static void test_run_busy_while_driven(void **state)
+{
+	(void)state;
+	static struct busy_loop b;
+	memset(&b, 0, sizeof b);
+	b.r_run = b.r_poll = 1;
+	weft_fiber_t f;
+	assert_int_equal(weft_fiber_spawn(&f, NULL, hold_the_loop, &b), 0);
+	wt_thread_t t = wt_thread_start(run_elsewhere, &b);
+	assert_int_equal(weft_run(), 0);
+	wt_thread_join(t);
+	join_done(f);
+	assert_int_equal(atomic_load(&b.driving), 1);
+	assert_int_equal(atomic_load(&b.gave_up), 0);
+	assert_int_equal(b.r_run, -EBUSY);
+	assert_int_equal(b.r_poll, -EBUSY);
+}
+
 /* Nothing runs until the host polls; then everything ready runs, once. */
 static void test_poll_runs_what_is_ready(void **state)
 {
@@ -390,6 +445,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_poll_errors),
 		cmocka_unit_test(test_poll_from_fiber),
+		cmocka_unit_test(test_run_busy_while_driven),
 		cmocka_unit_test(test_poll_runs_what_is_ready),
 		cmocka_unit_test(test_poll_chain_runs_in_one_call),
 		cmocka_unit_test(test_poll_timer),
