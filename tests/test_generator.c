@@ -3,7 +3,8 @@
  * again on every later call), lazy start and lock-step resumption, closing
  * one that never started, one waiting in yield (also holding cancellation
  * off) and one running elsewhere, a resumer that times out or is cancelled
- * (no value lost), exit and fail inside a generator, every error, a fiber
+ * (no value lost), a close that times out, exit and fail inside a
+ * generator, every error, a fiber
  * and a plain thread as resumers, and local storage inherited by one. */
 #include <string.h>
 
@@ -92,6 +93,47 @@ static void test_close_never_started(void **state)
 	assert_int_equal(weft_gen_close(g, wt_ms(30000), &status), 0);
 	assert_int_equal(status, -ECANCELED);
 	assert_int_equal(atomic_load(&s.started), 0);
+}
+
+/* A generator that, told to stop, first waits for a gate with cancellation
+ * held off: close waits for it, and gives up at its deadline (-ETIMEDOUT,
+ * g still valid); closed again once the gate opens, it is freed. */
+struct gated_gen {
+	weft_future_t *gate;
+	int r_yield, r_gate;
+};
+
+static void *finish_after_gate(void *arg)
+{
+	struct gated_gen *x = arg;
+	weft_cancel_hold();
+	x->r_yield = weft_gen_yield((void *)1);
+	x->r_gate = weft_future_await(x->gate, wt_ms(30000), NULL);
+	weft_cancel_release();
+	return NULL;
+}
+
+static void test_close_times_out(void **state)
+{
+	(void)state;
+	static struct gated_gen x;
+	x = (struct gated_gen){.r_yield = 1, .r_gate = 1};
+	assert_int_equal(weft_future_create(&x.gate), 0);
+	weft_gen_t *g;
+	assert_int_equal(weft_gen_create(&g, NULL, finish_after_gate, &x), 0);
+	void *v = NULL;
+	assert_int_equal(weft_gen_next(g, wt_ms(30000), &v), 0);
+	assert_ptr_equal(v, (void *)1);
+	int status = 1;
+	assert_int_equal(weft_gen_close(g, 0, &status), -ETIMEDOUT);
+	assert_int_equal(weft_gen_close(g, wt_ms(20), &status), -ETIMEDOUT);
+	assert_int_equal(status, 1); /* not written */
+	assert_int_equal(weft_future_resolve(x.gate, NULL), 0);
+	assert_int_equal(weft_gen_close(g, wt_ms(30000), &status), 0);
+	assert_int_equal(status, -ECANCELED);
+	assert_int_equal(x.r_yield, -ECANCELED);
+	assert_int_equal(x.r_gate, 0);
+	weft_future_release(x.gate);
 }
 
 /* Closed while waiting in yield: the yield returns -ECANCELED, once as a
@@ -417,6 +459,7 @@ int main(void)
 		cmocka_unit_test(test_resumer_cancelled_and_busy),
 		cmocka_unit_test(test_exit_and_fail_inside),
 		cmocka_unit_test(test_errors),
+		cmocka_unit_test(test_close_times_out),
 		cmocka_unit_test(test_fiber_resumer_many),
 		cmocka_unit_test(test_attr_and_fls),
 	};
