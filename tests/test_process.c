@@ -932,6 +932,43 @@ static void test_step_timer(void **state)
 	assert_int_equal(atomic_load(&q.events), WEFT_STEP_EV_TIMER);
 }
 
+/* Several step-processes' timers in the heap at once: an hour, two hours,
+ * then one soon, which goes in ahead of both and fires alone; the others
+ * leave the heap by cancellation, the earlier one first (the later one
+ * moves up to replace it). */
+static void test_step_timers_together(void **state)
+{
+	(void)state;
+	static struct probe a, b, c;
+	a = (struct probe){.narms = 1, .arms = {weft_now() + HOUR}};
+	b = (struct probe){.narms = 1, .arms = {weft_now() + 2 * HOUR}};
+	spawn_probe(&a);
+	spawn_probe(&b);
+	assert_true(wt_wait_flag(&a.ready));
+	assert_true(wt_wait_flag(&b.ready));
+	int64_t soon = wt_ms(20);
+	c = (struct probe){.narms = 1, .arms = {soon}};
+	spawn_probe(&c);
+	assert_true(wait_count(&c.closes, 1));
+	check_clean(&c);
+	assert_int_equal(c.timers, 1);
+	assert_true(c.fired[0] >= soon);
+	assert_int_equal(atomic_load(&c.events), WEFT_STEP_EV_TIMER);
+	/* The two far ones did not fire with it. */
+	assert_int_equal(a.timers, 0);
+	assert_int_equal(b.timers, 0);
+	assert_int_equal(weft_step_cancel(a.pid), 0);
+	assert_true(wait_count(&a.closes, 1));
+	assert_int_equal(weft_step_cancel(b.pid), 0);
+	assert_true(wait_count(&b.closes, 1));
+	for (int i = 0; i < 2; i++) {
+		struct probe *pr = i ? &b : &a;
+		check_clean(pr);
+		assert_int_equal(pr->timers, 0);
+		assert_int_equal(atomic_load(&pr->events), WEFT_STEP_EV_CANCEL);
+	}
+}
+
 static int init_done(weft_step_t *p)
 {
 	struct probe *pr = weft_step_arg(p);
@@ -951,8 +988,10 @@ static void test_step_init_can_end_it(void **state)
 	int r = weft_send(pr.pid, &v, sizeof v, 0); /* freed unread, or refused */
 	assert_true(r == 0 || r == -ESRCH);
 	assert_true(wait_count(&pc.closes, 1));
-	while (weft_send(pr.pid, &v, sizeof v, 0) != -ESRCH)
+	int64_t end = wt_ms(10000);
+	while (weft_send(pr.pid, &v, sizeof v, 0) != -ESRCH && weft_now() < end)
 		weft_sleep_until(wt_ms(1));
+	assert_int_equal(weft_send(pr.pid, &v, sizeof v, 0), -ESRCH);
 	assert_int_equal(atomic_load(&pr.inits), 1);
 	assert_int_equal(atomic_load(&pr.steps), 0);
 	assert_int_equal(atomic_load(&pc.steps), 0);
@@ -1366,6 +1405,7 @@ int main(void)
 		cmocka_unit_test(test_step_bad_arguments),
 		cmocka_unit_test(test_step_receives_messages),
 		cmocka_unit_test(test_step_timer),
+		cmocka_unit_test(test_step_timers_together),
 		cmocka_unit_test(test_step_init_can_end_it),
 		cmocka_unit_test(test_step_mailbox_bound_and_close),
 		cmocka_unit_test(test_step_ring),
