@@ -41,6 +41,31 @@ static weft_fiber_t spawn_mode(unsigned mode, weft_fn fn, void *arg)
 	return r ? 0 : f;
 }
 
+/* In a fiber: join f, or count the failure for the test's own thread to
+ * report (CMocka's asserts work only there), returning a pointer no fiber
+ * here returns. */
+static _Atomic int fiber_errors;
+static int join_failed_mark;
+
+static void *fiber_join(weft_fiber_t f)
+{
+	void *r = NULL;
+	if (!f || weft_fiber_join(f, wt_ms(30000), &r) != 0) {
+		atomic_fetch_add(&fiber_errors, 1);
+		return &join_failed_mark;
+	}
+	return r;
+}
+
+/* wt_run_fiber, then what its fibers counted. */
+static void *run_fiber(weft_fn fn, void *arg)
+{
+	atomic_store(&fiber_errors, 0);
+	void *r = wt_run_fiber(fn, arg);
+	assert_int_equal(atomic_load(&fiber_errors), 0);
+	return r;
+}
+
 /* ---- Keys, get, set ------------------------------------------------------ */
 
 static void test_key_create_bad(void **state)
@@ -78,7 +103,7 @@ static void test_get_set_clear(void **state)
 {
 	(void)state;
 	struct basic b = {0};
-	assert_ptr_equal(wt_run_fiber(basic_fn, &b), &b);
+	assert_ptr_equal(run_fiber(basic_fn, &b), &b);
 	assert_null(b.unset);
 	assert_int_equal(b.r_set, 0);
 	assert_int_equal(b.r_same, 0);
@@ -129,13 +154,13 @@ static void *empty_parent(void *arg)
 	(void)arg;
 	int x;
 	weft_fls_set(k_plain, &x);
-	return wt_join(spawn_mode(WEFT_FLS_EMPTY, get_plain, NULL)) == NULL ? (void *)1 : NULL;
+	return fiber_join(spawn_mode(WEFT_FLS_EMPTY, get_plain, NULL)) == NULL ? (void *)1 : NULL;
 }
 
 static void test_empty_is_default(void **state)
 {
 	(void)state;
-	assert_ptr_equal(wt_run_fiber(empty_parent, NULL), (void *)1);
+	assert_ptr_equal(run_fiber(empty_parent, NULL), (void *)1);
 	/* attr NULL too */
 	weft_fiber_t f;
 	assert_int_equal(weft_fiber_spawn(&f, NULL, get_plain, NULL), 0);
@@ -169,7 +194,7 @@ static void *share_parent(void *arg)
 	s->parent_saw_b = weft_fls_get(k_plain);
 	s->sets_ok += weft_fls_set(k_plain, &s->c) == 0;
 	weft_future_resolve(s->parent_set, NULL);
-	wt_join(c);
+	fiber_join(c);
 	return NULL;
 }
 
@@ -179,7 +204,7 @@ static void test_share_sees_both_ways(void **state)
 	struct share s = {0};
 	assert_int_equal(weft_future_create(&s.child_set), 0);
 	assert_int_equal(weft_future_create(&s.parent_set), 0);
-	wt_run_fiber(share_parent, &s);
+	run_fiber(share_parent, &s);
 	assert_int_equal(s.sets_ok, 3);
 	assert_ptr_equal(s.child_saw_a, &s.a);
 	assert_ptr_equal(s.parent_saw_b, &s.b);
@@ -197,7 +222,7 @@ static void *share_child_sets(void *arg)
 static void *share_parent_no_table(void *arg)
 {
 	weft_fiber_t c = spawn_mode(WEFT_FLS_SHARE, share_child_sets, arg);
-	if (wt_join(c) != NULL)
+	if (fiber_join(c) != NULL)
 		return NULL;
 	return weft_fls_get(k_plain);
 }
@@ -206,7 +231,7 @@ static void test_share_parent_without_table(void **state)
 {
 	(void)state;
 	int x;
-	assert_ptr_equal(wt_run_fiber(share_parent_no_table, &x), &x);
+	assert_ptr_equal(run_fiber(share_parent_no_table, &x), &x);
 }
 
 struct copy {
@@ -231,7 +256,7 @@ static void *copy_child(void *arg)
 	weft_future_await(s->parent_set, wt_ms(30000), NULL);
 	s->child_saw_after = weft_fls_get(k_plain);
 	/* A copy of a copy sees the child's value. */
-	s->grand_saw = wt_join(spawn_mode(WEFT_FLS_COPY, copy_grandchild, NULL));
+	s->grand_saw = fiber_join(spawn_mode(WEFT_FLS_COPY, copy_grandchild, NULL));
 	return NULL;
 }
 
@@ -244,7 +269,7 @@ static void *copy_parent(void *arg)
 	s->parent_saw_after = weft_fls_get(k_plain);
 	weft_fls_set(k_plain, &s->c);
 	weft_future_resolve(s->parent_set, NULL);
-	wt_join(c);
+	fiber_join(c);
 	return weft_fls_get(k_plain);
 }
 
@@ -254,7 +279,7 @@ static void test_copy_is_a_snapshot(void **state)
 	struct copy s = {0};
 	assert_int_equal(weft_future_create(&s.child_set), 0);
 	assert_int_equal(weft_future_create(&s.parent_set), 0);
-	assert_ptr_equal(wt_run_fiber(copy_parent, &s), &s.c);
+	assert_ptr_equal(run_fiber(copy_parent, &s), &s.c);
 	assert_ptr_equal(s.child_saw_a, &s.a);
 	assert_ptr_equal(s.child_saw_own, &s.b);
 	assert_ptr_equal(s.parent_saw_after, &s.a); /* the child's set stays its own */
@@ -278,7 +303,7 @@ static void *copy_empty_parent(void *arg)
 	int x;
 	weft_fls_set(k_plain, &x);
 	weft_future_resolve(go, NULL);
-	return c && wt_join(c) == NULL ? (void *)1 : NULL;
+	return c && fiber_join(c) == NULL ? (void *)1 : NULL;
 }
 
 static void test_copy_of_empty_stays_empty(void **state)
@@ -286,7 +311,7 @@ static void test_copy_of_empty_stays_empty(void **state)
 	(void)state;
 	weft_future_t *go;
 	assert_int_equal(weft_future_create(&go), 0);
-	assert_ptr_equal(wt_run_fiber(copy_empty_parent, go), (void *)1);
+	assert_ptr_equal(run_fiber(copy_empty_parent, go), (void *)1);
 	weft_future_release(go);
 }
 
@@ -315,7 +340,7 @@ static void test_dtor_on_replace_and_clear(void **state)
 {
 	(void)state;
 	struct dt d = {0};
-	wt_run_fiber(replace_fn, &d);
+	run_fiber(replace_fn, &d);
 	assert_int_equal(d.r1 | d.r2 | d.r3 | d.r4, 0);
 	assert_int_equal(d.a_after_replace, 1);
 	assert_int_equal(d.b_after_same, 0);
@@ -337,7 +362,7 @@ static void test_dtor_at_exit_before_join(void **state)
 {
 	(void)state;
 	struct dt d = {0};
-	wt_run_fiber(set_and_return, &d);
+	run_fiber(set_and_return, &d);
 	/* join returns after the fiber's destructors. */
 	assert_int_equal(atomic_load(&d.a.destroyed), 1);
 	assert_int_equal(atomic_load(&d.b.destroyed), 1);
@@ -363,8 +388,8 @@ static void test_dtor_on_exit_and_fail(void **state)
 {
 	(void)state;
 	struct dt d = {0};
-	assert_ptr_equal(wt_run_fiber(exit_with_value, &d), &d);
-	assert_null(wt_run_fiber(fail_with_value, &d));
+	assert_ptr_equal(run_fiber(exit_with_value, &d), &d);
+	assert_null(run_fiber(fail_with_value, &d));
 	assert_int_equal(atomic_load(&d.a.destroyed), 1);
 	assert_int_equal(atomic_load(&d.b.destroyed), 1);
 }
@@ -401,7 +426,7 @@ static void outlive_case(unsigned mode)
 {
 	struct outlive o = {.mode = mode};
 	assert_int_equal(weft_future_create(&o.go), 0);
-	wt_run_fiber(outlive_parent, &o);
+	run_fiber(outlive_parent, &o);
 	assert_true(o.child != 0);
 	assert_int_equal(atomic_load(&o.a.destroyed), 0);
 	weft_future_resolve(o.go, NULL);
@@ -446,7 +471,7 @@ static void *twice_parent(void *arg)
 {
 	struct twice *t = arg;
 	weft_fls_set(k_dtor, &t->a);
-	wt_join(spawn_mode(WEFT_FLS_COPY, twice_child, t));
+	fiber_join(spawn_mode(WEFT_FLS_COPY, twice_child, t));
 	return NULL;
 }
 
@@ -454,7 +479,7 @@ static void test_dtor_copy_once_each(void **state)
 {
 	(void)state;
 	struct twice t = {0};
-	wt_run_fiber(twice_parent, &t);
+	run_fiber(twice_parent, &t);
 	assert_int_equal(t.a_after_child_replaced, 0);
 	assert_int_equal(atomic_load(&t.a.destroyed), 1);
 	assert_int_equal(atomic_load(&t.b.destroyed), 1);
@@ -547,7 +572,7 @@ static void *sharers_root(void *arg)
 	for (int i = 0; i < SHARERS; i++)
 		f[i] = spawn_mode(i % 2 ? WEFT_FLS_SHARE : WEFT_FLS_COPY, sharer_fn, &s[i]);
 	for (int i = 0; i < SHARERS; i++)
-		wt_join(f[i]);
+		fiber_join(f[i]);
 	/* The shared ones' last values are in this table. */
 	int seen = 0;
 	for (int i = 1; i < SHARERS; i += 2)
@@ -566,7 +591,7 @@ static void test_concurrent_sharers(void **state)
 		s[i].i = i;
 		assert_int_equal(weft_fls_key_create(&k_mine[i], NULL), 0);
 	}
-	assert_ptr_equal(wt_run_fiber(sharers_root, s), (void *)(intptr_t)SHARERS);
+	assert_ptr_equal(run_fiber(sharers_root, s), (void *)(intptr_t)SHARERS);
 	for (int i = 0; i < SHARERS; i++)
 		assert_int_equal(s[i].bad, 0);
 }

@@ -17,6 +17,7 @@ struct spin {
 	_Atomic long turns;
 	_Atomic int started, hold;
 	int r, r_after, cancels_held;
+	int r_interrupt, waited; /* a plain thread's: asserted after joining it */
 	weft_fiber_ref_t *ref;
 	weft_future_t *never;
 };
@@ -34,18 +35,23 @@ static void *spin(void *arg)
 	return NULL;
 }
 
-static void wait_turns(struct spin *s, long n)
+/* Whether the fiber has yielded n times (within 10 s). Any thread. */
+static int turns_reached(struct spin *s, long n)
 {
-	for (int i = 0; i < 10000 && atomic_load(&s->turns) < n; i++)
+	int64_t end = wt_ms(10000);
+	while (atomic_load(&s->turns) < n && weft_now() < end)
 		wt_thread_yield();
-	assert_true(atomic_load(&s->turns) >= n);
+	return atomic_load(&s->turns) >= n;
 }
 
+/* Plain threads record what they saw; the test's thread asserts it
+ * (CMocka's asserts work only there). */
 static void *interrupter(void *arg)
 {
 	struct spin *s = arg;
-	wait_turns(s, 100);
-	return (void *)(intptr_t)weft_fiber_interrupt(s->ref);
+	s->waited = turns_reached(s, 100);
+	s->r_interrupt = weft_fiber_interrupt(s->ref);
+	return NULL;
 }
 
 static void test_interrupt_spinning_fiber_from_thread(void **state)
@@ -57,6 +63,8 @@ static void test_interrupt_spinning_fiber_from_thread(void **state)
 	wt_thread_t t = wt_thread_start(interrupter, &s);
 	wt_join(f);
 	wt_thread_join(t);
+	assert_true(s.waited);
+	assert_int_equal(s.r_interrupt, 0);
 	assert_int_equal(s.r, -ECANCELED);
 	assert_int_equal(s.r_after, 0);
 	/* Finished: nothing left to interrupt. */
@@ -76,10 +84,9 @@ static void *await_never(void *arg)
 static void *interrupt_parked(void *arg)
 {
 	struct spin *s = arg;
-	while (!atomic_load(&s->started))
-		wt_thread_yield();
-	/* Parked or about to be: either way it must come out. */
-	return (void *)(intptr_t)weft_fiber_interrupt(s->ref);
+	s->waited = wt_wait_parked("awaiter", "future");
+	s->r_interrupt = weft_fiber_interrupt(s->ref);
+	return NULL;
 }
 
 static void test_interrupt_parked_fiber_from_thread(void **state)
@@ -87,11 +94,13 @@ static void test_interrupt_parked_fiber_from_thread(void **state)
 	(void)state;
 	struct spin s = {0};
 	assert_int_equal(weft_future_create(&s.never), 0);
-	weft_fiber_t f = wt_spawn(await_never, &s);
+	weft_fiber_t f = wt_spawn_named(await_never, &s, "awaiter");
 	assert_int_equal(weft_fiber_ref(f, &s.ref), 0);
 	wt_thread_t t = wt_thread_start(interrupt_parked, &s);
 	wt_join(f);
 	wt_thread_join(t);
+	assert_true(s.waited); /* it was parked when interrupted */
+	assert_int_equal(s.r_interrupt, 0);
 	assert_int_equal(s.r, -ECANCELED);
 	assert_int_equal(s.r_after, 0);
 	weft_fiber_ref_release(s.ref);
@@ -177,13 +186,13 @@ static void signal_interrupt(struct spin *s, weft_fn fn, int parked)
 	sigemptyset(&sa.sa_mask);
 	assert_int_equal(sigaction(SIGUSR1, &sa, &old), 0);
 	atomic_store(&sig_result, 1);
-	weft_fiber_t f = wt_spawn(fn, s);
+	weft_fiber_t f = wt_spawn_named(fn, s, "target");
 	assert_int_equal(weft_fiber_ref(f, &s->ref), 0);
 	atomic_store(&sig_ref, s->ref);
 	if (parked)
-		assert_true(wt_wait_flag(&s->started));
+		assert_true(wt_wait_parked("target", "future"));
 	else
-		wait_turns(s, 100);
+		assert_true(turns_reached(s, 100));
 	/* Process-directed: any thread may take it, a worker in the middle
 	 * of a switch included. */
 	assert_int_equal(kill(getpid(), SIGUSR1), 0);
