@@ -52,6 +52,8 @@ LIBS_OS := -lpthread
 endif
 ALL_CFLAGS := -std=c11 $(WARN) $(CFLAGS) $(CFLAGS_ARCH) $(SAN) \
 	-Iinclude -Iarch -Iarch/$(ARCH) -Ikernel-shim -Iruntime $(BOARD_INC) -MMD -MP
+# A program outside the library: the public headers only.
+PUBLIC_CFLAGS := -std=c11 $(WARN) $(CFLAGS) $(CFLAGS_ARCH) $(SAN) -Iinclude -MMD -MP
 ALL_LDFLAGS := $(LDFLAGS_ARCH) $(SAN) $(LDFLAGS)
 LIBS := $(LIBS_OS) $(LIBS_ARCH)
 
@@ -86,10 +88,23 @@ LWIP_OBJS := $(patsubst $(LWIPDIR)/%.c,$(O)/lwip/%.o,$(LWIP_SRCS))
 LWIP_PIC_OBJS := $(patsubst $(LWIPDIR)/%.c,$(O)/lwip-pic/%.o,$(LWIP_SRCS))
 # lwIP's own code with its own dialect; warnings stay on and are errors.
 LWIP_CFLAGS := -std=gnu11 $(WARN) -Wno-unused-parameter $(CFLAGS) $(CFLAGS_ARCH) $(SAN) \
-	$(LWIP_INC) $(BOARD_INC) -MMD -MP
+	$(LIB_VISIBILITY) $(LWIP_INC) $(BOARD_INC) -MMD -MP
 
 LIB := $(O)/libweft.a
 SOLIB := $(if $(and $(SHARED_LIB),$(filter-out musl,$(LIBC)),$(if $(VARIANT),,y)),$(O)/libweft.so)
+# Every object of the library, its internals visible: what the tests and the
+# benches that time internals link against (never installed).
+INTERNAL_LIB := $(O)/libweft-internal.a
+# The library's edge: only weft_* leaves it. Its code is built with hidden
+# visibility (include/weft.h's WEFT_API marks what is public); on Linux,
+# libweft.a is one relocatable object whose every other global (the
+# runtime's weft__*, shim_*, arch_*, lwIP's) is made local, so a program
+# with its own lwIP or sys_now links; libweft.so exports by version script.
+# Bare-metal images are whole programs (the shim defines read, write, sbrk
+# for the C library), so there libweft.a is the objects as they are.
+OBJCOPY ?= $(AR:ar=objcopy)
+NM ?= $(AR:ar=nm)
+LIB_VISIBILITY := -fvisibility=hidden
 
 TEST_SRCS := $(filter-out tests/testutil.c,$(wildcard tests/test_*.c))
 TESTS := $(patsubst tests/%.c,$(O)/tests/%,$(TEST_SRCS))
@@ -103,11 +118,11 @@ lib: $(LIB) $(SOLIB)
 $(O)/obj/%.o: % $(DEPS_MK)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo '  CC      $@')
-	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
+	$(Q)$(CC) $(ALL_CFLAGS) $(LIB_VISIBILITY) -c $< -o $@
 $(O)/pic/%.o: % $(DEPS_MK)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo '  CC      $@')
-	$(Q)$(CC) $(ALL_CFLAGS) -fPIC -c $< -o $@
+	$(Q)$(CC) $(ALL_CFLAGS) $(LIB_VISIBILITY) -fPIC -c $< -o $@
 
 # runtime/ keeps frame pointers: weft_dump walks a parked fiber's stack with
 # them (arch_backtrace) up to the call that parked it in the program's code.
@@ -130,29 +145,46 @@ $(LWIP_PIC_OBJS): $(O)/lwip-pic/%.o: $(LWIP_TREE)/.patched $(DEPS_MK)
 	$(Q)$(CC) $(LWIP_CFLAGS) -fPIC -c $(LWIP_TREE)/$*.c -o $@
 $(OBJS) $(PIC_OBJS): | $(LWIP_TREE)/.patched
 
-$(LIB): $(OBJS) $(LWIP_OBJS)
+$(INTERNAL_LIB): $(OBJS) $(LWIP_OBJS)
 	@rm -f $@
 	@$(if $(Q),echo '  AR      $@')
 	$(Q)$(AR) rcs $@ $^
-$(O)/libweft.so: $(PIC_OBJS) $(LWIP_PIC_OBJS)
+ifeq ($(SHIM),linux)
+$(LIB): $(OBJS) $(LWIP_OBJS)
+	@rm -f $@ $(O)/weft.o
+	@$(if $(Q),echo '  AR      $@ (only weft_* global)')
+	$(Q)$(CC) -r -nostdlib -o $(O)/weft.o $^
+	$(Q)$(NM) -g --defined-only $(O)/weft.o | awk '$$3 ~ /^weft_[^_]/ { print $$3 }' >$(O)/weft.syms
+	$(Q)$(OBJCOPY) --keep-global-symbols=$(O)/weft.syms $(O)/weft.o
+	$(Q)$(AR) rcs $@ $(O)/weft.o
+else
+$(LIB): $(INTERNAL_LIB)
+	$(Q)cp $< $@
+endif
+$(O)/libweft.so: $(PIC_OBJS) $(LWIP_PIC_OBJS) mk/libweft.map
 	@$(if $(Q),echo '  LD      $@')
-	$(Q)$(CC) -shared $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
+	$(Q)$(CC) -shared $(ALL_LDFLAGS) -Wl,--version-script=mk/libweft.map -o $@ \
+		$(PIC_OBJS) $(LWIP_PIC_OBJS) $(LIBS)
 
-$(O)/tests/%: tests/%.c tests/testutil.c tests/testutil.h $(LIB)
+# The suites test internals too (the deque, stacks, the overflow report).
+$(O)/tests/%: tests/%.c tests/testutil.c tests/testutil.h $(INTERNAL_LIB)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo '  LD      $@')
-	$(Q)$(CC) $(ALL_CFLAGS) -D_GNU_SOURCE $(CMOCKA_CFLAGS) -Itests -o $@ $< tests/testutil.c $(LIB) \
-		$(CMOCKA_LIBS) $(ALL_LDFLAGS) $(LIBS)
+	$(Q)$(CC) $(ALL_CFLAGS) -D_GNU_SOURCE $(CMOCKA_CFLAGS) -Itests -o $@ $< tests/testutil.c \
+		$(INTERNAL_LIB) $(CMOCKA_LIBS) $(ALL_LDFLAGS) $(LIBS)
 
+# Examples are what a user writes: the public headers and libweft.a only.
 $(O)/examples/%: examples/%.c $(LIB)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo '  LD      $@')
-	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $< $(LIB) $(ALL_LDFLAGS) $(LIBS)
+	$(Q)$(CC) $(PUBLIC_CFLAGS) -o $@ $< $(LIB) $(ALL_LDFLAGS) $(LIBS)
 
-$(O)/bench/%: bench/%.c $(LIB)
+# bench/switch.c and bench/micro.c time internals (arch_switch,
+# shim_stack_alloc) beside the public calls: they see the private headers.
+$(O)/bench/%: bench/%.c $(INTERNAL_LIB)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo '  LD      $@')
-	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $< $(LIB) $(ALL_LDFLAGS) $(LIBS)
+	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $< $(INTERNAL_LIB) $(ALL_LDFLAGS) $(LIBS)
 
 tests: $(TESTS)
 

@@ -37,6 +37,20 @@ for c in "${configs[@]}"; do
 	summary+=("${line:-$c: no tally (exit $rc)}")
 	[ $rc -eq 0 ] || status=1
 done
+# The library's edge: only weft_* leaves libweft.a and libweft.so, and a
+# program with its own sys_now links (tests/link/edge.sh).
+echo "== the library's edge (tests/link/edge.sh)"
+if make --no-print-directory -j"$jobs" TARGET=linux-x86_64 lib build/linux-x86_64/libweft-internal.a >/dev/null; then
+	out=$(tests/link/edge.sh build/linux-x86_64 2>&1)
+	rc=$?
+	echo "$out"
+	line=$(echo "$out" | grep -E '^edge: [0-9]+ passed, [0-9]+ failed' | tail -1)
+	summary+=("${line:-edge: no tally (exit $rc)}")
+	[ $rc -eq 0 ] || status=1
+else
+	summary+=("edge: build failed")
+	status=1
+fi
 # Real clients against the examples: curl and wrk over TAP and AF_PACKET in a namespace
 # and over kernel sockets, curl against httpd on qemu-virt (mk/net-tests.sh).
 echo "== network integration tests (mk/net-tests.sh)"
