@@ -12,7 +12,16 @@
  *    runs others) and from plain OS threads (they block the thread).
  *  - A blocking call in a fiber returns -ECANCELED when the fiber is
  *    cancelled (weft_fiber_cancel, weft_shutdown_grace), once per request,
- *    unless the fiber holds cancellation off (weft_cancel_hold).
+ *    unless the fiber holds cancellation off (weft_fiber_cancel_hold).
+ *  - A stream that has ended (a channel closed and drained, a generator
+ *    that has returned) answers -EPIPE, every time.
+ *  - What weft_<object>_create makes, weft_<object>_destroy ends (sockets:
+ *    weft_sock_close). destroy returns 0, or -EBUSY while the object is in
+ *    use, freeing nothing (a safety net: destroy only once no call on it
+ *    can still be running); destroy(NULL) is a no-op returning 0.
+ *  - Names are weft_<object>_<verb>; the runtime's own calls (init, run,
+ *    now, select, dump...) are weft_<verb>.
+ * This header is the contract; docs/api.md is the guide that follows it.
  */
 #ifndef WEFT_H
 #define WEFT_H
@@ -142,8 +151,9 @@ WEFT_API int64_t weft_now(void);
 WEFT_API int64_t weft_deadline_in(int64_t ns);
 
 /* Sleep until the deadline. Returns 0 once it has passed (at once for 0 or a
- * past deadline), -ECANCELED, -EINVAL for a negative deadline (it would never
- * wake). */
+ * past deadline), -ECANCELED. With -1 (no deadline) it sleeps until the
+ * fiber is cancelled: a plain thread, which nobody cancels, sleeps for
+ * good. */
 WEFT_API int weft_sleep_until(int64_t deadline);
 
 /* ---- Fibers ------------------------------------------------------------ */
@@ -214,8 +224,8 @@ WEFT_API int weft_fiber_yield(void);
  * Only the calling fiber's own state (a plain thread's too, which nobody
  * can cancel). hold returns the new depth (>= 1) or -EOVERFLOW; release the
  * depth left (0 when the hold has ended) or -EPERM (nothing held). */
-WEFT_API int weft_cancel_hold(void);
-WEFT_API int weft_cancel_release(void);
+WEFT_API int weft_fiber_cancel_hold(void);
+WEFT_API int weft_fiber_cancel_release(void);
 
 /* End the calling fiber with result, as if fn had returned it. Only from a
  * fiber (from a plain thread it returns -EPERM; from a local-storage
@@ -245,9 +255,10 @@ WEFT_API int weft_future_create(weft_future_t **out);
 /* Take another reference (for handing the future to another owner). */
 WEFT_API weft_future_t *weft_future_retain(weft_future_t *f);
 
-/* Drop a reference; the last one frees the future. Waiters hold their own
- * reference while they wait, so releasing during an await is safe. */
-WEFT_API void weft_future_release(weft_future_t *f);
+/* Drop the caller's reference (create's, or one from retain); the last one
+ * frees the future. Waiters hold their own reference while they wait, so
+ * destroying during an await is safe. Returns 0 (NULL: a no-op). */
+WEFT_API int weft_future_destroy(weft_future_t *f);
 
 /* Settle with a value and wake every waiter. Returns 0, -EINVAL (f NULL),
  * -EALREADY (already settled: the first settlement stands). */
@@ -275,8 +286,9 @@ typedef struct weft_chan weft_chan_t;
  * above 2^24), -ENOMEM. */
 WEFT_API int weft_chan_create(weft_chan_t **out, size_t elem_size, size_t capacity);
 
-/* Free the channel. Nobody may be using it or blocked on it. */
-WEFT_API void weft_chan_destroy(weft_chan_t *c);
+/* Free the channel. Returns 0, -EBUSY (a sender, receiver or select is
+ * blocked on it: nothing is freed); NULL is a no-op returning 0. */
+WEFT_API int weft_chan_destroy(weft_chan_t *c);
 
 /* Copy elem_size bytes from elem into the channel. Returns 0, -EPIPE
  * (closed), -ETIMEDOUT, -ECANCELED, -EINVAL (NULL arguments). */
@@ -458,7 +470,7 @@ WEFT_API unsigned weft_sem_value(weft_sem_t *s);
 /* A process id: names a fiber or a step-process (below) for messages. A
  * 64-bit number never reused in the process; 0 is never a pid. A fiber's
  * pid is given out (and its mailbox made, about 90 bytes) the first time
- * weft_self_pid, weft_fiber_pid or weft_recv asks for it: a fiber that never
+ * weft_pid_self, weft_fiber_pid or weft_msg_recv asks for it: a fiber that never
  * uses messages costs nothing more. Plain threads have no pid; they can
  * send. */
 typedef uint64_t weft_pid_t;
@@ -469,7 +481,7 @@ typedef uint64_t weft_pid_t;
 
 /* The calling fiber's pid (in a step callback: the step-process's), or 0
  * from a plain thread or when there is no memory for the mailbox. */
-WEFT_API weft_pid_t weft_self_pid(void);
+WEFT_API weft_pid_t weft_pid_self(void);
 
 /* Fiber f's pid. Returns 0, -EINVAL (out NULL), -ESRCH (f is not a held
  * handle, or the fiber has finished), -ENOMEM. */
@@ -486,7 +498,7 @@ WEFT_API int weft_fiber_pid(weft_fiber_t f, weft_pid_t *out);
  * -ECANCELED (nothing was sent); -EINVAL (msg NULL with len > 0); -EMSGSIZE
  * (len above WEFT_MSG_MAX); -ENOMEM. In a step callback it never waits (as
  * deadline 0). */
-WEFT_API int weft_send(weft_pid_t pid, const void *msg, size_t len, int64_t deadline);
+WEFT_API int weft_msg_send(weft_pid_t pid, const void *msg, size_t len, int64_t deadline);
 
 /* Take the oldest message from the calling fiber's mailbox (in a step
  * callback: the step-process's), copy it into buf (cap bytes) and its length
@@ -496,7 +508,7 @@ WEFT_API int weft_send(weft_pid_t pid, const void *msg, size_t len, int64_t dead
  * a larger buffer); -EINVAL (buf NULL with cap > 0); -EPERM (a plain thread:
  * it has no mailbox); -ENOMEM (no mailbox yet, and no memory for one). In a
  * step callback it never waits (as deadline 0). */
-WEFT_API int weft_recv(void *buf, size_t cap, size_t *len, int64_t deadline);
+WEFT_API int weft_msg_recv(void *buf, size_t cap, size_t *len, int64_t deadline);
 
 /* Bound the calling process's mailbox to cap messages (1 to
  * WEFT_MAILBOX_CAP_MAX); messages already queued stay, and senders waiting
@@ -511,8 +523,8 @@ WEFT_API size_t weft_mailbox_len(void);
  * of a stack (about 140 bytes in all). Runner fibers, at most one per
  * worker, call them: init once, first; then step whenever events have
  * arrived; then close once, last. A step-process is never called on two
- * workers at once, and its callbacks must not block: weft_send and
- * weft_recv in them never wait; other waiting calls (sleep, channels, join)
+ * workers at once, and its callbacks must not block: weft_msg_send and
+ * weft_msg_recv in them never wait; other waiting calls (sleep, channels, join)
  * would hold a runner up. weft_run waits for step-processes as for fibers
  * (a runner counts as a fiber while any step-process lives). */
 typedef struct weft_step weft_step_t;
@@ -525,7 +537,7 @@ enum {
 /* The events step is called with (several may come together). They say
  * why it was called, not what is there now: a receive may find nothing. */
 enum {
-	WEFT_STEP_EV_MSG = 1,    /* a message arrived: weft_recv until -ETIMEDOUT */
+	WEFT_STEP_EV_MSG = 1,    /* a message arrived: weft_msg_recv until -ETIMEDOUT */
 	WEFT_STEP_EV_TIMER = 2,  /* the deadline of weft_step_wake_at has passed */
 	WEFT_STEP_EV_CANCEL = 4, /* weft_step_cancel, or a graceful shutdown */
 };
@@ -538,7 +550,7 @@ typedef struct weft_step_ops {
 	 * last call. Returns as init. Required. */
 	int (*step)(weft_step_t *p, unsigned events);
 	/* Called last, once, whichever callback ended it; its mailbox no
-	 * longer takes messages, but weft_recv still drains what is queued
+	 * longer takes messages, but weft_msg_recv still drains what is queued
 	 * (the rest is freed after). NULL: nothing to do. */
 	void (*close)(weft_step_t *p);
 } weft_step_ops_t;
@@ -657,10 +669,8 @@ typedef struct weft_exit {
  * following next. One resumer at a time; any fiber or plain thread. */
 typedef struct weft_gen weft_gen_t;
 
-#define WEFT_GEN_DONE 1 /* weft_gen_next: the generator has ended */
-
 /* Create a generator; it starts at the first weft_gen_next. Returns 0 and
- * *out (to be closed with weft_gen_close), or what weft_fiber_spawn returns
+ * *out (to be ended with weft_gen_destroy), or what weft_fiber_spawn returns
  * (-EINVAL also for out NULL). */
 #define weft_gen_create(out, attr, fn, arg) \
 	weft_gen_create_at((out), (attr), (fn), (arg), __FILE__, __LINE__)
@@ -669,30 +679,31 @@ WEFT_API int weft_gen_create_at(weft_gen_t **out, const weft_attr_t *attr, weft_
 
 /* Resume g (unless it is already running: a previous next timed out) and
  * wait for its next value. Returns 0 and the value in *value (value may be
- * NULL); WEFT_GEN_DONE (1) once it has ended, with what fn returned (or
- * passed to weft_fiber_exit; NULL after weft_fiber_fail) in *value, again
- * on every later call; -ETIMEDOUT or -ECANCELED (the generator runs on: the
+ * NULL); -EPIPE once it has ended (the end of the stream, as a channel's),
+ * with what fn returned (or passed to weft_fiber_exit; NULL after
+ * weft_fiber_fail) in *value, again on every later call; -ETIMEDOUT or -ECANCELED (the generator runs on: the
  * value it yields is kept for the next call; deadline 0 resumes it and
  * returns at once unless a value is already waiting); -EBUSY (another next
- * or a close is in progress on g); -EDEADLK (called by g's own fiber);
+ * or a destroy is in progress on g); -EDEADLK (called by g's own fiber);
  * -EINVAL (g NULL). A waiting value is returned without a switch. */
 WEFT_API int weft_gen_next(weft_gen_t *g, int64_t deadline, void **value);
 
 /* In a generator's fiber: hand value to the resumer and wait to be resumed.
- * Returns 0 (resumed: go on); -ECANCELED (the generator was closed, or its
- * fiber cancelled: end now; after a close every later yield returns it
- * too); -EPERM (not a generator's fiber). A value yielded before a close
- * is never taken. */
+ * Returns 0 (resumed: go on); -ECANCELED (the generator is being destroyed,
+ * or its fiber was cancelled: end now; after a destroy began every later
+ * yield returns it too); -EPERM (not a generator's fiber). A value yielded
+ * before a destroy is never taken. */
 WEFT_API int weft_gen_yield(void *value);
 
-/* Close g and free it: a generator that has not ended is stopped (a
- * cancellation: the yield or the call it waits in returns -ECANCELED, and
- * one not yet started never runs fn), then waited for until the deadline;
- * *status (may be NULL) gets its exit status (0, -ECANCELED, or what it
- * failed with). Returns 0 (g is freed); -ETIMEDOUT or -ECANCELED (it has
- * not ended yet: g stays valid, close it again); -EBUSY (a next is in
- * progress); -EDEADLK (called by g's own fiber); -EINVAL (g NULL). */
-WEFT_API int weft_gen_close(weft_gen_t *g, int64_t deadline, int *status);
+/* End g and free it. A generator runs on a fiber, so its destroy first
+ * stops it and waits: one that has not ended is cancelled (the yield or the
+ * call it waits in returns -ECANCELED, and one not yet started never runs
+ * fn), then waited for until the deadline; *status (may be NULL) gets its
+ * exit status (0, -ECANCELED, or what it failed with). Returns 0 (g is
+ * freed; NULL: a no-op); -ETIMEDOUT or -ECANCELED (it has not ended yet: g
+ * stays valid, destroy it again); -EBUSY (a next is in progress);
+ * -EDEADLK (called by g's own fiber). */
+WEFT_API int weft_gen_destroy(weft_gen_t *g, int64_t deadline, int *status);
 
 /* ---- Waiting for file descriptors, and blocking work -------------------- */
 

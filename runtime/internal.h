@@ -31,7 +31,7 @@
  * timeouts and cancellation with a single compare-and-swap:
  *   bits 0-2   state (below)
  *   bit  3     a cancellation request not yet delivered
- *   bit  4     cancellation is held off (weft_cancel_hold): a request stays
+ *   bit  4     cancellation is held off (weft_fiber_cancel_hold): a request stays
  *              pending and wakes nobody until the hold ends
  *   bits 16-31 the wake result, as a positive errno (0 = plain wake)
  *   bits 32-63 the park generation: each park takes a new one, and a wake
@@ -103,7 +103,7 @@ struct weft__fiber {
 	struct shim_stack stack;
 
 	size_t timer_slot;        /* timer heap index + 1, 0 when not armed */
-	unsigned cancel_hold;     /* weft_cancel_hold depth; only the fiber touches it */
+	unsigned cancel_hold;     /* weft_fiber_cancel_hold depth; only the fiber touches it */
 	/* processes (mailbox.c): NULL until its pid is first asked for, then
 	 * its mailbox; WEFT__MBOX_GONE once it has exited */
 	struct weft__mbox *_Atomic mbox;

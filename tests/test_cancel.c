@@ -164,7 +164,7 @@ static void test_cancel_joining(void **state)
 	void *res = (void *)1;
 	assert_int_equal(weft_fiber_join(target, wt_ms(10000), &res), 0);
 	assert_ptr_equal(res, NULL); /* its await returned 0 */
-	weft_future_release(gate);
+	weft_future_destroy(gate);
 }
 
 struct awaiter {
@@ -205,7 +205,7 @@ static void test_cancel_awaiting(void **state)
 	assert_true(wt_wait_flag(&a.first_done));
 	assert_int_equal(weft_future_resolve(a.fut, (void *)0x99), 0);
 	assert_int_equal(weft_fiber_join(f, wt_ms(10000), NULL), 0);
-	weft_future_release(a.fut);
+	weft_future_destroy(a.fut);
 	assert_int_equal(a.r, -ECANCELED);
 	assert_int_equal(a.r_again, 0);
 	assert_ptr_equal(a.value_again, (void *)0x99);
@@ -431,7 +431,7 @@ static void run_busy(enum op op, int requests)
 		assert_int_equal(weft_future_resolve(b.fut, NULL), 0);
 		assert_int_equal(weft_fiber_join(target, wt_ms(10000), NULL), 0);
 	}
-	weft_future_release(b.fut);
+	weft_future_destroy(b.fut);
 	weft_chan_destroy(b.ch);
 	weft_chan_destroy(b.rendezvous);
 }
@@ -801,9 +801,9 @@ struct fresh_held {
 static void *hold_first(void *arg)
 {
 	struct fresh_held *h = arg;
-	weft_cancel_hold();
+	weft_fiber_cancel_hold();
 	h->r_held = weft_sleep_until(wt_ms(1));
-	weft_cancel_release();
+	weft_fiber_cancel_release();
 	h->r_after = weft_sleep_until(wt_ms(60000));
 	h->r_again = weft_fiber_yield();
 	return NULL;
@@ -900,7 +900,7 @@ static void run_stress(int mixed)
 		other += l.other;
 		timed_out += l.timed_out;
 	}
-	weft_future_release(fut);
+	weft_future_destroy(fut);
 	assert_int_equal(cancel_err, 0);
 	assert_int_equal(other, 0);
 	assert_int_equal(timed_out, 0);
@@ -967,7 +967,7 @@ static void test_stress_cancel_races_completion(void **state)
 			assert_int_equal(weft_future_resolve(rc.fut, (void *)0x1), 0);
 		}
 		assert_int_equal(weft_fiber_join(f, wt_ms(20000), NULL), 0);
-		weft_future_release(rc.fut);
+		weft_future_destroy(rc.fut);
 		if (rc.r_await == 0 && rc.value == (void *)0x1 && rc.r_sleep == -ECANCELED)
 			completed++;
 		else if (rc.r_await == -ECANCELED && rc.r_sleep == 0)

@@ -38,7 +38,7 @@ static void make_futures(weft_future_t **fs, size_t n)
 static void release_futures(weft_future_t **fs, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
-		weft_future_release(fs[i]);
+		weft_future_destroy(fs[i]);
 }
 
 /* A fiber that settles a future after a delay: error 0 resolves with val. */
@@ -89,7 +89,7 @@ static void test_combine_bad_args(void **state)
 	assert_int_equal(weft_future_on_cancel(NULL, NULL, NULL), -EINVAL);
 	/* The failed calls left the future pending and untouched. */
 	assert_int_equal(weft_future_await(fs[0], 0, NULL), -ETIMEDOUT);
-	weft_future_release(fs[0]);
+	weft_future_destroy(fs[0]);
 }
 
 /* ---- Cancelling a future ------------------------------------------------ */
@@ -122,7 +122,7 @@ static void test_cancel_rejects_and_runs_hook(void **state)
 	assert_int_equal(weft_future_resolve(f, VAL(1)), -EALREADY);
 	assert_int_equal(weft_future_on_cancel(f, count_hook, &h), -EALREADY);
 	assert_int_equal(atomic_load(&h.calls), 1);
-	weft_future_release(f);
+	weft_future_destroy(f);
 
 	/* Settled another way: the hook never runs. */
 	f = make_future();
@@ -130,7 +130,7 @@ static void test_cancel_rejects_and_runs_hook(void **state)
 	assert_int_equal(weft_future_resolve(f, VAL(2)), 0);
 	assert_int_equal(weft_future_cancel(f), -EALREADY);
 	assert_int_equal(atomic_load(&h.calls), 1);
-	weft_future_release(f);
+	weft_future_destroy(f);
 
 	/* A hook removed (fn NULL) or replaced is not called. */
 	static struct hook h2;
@@ -139,19 +139,19 @@ static void test_cancel_rejects_and_runs_hook(void **state)
 	assert_int_equal(weft_future_on_cancel(f, count_hook, &h), 0);
 	assert_int_equal(weft_future_on_cancel(f, NULL, &h), 0);
 	assert_int_equal(weft_future_cancel(f), 0);
-	weft_future_release(f);
+	weft_future_destroy(f);
 	f = make_future();
 	assert_int_equal(weft_future_on_cancel(f, count_hook, &h), 0);
 	assert_int_equal(weft_future_on_cancel(f, count_hook, &h2), 0);
 	assert_int_equal(weft_future_cancel(f), 0);
-	weft_future_release(f);
+	weft_future_destroy(f);
 	assert_int_equal(atomic_load(&h.calls), 1);
 	assert_int_equal(atomic_load(&h2.calls), 1);
 	/* No hook at all: cancel still rejects. */
 	f = make_future();
 	assert_int_equal(weft_future_cancel(f), 0);
 	assert_int_equal(weft_future_await(f, 0, NULL), -ECANCELED);
-	weft_future_release(f);
+	weft_future_destroy(f);
 }
 
 struct aw {
@@ -187,7 +187,7 @@ static void test_cancel_wakes_awaiters(void **state)
 	wt_thread_join(t);
 	assert_int_equal(a.r, -ECANCELED);
 	assert_int_equal(b.r, -ECANCELED);
-	weft_future_release(f);
+	weft_future_destroy(f);
 }
 
 /* ---- all ---------------------------------------------------------------- */
@@ -390,10 +390,10 @@ static void test_race_winner_time_cancels_losers(void **state)
 		assert_int_equal(weft_future_await(l[i].f, 0, NULL), -ECANCELED);
 		wt_join(l[i].h);
 		assert_int_equal(l[i].sleep_r, -ECANCELED);
-		weft_future_release(l[i].f);
+		weft_future_destroy(l[i].f);
 	}
 	assert_true(weft_now() - t0 < 5000000000ll);
-	weft_future_release(fs[1]);
+	weft_future_destroy(fs[1]);
 }
 
 static void test_race_rejection_wins(void **state)
@@ -423,8 +423,8 @@ static void test_race_rejection_wins(void **state)
 	assert_int_equal(idx, 1);
 	assert_ptr_equal(v, VAL(9));
 	assert_int_equal(weft_future_await(h, 0, NULL), -ECANCELED);
-	weft_future_release(g);
-	weft_future_release(h);
+	weft_future_destroy(g);
+	weft_future_destroy(h);
 }
 
 /* ---- Decided at once: no switch ----------------------------------------- */
@@ -488,8 +488,8 @@ static void test_settled_no_switch(void **state)
 	/* race cancelled the pending loser. */
 	assert_int_equal(weft_future_await(x.pending, 0, NULL), -ECANCELED);
 	release_futures(x.ok, 3);
-	weft_future_release(x.bad);
-	weft_future_release(x.pending);
+	weft_future_destroy(x.bad);
+	weft_future_destroy(x.pending);
 }
 
 /* ---- One wake when several settle together ------------------------------ */
@@ -563,7 +563,7 @@ static void test_woken_once_when_two_settle(void **state)
 		assert_int_equal(x.r_after, 0);
 		assert_ptr_equal(x.v_after, VAL(3));
 		release_futures(x.fs, 2);
-		weft_future_release(x.after);
+		weft_future_destroy(x.after);
 	}
 }
 
@@ -829,11 +829,11 @@ static void test_vclock_race_at_winner_time(void **state)
 		assert_int_equal(atomic_load(&x.l[i].hooks), 1);
 		assert_int_equal(x.l[i].sleep_r, -ECANCELED);
 		assert_int_equal(weft_future_await(x.l[i].f, 0, NULL), -ECANCELED);
-		weft_future_release(x.l[i].f);
+		weft_future_destroy(x.l[i].f);
 	}
 	/* Nothing waited for the losers' deadlines either. */
 	assert_true(weft_now() - x.t0 < LONG_MS * MS);
-	weft_future_release(x.fs[1]);
+	weft_future_destroy(x.fs[1]);
 }
 
 int main(void)

@@ -227,7 +227,7 @@ static void test_join_concurrent_busy(void **state)
 	assert_int_equal(weft_fiber_join(a, -1, NULL), 0);
 	assert_int_equal(j.result, 0);
 	assert_int_equal(weft_fiber_join(target, 0, NULL), -ESRCH);
-	weft_future_release(gate);
+	weft_future_destroy(gate);
 }
 
 static void *exit_early(void *arg)
@@ -405,7 +405,7 @@ static void test_errno_untouched(void **state)
 	assert_int_equal(weft_fiber_join(f, -1, NULL), 0);
 	assert_int_equal(weft_fiber_join(f, -1, NULL), -ESRCH);
 	assert_int_equal(get_errno(), 4242);
-	weft_future_release(fut);
+	weft_future_destroy(fut);
 }
 
 static void *run_from_fiber(void *arg)

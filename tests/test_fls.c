@@ -184,8 +184,8 @@ static void test_share_sees_both_ways(void **state)
 	assert_ptr_equal(s.child_saw_a, &s.a);
 	assert_ptr_equal(s.parent_saw_b, &s.b);
 	assert_ptr_equal(s.child_saw_c, &s.c);
-	weft_future_release(s.child_set);
-	weft_future_release(s.parent_set);
+	weft_future_destroy(s.child_set);
+	weft_future_destroy(s.parent_set);
 }
 
 static void *share_child_sets(void *arg)
@@ -260,8 +260,8 @@ static void test_copy_is_a_snapshot(void **state)
 	assert_ptr_equal(s.parent_saw_after, &s.a); /* the child's set stays its own */
 	assert_ptr_equal(s.child_saw_after, &s.b);  /* the parent's later set too */
 	assert_ptr_equal(s.grand_saw, &s.b);
-	weft_future_release(s.child_set);
-	weft_future_release(s.parent_set);
+	weft_future_destroy(s.child_set);
+	weft_future_destroy(s.parent_set);
 }
 
 static void *get_after(void *arg)
@@ -287,7 +287,7 @@ static void test_copy_of_empty_stays_empty(void **state)
 	weft_future_t *go;
 	assert_int_equal(weft_future_create(&go), 0);
 	assert_ptr_equal(wt_run_fiber(copy_empty_parent, go), (void *)1);
-	weft_future_release(go);
+	weft_future_destroy(go);
 }
 
 /* ---- Destructors --------------------------------------------------------- */
@@ -409,7 +409,7 @@ static void outlive_case(unsigned mode)
 	assert_ptr_equal(o.child_saw, &o.a);
 	assert_int_equal(o.destroyed_when_child_looked, 0);
 	assert_int_equal(atomic_load(&o.a.destroyed), 1);
-	weft_future_release(o.go);
+	weft_future_destroy(o.go);
 }
 
 static void test_dtor_share_parent_ends_first(void **state)
@@ -488,10 +488,10 @@ static void *probe_fn(void *arg)
 	_Atomic int *cancelled = arg;
 	weft_fls_set(k_plain, &probe);
 	weft_fls_set(k_probe, &probe);
-	weft_cancel_hold();
+	weft_fiber_cancel_hold();
 	while (!atomic_load(cancelled))
 		weft_fiber_yield();
-	weft_cancel_release(); /* the request is pending: nothing blocks again */
+	weft_fiber_cancel_release(); /* the request is pending: nothing blocks again */
 	return NULL;
 }
 

@@ -92,7 +92,7 @@ static void test_await_resolved_value(void **state)
 	wt_join(wt_spawn(do_await, &a));
 	assert_int_equal(a.r, 0);
 	assert_ptr_equal(a.v, VAL(0x1234));
-	weft_future_release(f);
+	weft_future_destroy(f);
 
 	/* NULL is a value like any other. */
 	f = make_future();
@@ -100,7 +100,7 @@ static void test_await_resolved_value(void **state)
 	v = VAL(1);
 	assert_int_equal(weft_future_await(f, 0, &v), 0);
 	assert_null(v);
-	weft_future_release(f);
+	weft_future_destroy(f);
 }
 
 static void test_await_rejected_error(void **state)
@@ -115,7 +115,7 @@ static void test_await_rejected_error(void **state)
 	aw_init(&a, f, far());
 	wt_join(wt_spawn(do_await, &a));
 	assert_int_equal(a.r, -ENOENT);
-	weft_future_release(f);
+	weft_future_destroy(f);
 }
 
 static void test_reject_nonnegative_fails(void **state)
@@ -129,7 +129,7 @@ static void test_reject_nonnegative_fails(void **state)
 	assert_int_equal(weft_future_await(f, 0, NULL), -ETIMEDOUT);
 	assert_int_equal(weft_future_reject(f, -EIO), 0);
 	assert_int_equal(weft_future_await(f, 0, NULL), -EIO);
-	weft_future_release(f);
+	weft_future_destroy(f);
 }
 
 static void test_settle_twice_keeps_first(void **state)
@@ -142,14 +142,14 @@ static void test_settle_twice_keeps_first(void **state)
 	assert_int_equal(weft_future_reject(f, -EIO), -EALREADY);
 	assert_int_equal(weft_future_await(f, 0, &v), 0);
 	assert_ptr_equal(v, VAL(1));
-	weft_future_release(f);
+	weft_future_destroy(f);
 
 	f = make_future();
 	assert_int_equal(weft_future_reject(f, -EIO), 0);
 	assert_int_equal(weft_future_resolve(f, VAL(2)), -EALREADY);
 	assert_int_equal(weft_future_reject(f, -EBADF), -EALREADY);
 	assert_int_equal(weft_future_await(f, 0, &v), -EIO);
-	weft_future_release(f);
+	weft_future_destroy(f);
 }
 
 /* ---- Deadlines ---------------------------------------------------------- */
@@ -173,7 +173,7 @@ static void test_await_try_pending_times_out(void **state)
 	assert_int_equal(weft_future_resolve(f, VAL(5)), 0);
 	assert_int_equal(weft_future_await(f, 0, &v), 0);
 	assert_ptr_equal(v, VAL(5));
-	weft_future_release(f);
+	weft_future_destroy(f);
 }
 
 static void test_await_deadline_times_out(void **state)
@@ -203,7 +203,7 @@ static void test_await_deadline_times_out(void **state)
 	wt_join(fib[0]);
 	assert_int_equal(a[0].r, 0);
 	assert_ptr_equal(a[0].v, VAL(9));
-	weft_future_release(f);
+	weft_future_destroy(f);
 }
 
 /* ---- Waiters ------------------------------------------------------------ */
@@ -242,7 +242,7 @@ static void test_await_many_waiters(void **state)
 				assert_int_equal(a[i].r, -ECONNRESET);
 			}
 		}
-		weft_future_release(f);
+		weft_future_destroy(f);
 	}
 }
 
@@ -277,7 +277,7 @@ static void test_await_thread_fiber_resolves(void **state)
 	assert_int_equal(s.r, 0);
 	assert_int_equal(a.r, 0);
 	assert_ptr_equal(a.v, VAL(0xf1b));
-	weft_future_release(f);
+	weft_future_destroy(f);
 
 	/* A fiber waits; a plain thread settles. */
 	f = make_future();
@@ -290,7 +290,7 @@ static void test_await_thread_fiber_resolves(void **state)
 	assert_int_equal(s.r, 0);
 	assert_int_equal(a.r, 0);
 	assert_ptr_equal(a.v, VAL(0xf1b));
-	weft_future_release(f);
+	weft_future_destroy(f);
 }
 
 static void *await_settled(void *arg)
@@ -321,8 +321,8 @@ static void test_await_settled_at_once(void **state)
 	assert_int_equal(weft_future_resolve(fs[0], VAL(3)), 0);
 	assert_int_equal(weft_future_reject(fs[1], -EPERM), 0);
 	assert_ptr_equal(wt_join(wt_spawn(await_settled, fs)), VAL(0));
-	weft_future_release(fs[0]);
-	weft_future_release(fs[1]);
+	weft_future_destroy(fs[0]);
+	weft_future_destroy(fs[1]);
 }
 
 /* ---- Cancellation ------------------------------------------------------- */
@@ -371,7 +371,7 @@ static void test_cancel_awaiting_fiber(void **state)
 	/* The other waiter was not disturbed. */
 	assert_int_equal(other.r, 0);
 	assert_ptr_equal(other.v, VAL(0xc));
-	weft_future_release(x.f);
+	weft_future_destroy(x.f);
 }
 
 /* Cancellation racing with the resolve that completes the await: delivered
@@ -421,7 +421,7 @@ static void test_cancel_races_resolve(void **state)
 			cancelled++;
 			assert_int_equal(x.r1, -ECANCELED);
 		}
-		weft_future_release(x.f);
+		weft_future_destroy(x.f);
 	}
 	assert_int_equal(resolved + cancelled, iters);
 }
@@ -460,7 +460,7 @@ static void test_resolve_races_timeouts(void **state)
 		void *v = NULL;
 		assert_int_equal(weft_future_await(f, 0, &v), 0);
 		assert_ptr_equal(v, VAL(round + 1));
-		weft_future_release(f);
+		weft_future_destroy(f);
 	}
 	assert_int_equal(got + timed_out, rounds * NF);
 }
@@ -479,7 +479,7 @@ static void *resolve_and_release(void *arg)
 	wt_wait_flag(h->go);
 	weft_sleep_until(wt_ms(20));
 	h->r = weft_future_resolve(h->f, VAL(0xfeed));
-	weft_future_release(h->f);
+	weft_future_destroy(h->f);
 	return NULL;
 }
 
@@ -498,7 +498,7 @@ static void test_release_while_awaiting(void **state)
 	weft_fiber_t fh = wt_spawn(resolve_and_release, &h);
 	assert_true(wt_wait_flag(&a.started));
 	weft_sleep_until(wt_ms(20));                /* the awaiter is parked */
-	weft_future_release(f);                     /* the creator lets go */
+	weft_future_destroy(f);                     /* the creator lets go */
 	atomic_store(&go, 1);                       /* the other holder settles and lets go */
 	wt_join(fh);
 	wt_join(fa);
@@ -514,13 +514,13 @@ static void test_retain_release_balance(void **state)
 	for (int i = 0; i < 10; i++)
 		assert_ptr_equal(weft_future_retain(f), f);
 	for (int i = 0; i < 10; i++)
-		weft_future_release(f);
+		weft_future_destroy(f);
 	/* Still alive with the creator's reference. */
 	assert_int_equal(weft_future_resolve(f, VAL(4)), 0);
 	void *v = NULL;
 	assert_int_equal(weft_future_await(f, 0, &v), 0);
 	assert_ptr_equal(v, VAL(4));
-	weft_future_release(f);
+	weft_future_destroy(f);
 }
 
 /* ---- Fibers are futures ------------------------------------------------- */
@@ -580,7 +580,7 @@ static void test_join_awaits(void **state)
 	assert_ptr_equal(r, VAL(0x5eed));
 	assert_int_equal(g.r, 0);
 	assert_int_equal(weft_fiber_join(f, 0, &r), -ESRCH);
-	weft_future_release(g.go);
+	weft_future_destroy(g.go);
 }
 
 static void *join_from_fiber(void *arg)

@@ -31,14 +31,14 @@ static void test_values_then_done(void **state)
 		assert_int_equal(weft_gen_next(g, wt_ms(30000), &v), 0);
 		assert_ptr_equal(v, (void *)i);
 	}
-	assert_int_equal(weft_gen_next(g, wt_ms(30000), &v), WEFT_GEN_DONE);
+	assert_int_equal(weft_gen_next(g, wt_ms(30000), &v), -EPIPE);
 	assert_ptr_equal(v, (void *)0xd0e);
 	v = NULL;
-	assert_int_equal(weft_gen_next(g, 0, &v), WEFT_GEN_DONE);
+	assert_int_equal(weft_gen_next(g, 0, &v), -EPIPE);
 	assert_ptr_equal(v, (void *)0xd0e);
-	assert_int_equal(weft_gen_next(g, 0, NULL), WEFT_GEN_DONE);
+	assert_int_equal(weft_gen_next(g, 0, NULL), -EPIPE);
 	int status = 1;
-	assert_int_equal(weft_gen_close(g, wt_ms(30000), &status), 0);
+	assert_int_equal(weft_gen_destroy(g, wt_ms(30000), &status), 0);
 	assert_int_equal(status, 0);
 }
 
@@ -76,9 +76,9 @@ static void test_lazy_and_lock_step(void **state)
 		weft_sleep_until(weft_deadline_in(MS));
 		assert_int_equal(atomic_load(&s.progress), i);
 	}
-	assert_int_equal(weft_gen_next(g, wt_ms(30000), NULL), WEFT_GEN_DONE);
+	assert_int_equal(weft_gen_next(g, wt_ms(30000), NULL), -EPIPE);
 	assert_int_equal(atomic_load(&s.progress), 4);
-	assert_int_equal(weft_gen_close(g, wt_ms(30000), NULL), 0);
+	assert_int_equal(weft_gen_destroy(g, wt_ms(30000), NULL), 0);
 	assert_int_equal(s.yields, 3);
 }
 
@@ -89,7 +89,7 @@ static void test_close_never_started(void **state)
 	weft_gen_t *g;
 	assert_int_equal(weft_gen_create(&g, NULL, stepper, &s), 0);
 	int status = 1;
-	assert_int_equal(weft_gen_close(g, wt_ms(30000), &status), 0);
+	assert_int_equal(weft_gen_destroy(g, wt_ms(30000), &status), 0);
 	assert_int_equal(status, -ECANCELED);
 	assert_int_equal(atomic_load(&s.started), 0);
 }
@@ -105,11 +105,11 @@ static void *closable(void *arg)
 {
 	struct closing *c = arg;
 	if (c->hold)
-		weft_cancel_hold();
+		weft_fiber_cancel_hold();
 	weft_gen_yield((void *)1);
 	c->r_yield = weft_gen_yield((void *)2);
 	if (c->hold)
-		c->r_release = weft_cancel_release();
+		c->r_release = weft_fiber_cancel_release();
 	c->r_cleanup = weft_sleep_until(weft_deadline_in(MS));
 	c->r_again = weft_gen_yield((void *)3);
 	return NULL;
@@ -126,7 +126,7 @@ static void close_in_yield(int hold)
 	assert_int_equal(weft_gen_next(g, wt_ms(30000), &v), 0);
 	assert_ptr_equal(v, (void *)2);
 	int status = 1;
-	assert_int_equal(weft_gen_close(g, wt_ms(30000), &status), 0);
+	assert_int_equal(weft_gen_destroy(g, wt_ms(30000), &status), 0);
 	assert_int_equal(status, -ECANCELED);
 	assert_int_equal(c.r_yield, -ECANCELED);
 	assert_int_equal(c.r_again, -ECANCELED);
@@ -172,11 +172,11 @@ static void test_close_while_running(void **state)
 	assert_int_equal(weft_gen_next(g, 0, NULL), -ETIMEDOUT); /* resumed */
 	assert_int_equal(wt_wait_flag(&b.waiting), 1);
 	int status = 1;
-	assert_int_equal(weft_gen_close(g, wt_ms(30000), &status), 0);
+	assert_int_equal(weft_gen_destroy(g, wt_ms(30000), &status), 0);
 	assert_int_equal(status, -ECANCELED);
 	assert_int_equal(b.r_await, -ECANCELED);
 	assert_int_equal(b.r_yield, -ECANCELED);
-	weft_future_release(b.never);
+	weft_future_destroy(b.never);
 }
 
 /* A resumer that stops waiting loses nothing. */
@@ -210,10 +210,10 @@ static void test_next_timeout_keeps_value(void **state)
 	assert_ptr_equal(v, (void *)5);
 	assert_int_equal(weft_gen_next(g, wt_ms(30000), &v), 0);
 	assert_ptr_equal(v, (void *)7);
-	assert_int_equal(weft_gen_next(g, wt_ms(30000), &v), WEFT_GEN_DONE);
+	assert_int_equal(weft_gen_next(g, wt_ms(30000), &v), -EPIPE);
 	assert_null(v);
-	assert_int_equal(weft_gen_close(g, wt_ms(30000), NULL), 0);
-	weft_future_release(s.go);
+	assert_int_equal(weft_gen_destroy(g, wt_ms(30000), NULL), 0);
+	weft_future_destroy(s.go);
 }
 
 struct resumer {
@@ -250,7 +250,7 @@ static void test_resumer_cancelled_and_busy(void **state)
 	 * busy: only -EBUSY leaves the loop, since the generator waits for
 	 * s.go and nothing can be yielded yet. */
 	assert_int_equal(busy, -EBUSY);
-	assert_int_equal(weft_gen_close(r.g, 0, NULL), -EBUSY);
+	assert_int_equal(weft_gen_destroy(r.g, 0, NULL), -EBUSY);
 	assert_int_equal(weft_fiber_cancel(f), 0);
 	wt_join(f);
 	assert_int_equal(r.r, -ECANCELED);
@@ -259,9 +259,9 @@ static void test_resumer_cancelled_and_busy(void **state)
 	assert_int_equal(weft_gen_next(r.g, wt_ms(30000), &v), 0);
 	assert_ptr_equal(v, (void *)9);
 	int status = 1;
-	assert_int_equal(weft_gen_close(r.g, wt_ms(30000), &status), 0);
+	assert_int_equal(weft_gen_destroy(r.g, wt_ms(30000), &status), 0);
 	assert_int_equal(status, -ECANCELED); /* closed waiting after yielding 9 */
-	weft_future_release(s.go);
+	weft_future_destroy(s.go);
 }
 
 static void *exits_inside(void *arg)
@@ -286,17 +286,17 @@ static void test_exit_and_fail_inside(void **state)
 	int status = 1;
 	assert_int_equal(weft_gen_create(&g, NULL, exits_inside, (void *)3), 0);
 	assert_int_equal(weft_gen_next(g, wt_ms(30000), &v), 0);
-	assert_int_equal(weft_gen_next(g, wt_ms(30000), &v), WEFT_GEN_DONE);
+	assert_int_equal(weft_gen_next(g, wt_ms(30000), &v), -EPIPE);
 	assert_ptr_equal(v, (void *)0xe);
-	assert_int_equal(weft_gen_close(g, wt_ms(30000), &status), 0);
+	assert_int_equal(weft_gen_destroy(g, wt_ms(30000), &status), 0);
 	assert_int_equal(status, 0);
 
 	assert_int_equal(weft_gen_create(&g, NULL, fails_inside, (void *)3), 0);
 	assert_int_equal(weft_gen_next(g, wt_ms(30000), &v), 0);
 	v = (void *)1;
-	assert_int_equal(weft_gen_next(g, wt_ms(30000), &v), WEFT_GEN_DONE);
+	assert_int_equal(weft_gen_next(g, wt_ms(30000), &v), -EPIPE);
 	assert_null(v);
-	assert_int_equal(weft_gen_close(g, wt_ms(30000), &status), 0);
+	assert_int_equal(weft_gen_destroy(g, wt_ms(30000), &status), 0);
 	assert_int_equal(status, -EIO);
 }
 
@@ -313,7 +313,7 @@ static void *on_itself(void *arg)
 	while (!(g = atomic_load(&s->g)))
 		weft_fiber_yield();
 	s->r_next = weft_gen_next(g, 0, NULL);
-	s->r_close = weft_gen_close(g, 0, NULL);
+	s->r_close = weft_gen_destroy(g, 0, NULL);
 	return NULL;
 }
 
@@ -332,7 +332,7 @@ static void test_errors(void **state)
 	weft_attr_t bad = {.stack_size = 1};
 	assert_int_equal(weft_gen_create(&g, &bad, count_to, NULL), -EINVAL);
 	assert_int_equal(weft_gen_next(NULL, 0, NULL), -EINVAL);
-	assert_int_equal(weft_gen_close(NULL, 0, NULL), -EINVAL);
+	assert_int_equal(weft_gen_destroy(NULL, 0, NULL), 0); /* destroy(NULL): a no-op */
 	assert_int_equal(weft_gen_yield(NULL), -EPERM);
 	assert_ptr_equal(wt_run_fiber(plain_fiber_yields, NULL), (void *)(intptr_t)-EPERM);
 
@@ -340,10 +340,10 @@ static void test_errors(void **state)
 	weft_gen_t *sg;
 	assert_int_equal(weft_gen_create(&sg, NULL, on_itself, &s), 0);
 	atomic_store(&s.g, sg);
-	assert_int_equal(weft_gen_next(sg, wt_ms(30000), NULL), WEFT_GEN_DONE);
+	assert_int_equal(weft_gen_next(sg, wt_ms(30000), NULL), -EPIPE);
 	assert_int_equal(s.r_next, -EDEADLK);
 	assert_int_equal(s.r_close, -EDEADLK);
-	assert_int_equal(weft_gen_close(sg, wt_ms(30000), NULL), 0);
+	assert_int_equal(weft_gen_destroy(sg, wt_ms(30000), NULL), 0);
 }
 
 /* A fiber as the resumer, with the generator on another worker, many
@@ -358,7 +358,7 @@ static void *consume(void *arg)
 	int r;
 	while ((r = weft_gen_next(g, wt_ms(30000), &v)) == 0)
 		bad += v != (void *)expect++;
-	if (r != WEFT_GEN_DONE || v != (void *)0xd0e || expect != MANY + 1)
+	if (r != -EPIPE || v != (void *)0xd0e || expect != MANY + 1)
 		bad++;
 	return (void *)bad;
 }
@@ -369,7 +369,7 @@ static void test_fiber_resumer_many(void **state)
 	weft_gen_t *g;
 	assert_int_equal(weft_gen_create(&g, NULL, count_to, (void *)(intptr_t)MANY), 0);
 	assert_null(wt_run_fiber(consume, g));
-	assert_int_equal(weft_gen_close(g, wt_ms(30000), NULL), 0);
+	assert_int_equal(weft_gen_destroy(g, wt_ms(30000), NULL), 0);
 }
 
 /* Attributes apply to the generator's fiber: local storage inherited. */
@@ -393,8 +393,8 @@ static void *fls_creator(void *arg)
 		return NULL;
 	void *v = NULL, *end = NULL;
 	int ok = weft_gen_next(g, wt_ms(30000), &v) == 0 && v == &x &&
-		 weft_gen_next(g, wt_ms(30000), &end) == WEFT_GEN_DONE && end == (void *)1;
-	return weft_gen_close(g, wt_ms(30000), NULL) == 0 && ok ? (void *)1 : NULL;
+		 weft_gen_next(g, wt_ms(30000), &end) == -EPIPE && end == (void *)1;
+	return weft_gen_destroy(g, wt_ms(30000), NULL) == 0 && ok ? (void *)1 : NULL;
 }
 
 static void test_attr_and_fls(void **state)

@@ -95,14 +95,14 @@ static void test_interrupt_parked_fiber_from_thread(void **state)
 	assert_int_equal(s.r, -ECANCELED);
 	assert_int_equal(s.r_after, 0);
 	weft_fiber_ref_release(s.ref);
-	weft_future_release(s.never);
+	weft_future_destroy(s.never);
 }
 
 /* Held off: yields go on returning 0; the first after the release stops. */
 static void *spin_held(void *arg)
 {
 	struct spin *s = arg;
-	weft_cancel_hold();
+	weft_fiber_cancel_hold();
 	atomic_store(&s->started, 1);
 	while (!atomic_load(&s->hold)) /* set once the interrupt is made */
 		if (weft_fiber_yield() == -ECANCELED)
@@ -110,7 +110,7 @@ static void *spin_held(void *arg)
 	for (int i = 0; i < 100; i++)
 		if (weft_fiber_yield() == -ECANCELED)
 			s->cancels_held++;
-	weft_cancel_release();
+	weft_fiber_cancel_release();
 	s->r = weft_fiber_yield();
 	s->r_after = weft_fiber_yield();
 	return NULL;
@@ -206,7 +206,7 @@ static void test_interrupt_from_signal_handler(void **state)
 	struct spin p = {0};
 	assert_int_equal(weft_future_create(&p.never), 0);
 	signal_interrupt(&p, await_never, 1);
-	weft_future_release(p.never);
+	weft_future_destroy(p.never);
 #else
 	print_message("no signals on bare metal (the thread tests interrupt from a "
 		      "preempting thread); skipped\n");

@@ -2109,7 +2109,7 @@ static int each_teardown(void **state)
 		scratch[i] = NULL;
 	}
 	if (scratch_future)
-		weft_future_release(scratch_future);
+		weft_future_destroy(scratch_future);
 	scratch_future = NULL;
 	return 0;
 }

@@ -278,7 +278,7 @@ static void test_poll_woken_by_thread(void **state)
 	assert_int_equal(a.r, 0);
 	assert_ptr_equal(a.value, (void *)0x77);
 	join_done(f);
-	weft_future_release(a.fut);
+	weft_future_destroy(a.fut);
 }
 
 /* weft_run drives the loop on the calling thread until every fiber is done. */

@@ -204,7 +204,7 @@ static void test_wake_from_plain_thread(void **state)
 		void *r;
 		assert_int_equal(weft_fiber_join(f[i], -1, &r), 0);
 		assert_null(r);
-		weft_future_release(p.fut[i]);
+		weft_future_destroy(p.fut[i]);
 	}
 }
 

@@ -174,8 +174,8 @@ static void test_vclock_timeouts_exact(void **state)
 	close(p[1]);
 #endif
 	weft_chan_destroy(e.ch);
-	weft_future_release(e.fut);
-	weft_future_release(gate);
+	weft_future_destroy(e.fut);
+	weft_future_destroy(gate);
 }
 
 /* ---- Order ---------------------------------------------------------------- */
@@ -327,14 +327,14 @@ static void test_vclock_plain_thread_deadlines(void **state)
 	assert_int_equal(weft_future_resolve(gate, NULL), 0);
 	join_forever(f);
 	assert_true(weft_now() == t1 + HOUR / 2);
-	weft_future_release(gate);
+	weft_future_destroy(gate);
 
 	weft_future_t *fut;
 	assert_int_equal(weft_future_create(&fut), 0);
 	int64_t t2 = weft_now();
 	assert_int_equal(weft_future_await(fut, t2 + 5 * MS, NULL), -ETIMEDOUT);
 	assert_true(weft_now() == t2 + 5 * MS);
-	weft_future_release(fut);
+	weft_future_destroy(fut);
 }
 
 /* ---- Several workers ----------------------------------------------------- */
