@@ -19,6 +19,19 @@ include $(TOOLCHAIN)
 
 O ?= build/$(TARGET)$(if $(VARIANT),-$(VARIANT))$(if $(CROSS_ARCH),$(if $(filter glibc,$(LIBC)),-glibc))
 
+# A build directory holds one configuration, recorded in $(O)/config when it
+# is first used: a build of another into it stops here, before it can mix
+# objects or run a binary of another CPU.
+BUILD_CONFIG := TARGET=$(TARGET) VARIANT=$(VARIANT) LIBC=$(LIBC) TOOLCHAIN=$(TOOLCHAIN)
+ifneq ($(filter-out clean test bench bench-smoke run deps help,$(or $(MAKECMDGOALS),all)),)
+BUILT_CONFIG := $(shell cat $(O)/config 2>/dev/null)
+ifeq ($(BUILT_CONFIG),)
+$(shell mkdir -p $(O) && echo '$(BUILD_CONFIG)' >$(O)/config)
+else ifneq ($(BUILT_CONFIG),$(BUILD_CONFIG))
+$(error $(O) holds a build of $(BUILT_CONFIG); this one is $(BUILD_CONFIG): choose another O=, or empty it first with make clean O=$(O))
+endif
+endif
+
 # The cross toolchains get CC and CMocka from the dependency cache.
 ifneq ($(CROSS_ARCH),)
 DEPS_MK := $(O)/deps.mk
@@ -225,7 +238,12 @@ run:
 	QEMU_NETDEV=user,hostfwd=tcp:127.0.0.1:$(HTTP_PORT)-:80 QEMU_TIMEOUT=0 \
 		qemu/run-qemu-virt.sh build/qemu-virt/examples/httpd WEFT_NETIF=virtio HTTPD_PORT=80
 
+# make test runs every target and variant itself; a TARGET= given to it
+# would be forced into each of its builds.
 test:
+	@if [ "$(origin TARGET)" = "command line" ]; then \
+		echo "make test runs every target and variant itself; for one configuration: make TARGET=$(TARGET) check" >&2; \
+		exit 2; fi
 	@mk/test-all.sh
 
 # weft beside Boost.Context, Boost.Fiber, Go, an epoll server and nginx, as
@@ -237,7 +255,8 @@ bench:
 bench-smoke:
 	@mk/bench.sh --smoke
 
+# make clean empties build/; make clean O=dir empties that directory.
 clean:
-	rm -rf build
+	rm -rf $(if $(filter command line,$(origin O)),$(O),build)
 
 -include $(OBJS:.o=.d) $(PIC_OBJS:.o=.d) $(LWIP_OBJS:.o=.d) $(LWIP_PIC_OBJS:.o=.d)

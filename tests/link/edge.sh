@@ -4,7 +4,9 @@
 # the functions include/*.h marks WEFT_API, and a program with its own
 # sys_now, mem_init, shim_now and arch_switch links against either and runs.
 # The same program against the internal archive must fail to link: the
-# check can fail. Last line: "edge: N passed, M failed".
+# check can fail. Then the build's own edges: an O= directory keeps one
+# configuration, and make test refuses a TARGET=.
+# Last line: "edge: N passed, M failed".
 # Usage: tests/link/edge.sh BUILD_DIR (e.g. build/linux-x86_64)
 set -u
 cd "$(dirname "$0")/../.." || exit 1
@@ -56,6 +58,33 @@ if $cc $flags -o "$tmp/own_i" tests/link/own_lwip.c "$b/libweft-internal.a" -lpt
 	bad "the control linked: the program's names do not clash with the internal archive's, so the checks above prove nothing"
 else
 	ok "control: the same program against the internal archive fails to link (its arch_switch clashes)"
+fi
+# Build directories know their configuration (make -n: only the check at
+# parse time runs).
+d=$tmp/o
+if make --no-print-directory -n O="$d" lib >/dev/null 2>&1 && grep -q 'TARGET=linux-x86_64 ' "$d/config"; then
+	ok "a new O= directory records its configuration"
+else
+	bad "no configuration recorded in $d/config"
+fi
+if out=$(make --no-print-directory -n TARGET=linux-aarch64 O="$d" lib 2>&1); then
+	bad "a linux-aarch64 build into a linux-x86_64 directory was accepted"
+elif echo "$out" | grep -q "holds a build of TARGET=linux-x86_64"; then
+	ok "another target into the same O= stops with a clear message"
+else
+	bad "another target into the same O= failed without the message: $out"
+fi
+if make --no-print-directory -n VARIANT=asan O="$d" lib >/dev/null 2>&1; then
+	bad "an asan build into a plain build's directory was accepted"
+else
+	ok "another variant into the same O= stops"
+fi
+if out=$(make --no-print-directory test TARGET=qemu-virt 2>&1); then
+	bad "make test TARGET=qemu-virt ran"
+elif echo "$out" | grep -q "make TARGET=qemu-virt check"; then
+	ok "make test TARGET=X points at make TARGET=X check"
+else
+	bad "make test TARGET=qemu-virt failed without pointing at check: $out"
 fi
 echo "edge: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
