@@ -23,7 +23,7 @@ O ?= build/$(TARGET)$(if $(VARIANT),-$(VARIANT))$(if $(CROSS_ARCH),$(if $(filter
 # is first used: a build of another into it stops here, before it can mix
 # objects or run a binary of another CPU.
 BUILD_CONFIG := TARGET=$(TARGET) VARIANT=$(VARIANT) LIBC=$(LIBC) TOOLCHAIN=$(TOOLCHAIN)
-ifneq ($(filter-out clean test bench bench-smoke run deps help,$(or $(MAKECMDGOALS),all)),)
+ifneq ($(filter-out clean test bench bench-smoke run deps help uninstall,$(or $(MAKECMDGOALS),all)),)
 BUILT_CONFIG := $(shell cat $(O)/config 2>/dev/null)
 ifeq ($(BUILT_CONFIG),)
 $(shell mkdir -p $(O) && echo '$(BUILD_CONFIG)' >$(O)/config)
@@ -254,6 +254,38 @@ bench:
 	@mk/bench.sh
 bench-smoke:
 	@mk/bench.sh --smoke
+
+# Install the library for this target: headers, libweft.a (and libweft.so
+# where it is built), weft.pc for pkg-config and a CMake package
+# (find_package(weft): the imported target weft::weft, the static library).
+# make install PREFIX=/usr/local DESTDIR=; make uninstall with the same.
+# Linux targets only: a bare-metal program is built in this tree, with its
+# board's linker script and start-up code.
+PREFIX ?= /usr/local
+DESTDIR ?=
+WEFT_VERSION := 0.1.0
+EMPTY :=
+INSTALL_FILES := include/weft.h include/weft_net.h lib/libweft.a lib/pkgconfig/weft.pc \
+	lib/cmake/weft/weftConfig.cmake lib/cmake/weft/weftConfigVersion.cmake \
+	$(if $(SOLIB),lib/libweft.so)
+.PHONY: install uninstall
+install: lib
+	@if [ "$(SHIM)" != linux ]; then \
+		echo "make install: $(TARGET) is bare metal; build its programs in this tree (see docs/porting.md)" >&2; exit 2; fi
+	@$(if $(Q),echo '  INSTALL $(DESTDIR)$(PREFIX)')
+	$(Q)install -d $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig \
+		$(DESTDIR)$(PREFIX)/lib/cmake/weft
+	$(Q)install -m 644 include/weft.h include/weft_net.h $(DESTDIR)$(PREFIX)/include/
+	$(Q)install -m 644 $(LIB) $(SOLIB) $(DESTDIR)$(PREFIX)/lib/
+	$(Q)sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(WEFT_VERSION)|' \
+		-e 's|@LIBS@|$(strip $(LIBS))|' mk/weft.pc.in >$(DESTDIR)$(PREFIX)/lib/pkgconfig/weft.pc
+	$(Q)sed -e 's|@LIBS@|$(subst $(EMPTY) $(EMPTY),;,$(strip $(LIBS)))|' mk/weftConfig.cmake.in \
+		>$(DESTDIR)$(PREFIX)/lib/cmake/weft/weftConfig.cmake
+	$(Q)sed -e 's|@VERSION@|$(WEFT_VERSION)|' mk/weftConfigVersion.cmake.in \
+		>$(DESTDIR)$(PREFIX)/lib/cmake/weft/weftConfigVersion.cmake
+uninstall:
+	$(Q)rm -f $(addprefix $(DESTDIR)$(PREFIX)/,$(INSTALL_FILES) lib/libweft.so)
+	$(Q)rmdir $(DESTDIR)$(PREFIX)/lib/cmake/weft 2>/dev/null || true
 
 # make clean empties build/; make clean O=dir empties that directory.
 clean:

@@ -165,6 +165,8 @@ ensure_packages() {
 cmd_host() {
 	ensure_packages gcc make libc6-dev libcmocka-dev libasan8 liblsan0 libtsan2 libubsan1 \
 		curl wrk iproute2 procps ethtool
+	# make install's test builds an outside program with both of these.
+	ensure_packages pkg-config cmake
 }
 
 # ---------------------------------------------------------------- bench
