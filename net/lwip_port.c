@@ -24,9 +24,8 @@ weft__lock_t weft__lwip_lock = WEFT__LOCK_INIT;
 
 static bool core_ready;      /* lwip_init is once per process */
 static struct {
-	struct weft__fiber *f;   /* the timer fiber while it is parked */
-	uint32_t gen;
-	bool forever;            /* parked with no timeout due */
+	struct weft__waiter *q;  /* the timer fiber while it waits */
+	bool forever;            /* waiting with no timeout due */
 	u32_t wake_ms;           /* else lwIP's time (sys_now) it wakes at */
 } timer;
 static weft_fiber_t timer_fiber;
@@ -38,13 +37,15 @@ static _Atomic int64_t mem_blocks;
 
 /* ---- Clock, randomness, assertions ---------------------------------------- */
 
-u32_t sys_now(void) { return (u32_t)(shim_now() / 1000000); }
+/* lwIP's milliseconds are the runtime's clock: with the virtual clock,
+ * lwIP's timers (retransmission, delayed ACK, TIME-WAIT) follow it. */
+u32_t sys_now(void) { return (u32_t)(weft__now() / 1000000); }
 
 uint32_t weft__lwip_rand(void)
 {
 	static uint64_t x;
 	if (!x)
-		x = (uint64_t)shim_now() * 0x9e3779b97f4a7c15ull | 1;
+		x = (uint64_t)shim_now() * 0x9e3779b97f4a7c15ull | 1; /* a seed, not a time */
 	x ^= x << 13;
 	x ^= x >> 7;
 	x ^= x << 17;
@@ -118,13 +119,11 @@ bool weft__lwip_flush(void)
 			break;
 		delivered = true;
 	}
-	if (timer.f) {
+	if (timer.q) {
 		u32_t ms = sys_timeouts_sleeptime();
 		if (ms != SYS_TIMEOUTS_SLEEPTIME_INFINITE &&
-		    (timer.forever || (s32_t)(sys_now() + ms - timer.wake_ms) < 0)) {
-			weft__unpark(timer.f, timer.gen, 0);
-			timer.f = NULL;
-		}
+		    (timer.forever || (s32_t)(sys_now() + ms - timer.wake_ms) < 0))
+			weft__waiter_complete(weft__waitq_pop(&timer.q), 0);
 	}
 	return delivered;
 }
@@ -140,27 +139,24 @@ void weft__lwip_unlock(void)
 static void *timer_main(void *arg)
 {
 	(void)arg;
-	struct weft__fiber *self = weft__self();
+	weft__lwip_lock_take();
 	while (!atomic_load(&stopping)) {
-		weft__lwip_lock_take();
 		sys_check_timeouts();
 		u32_t now = sys_now(), ms = sys_timeouts_sleeptime();
 		timer.forever = ms == SYS_TIMEOUTS_SLEEPTIME_INFINITE;
 		timer.wake_ms = now + ms;
 		/* lwIP counts whole milliseconds: wake at the start of the one it
 		 * is due in, not up to 1 ms later. */
-		int64_t at = timer.forever ? -1 : ((int64_t)(shim_now() / 1000000) + ms) * 1000000;
+		int64_t at = timer.forever ? -1 : ((int64_t)(weft__now() / 1000000) + ms) * 1000000;
 		/* What the timers sent over the loopback (retransmitted SYNs,
-		 * delayed ACKs) is delivered before the timer fiber parks. */
+		 * delayed ACKs) is delivered before the timer fiber waits. */
 		weft__lwip_flush();
-		timer.gen = weft__park_begin(self);
-		timer.f = self;
-		weft__unlock(&weft__lwip_lock);
-		weft__park_end(self, at);
-		weft__lwip_lock_take();
-		timer.f = NULL;
-		weft__unlock(&weft__lwip_lock);
+		/* Woken by the deadline, by a flush that made an earlier timeout
+		 * (weft__waiter_complete), or by stop_fiber's cancellation. */
+		struct weft__waiter w;
+		weft__waiter_wait(&weft__lwip_lock, &timer.q, &w, at);
 	}
+	weft__unlock(&weft__lwip_lock);
 	return NULL;
 }
 
