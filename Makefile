@@ -206,6 +206,9 @@ tests: $(TESTS)
 # device tree, board/<board>/board.dts, in configuration FIT_CONFIG), and a
 # check of the ELF and the FIT against board.h.
 ifeq ($(IMAGES),yes)
+ifeq ($(FIT_CONFIG),)
+$(error board/$(TARGET)/board.mk: IMAGES := yes needs FIT_CONFIG, the FIT configuration's name)
+endif
 BOARD_IMAGES := $(foreach e,$(EXAMPLES),$(e).bin $(e).itb $(e).checked)
 all: $(BOARD_IMAGES)
 endif
