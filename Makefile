@@ -202,20 +202,33 @@ $(O)/bench/%: bench/%.c $(INTERNAL_LIB)
 tests: $(TESTS)
 
 # Boards that boot from a bootloader (board.mk: IMAGES := yes) get, for each
-# example, a raw binary, a FIT image for U-Boot, and a check of the ELF
-# against board.h.
+# example, a raw binary, a FIT image for U-Boot (the binary and the board's
+# device tree, board/<board>/board.dts, in configuration FIT_CONFIG), and a
+# check of the ELF and the FIT against board.h.
 ifeq ($(IMAGES),yes)
+ifeq ($(FIT_CONFIG),)
+$(error board/$(TARGET)/board.mk: IMAGES := yes needs FIT_CONFIG, the FIT configuration's name)
+endif
 BOARD_IMAGES := $(foreach e,$(EXAMPLES),$(e).bin $(e).itb $(e).checked)
 all: $(BOARD_IMAGES)
 endif
+BOARD_DTB := $(O)/board.dtb
+# dtc has no -Werror: any warning fails the build here.
+$(BOARD_DTB): board/$(BOARD)/board.dts
+	@mkdir -p $(@D)
+	@$(if $(Q),echo '  DTC     $@')
+	$(Q)dtc -I dts -O dtb -o $@ $< 2>$@.err; rc=$$?; cat $@.err >&2; \
+		if [ $$rc != 0 ] || [ -s $@.err ]; then rm -f $@ $@.err; exit 1; fi; rm -f $@.err
 $(O)/examples/%.bin: $(O)/examples/%
 	@$(if $(Q),echo '  BIN     $@')
 	$(Q)$(OBJCOPY) -O binary $< $@
-$(O)/examples/%.itb: $(O)/examples/% $(O)/examples/%.bin mk/fit.sh
+$(O)/examples/%.itb: $(O)/examples/% $(O)/examples/%.bin $(BOARD_DTB) mk/fit.sh
 	@$(if $(Q),echo '  FIT     $@')
-	$(Q)mk/fit.sh $< $<.bin $@ $(READELF)
-$(O)/examples/%.checked: $(O)/examples/% board/$(BOARD)/board.h mk/check-image.sh
-	$(Q)mk/check-image.sh $< board/$(BOARD)/board.h $(READELF) $(CC) && touch $@
+	$(Q)mk/fit.sh $< $<.bin $(BOARD_DTB) $(FIT_CONFIG) $@ $(READELF)
+$(O)/examples/%.checked: $(O)/examples/% $(O)/examples/%.itb $(BOARD_DTB) board/$(BOARD)/board.h \
+		mk/check-image.sh
+	$(Q)mk/check-image.sh $< board/$(BOARD)/board.h $(READELF) $(CC) $<.itb $(BOARD_DTB) $(FIT_CONFIG) \
+		&& touch $@
 
 # Run this configuration's suites; prints "<name>: N passed, N failed".
 # WEFT_BOOTARGS=NAME=value... goes on a bare-metal image's command line.

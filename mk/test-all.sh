@@ -80,6 +80,20 @@ echo "$out"
 line=$(echo "$out" | grep -E '^bench-smoke: [0-9]+ passed, [0-9]+ failed' | tail -1)
 summary+=("${line:-bench-smoke: no tally (exit $rc)}")
 [ $rc -eq 0 ] || status=1
+# The Duo's boot path, on qemu-virt: Debian's U-Boot boots the qemu-virt FIT
+# images with the Duo's own bootm command (tests/boot/uboot.sh).
+echo "== U-Boot boots the qemu-virt FIT images (tests/boot/uboot.sh)"
+if make --no-print-directory -j"$jobs" TARGET=qemu-virt all >/dev/null; then
+	out=$(timeout 600 tests/boot/uboot.sh 2>&1)
+	rc=$?
+	echo "$out"
+	line=$(echo "$out" | grep -E '^uboot: [0-9]+ passed, [0-9]+ failed$' | tail -1)
+	summary+=("${line:-uboot: no tally (exit $rc)}")
+	[ $rc -eq 0 ] || status=1
+else
+	summary+=("uboot: build failed")
+	status=1
+fi
 # The Duo cannot run here: build it and check its images against board.h.
 echo "== make TARGET=milkv-duo (built and checked, not run)"
 if out=$(make --no-print-directory -j"$jobs" TARGET=milkv-duo all 2>&1); then
