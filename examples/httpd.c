@@ -567,7 +567,8 @@ static size_t stats_body(char *b, size_t cap, int json)
 		       ", \"net_sockets_open\": %" PRIu64 ", \"net_tcp_accepted\": %" PRIu64
 		       ", \"net_bytes_read\": %" PRIu64 ", \"net_bytes_written\": %" PRIu64
 		       ", \"net_frames_in\": %" PRIu64 ", \"net_frames_out\": %" PRIu64
-		       ", \"net_frames_dropped\": %" PRIu64 ", \"net_mem_blocks\": %" PRIu64 "}\n"
+		       ", \"net_frames_dropped\": %" PRIu64 ", \"net_mem_blocks\": %" PRIu64
+		       ", \"net_mem_failed\": %" PRIu64 "}\n"
 		     : "fibers %" PRIu64 "\nworkers %u\nswitches %" PRIu64 "\nspawned %" PRIu64
 		       "\nconnections_open %" PRIu64 "\nconnections_accepted %" PRIu64
 		       "\nconnections_refused %" PRIu64 "\nrequests %" PRIu64 "\nerrors %" PRIu64
@@ -575,13 +576,14 @@ static size_t stats_body(char *b, size_t cap, int json)
 		       "\nnet_sockets_open %" PRIu64 "\nnet_tcp_accepted %" PRIu64
 		       "\nnet_bytes_read %" PRIu64 "\nnet_bytes_written %" PRIu64
 		       "\nnet_frames_in %" PRIu64 "\nnet_frames_out %" PRIu64
-		       "\nnet_frames_dropped %" PRIu64 "\nnet_mem_blocks %" PRIu64 "\n";
+		       "\nnet_frames_dropped %" PRIu64 "\nnet_mem_blocks %" PRIu64
+		       "\nnet_mem_failed %" PRIu64 "\n";
 	int n = snprintf(b, cap, f, ws.fibers, ws.workers, ws.switches, ws.spawned,
 			 atomic_load(&n_open), atomic_load(&n_accepted), atomic_load(&n_refused),
 			 atomic_load(&n_requests), atomic_load(&n_errors),
 			 (weft_now() - started_at) / MS, stack ? stack : "down", ns.sockets_open,
 			 ns.tcp_accepted, ns.bytes_read, ns.bytes_written, ns.frames_in,
-			 ns.frames_out, ns.frames_dropped, ns.mem_blocks);
+			 ns.frames_out, ns.frames_dropped, ns.mem_blocks, ns.mem_failed);
 	return n < 0 ? 0 : (size_t)n < cap ? (size_t)n : cap - 1;
 }
 

@@ -84,7 +84,9 @@ typedef struct weft_net_stats {
 	uint64_t frames_out;      /* lwIP: frames given to the interface */
 	uint64_t frames_dropped;  /* lwIP: frames the interface refused or lwIP dropped */
 	uint64_t mem_blocks;      /* lwIP: blocks of memory it holds now (pbufs, PCBs,
-	                           * segments, timers); 0 for the kernel stack */
+	                           * segments); 0 for the kernel stack */
+	uint64_t mem_failed;      /* lwIP: allocations that failed, ever; each dropped
+	                           * a frame or a segment, or refused a connection */
 } weft_net_stats_t;
 
 /* 0 or -ESRCH (not up). */

@@ -31,4 +31,7 @@ void weft__lwip_stats(weft_net_stats_t *out);
 /* Frames lwIP dropped for want of memory or queue space. */
 void weft__lwip_count_drop(void);
 
+/* For tests: make every n-th allocation of lwIP's fail (0: none). */
+void weft__lwip_fail_every(unsigned n);
+
 #endif
