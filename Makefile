@@ -19,6 +19,19 @@ include $(TOOLCHAIN)
 
 O ?= build/$(TARGET)$(if $(VARIANT),-$(VARIANT))$(if $(CROSS_ARCH),$(if $(filter glibc,$(LIBC)),-glibc))
 
+# A build directory holds one configuration, recorded in $(O)/config when it
+# is first used: a build of another into it stops here, before it can mix
+# objects or run a binary of another CPU.
+BUILD_CONFIG := TARGET=$(TARGET) VARIANT=$(VARIANT) LIBC=$(LIBC) TOOLCHAIN=$(TOOLCHAIN)
+ifneq ($(filter-out clean test bench bench-smoke run deps help uninstall,$(or $(MAKECMDGOALS),all)),)
+BUILT_CONFIG := $(shell cat $(O)/config 2>/dev/null)
+ifeq ($(BUILT_CONFIG),)
+$(shell mkdir -p $(O) && echo '$(BUILD_CONFIG)' >$(O)/config)
+else ifneq ($(BUILT_CONFIG),$(BUILD_CONFIG))
+$(error $(O) holds a build of $(BUILT_CONFIG); this one is $(BUILD_CONFIG): choose another O=, or empty it first with make clean O=$(O))
+endif
+endif
+
 # The cross toolchains get CC and CMocka from the dependency cache.
 ifneq ($(CROSS_ARCH),)
 DEPS_MK := $(O)/deps.mk
@@ -52,6 +65,8 @@ LIBS_OS := -lpthread
 endif
 ALL_CFLAGS := -std=c11 $(WARN) $(CFLAGS) $(CFLAGS_ARCH) $(SAN) \
 	-Iinclude -Iarch -Iarch/$(ARCH) -Ikernel-shim -Iruntime $(BOARD_INC) -MMD -MP
+# A program outside the library: the public headers only.
+PUBLIC_CFLAGS := -std=c11 $(WARN) $(CFLAGS) $(CFLAGS_ARCH) $(SAN) -Iinclude -MMD -MP
 ALL_LDFLAGS := $(LDFLAGS_ARCH) $(SAN) $(LDFLAGS)
 LIBS := $(LIBS_OS) $(LIBS_ARCH)
 
@@ -86,10 +101,23 @@ LWIP_OBJS := $(patsubst $(LWIPDIR)/%.c,$(O)/lwip/%.o,$(LWIP_SRCS))
 LWIP_PIC_OBJS := $(patsubst $(LWIPDIR)/%.c,$(O)/lwip-pic/%.o,$(LWIP_SRCS))
 # lwIP's own code with its own dialect; warnings stay on and are errors.
 LWIP_CFLAGS := -std=gnu11 $(WARN) -Wno-unused-parameter $(CFLAGS) $(CFLAGS_ARCH) $(SAN) \
-	$(LWIP_INC) $(BOARD_INC) -MMD -MP
+	$(LIB_VISIBILITY) $(LWIP_INC) $(BOARD_INC) -MMD -MP
 
 LIB := $(O)/libweft.a
 SOLIB := $(if $(and $(SHARED_LIB),$(filter-out musl,$(LIBC)),$(if $(VARIANT),,y)),$(O)/libweft.so)
+# Every object of the library, its internals visible: what the tests and the
+# benches that time internals link against (never installed).
+INTERNAL_LIB := $(O)/libweft-internal.a
+# The library's edge: only weft_* leaves it. Its code is built with hidden
+# visibility (include/weft.h's WEFT_API marks what is public); on Linux,
+# libweft.a is one relocatable object whose every other global (the
+# runtime's weft__*, shim_*, arch_*, lwIP's) is made local, so a program
+# with its own lwIP or sys_now links; libweft.so exports by version script.
+# Bare-metal images are whole programs (the shim defines read, write, sbrk
+# for the C library), so there libweft.a is the objects as they are.
+OBJCOPY ?= $(AR:ar=objcopy)
+NM ?= $(AR:ar=nm)
+LIB_VISIBILITY := -fvisibility=hidden
 
 TEST_SRCS := $(filter-out tests/testutil.c,$(wildcard tests/test_*.c))
 TESTS := $(patsubst tests/%.c,$(O)/tests/%,$(TEST_SRCS))
@@ -103,11 +131,11 @@ lib: $(LIB) $(SOLIB)
 $(O)/obj/%.o: % $(DEPS_MK)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo '  CC      $@')
-	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
+	$(Q)$(CC) $(ALL_CFLAGS) $(LIB_VISIBILITY) -c $< -o $@
 $(O)/pic/%.o: % $(DEPS_MK)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo '  CC      $@')
-	$(Q)$(CC) $(ALL_CFLAGS) -fPIC -c $< -o $@
+	$(Q)$(CC) $(ALL_CFLAGS) $(LIB_VISIBILITY) -fPIC -c $< -o $@
 
 # runtime/ keeps frame pointers: weft_dump walks a parked fiber's stack with
 # them (arch_backtrace) up to the call that parked it in the program's code.
@@ -130,47 +158,77 @@ $(LWIP_PIC_OBJS): $(O)/lwip-pic/%.o: $(LWIP_TREE)/.patched $(DEPS_MK)
 	$(Q)$(CC) $(LWIP_CFLAGS) -fPIC -c $(LWIP_TREE)/$*.c -o $@
 $(OBJS) $(PIC_OBJS): | $(LWIP_TREE)/.patched
 
-$(LIB): $(OBJS) $(LWIP_OBJS)
+$(INTERNAL_LIB): $(OBJS) $(LWIP_OBJS)
 	@rm -f $@
 	@$(if $(Q),echo '  AR      $@')
 	$(Q)$(AR) rcs $@ $^
-$(O)/libweft.so: $(PIC_OBJS) $(LWIP_PIC_OBJS)
+ifeq ($(SHIM),linux)
+$(LIB): $(OBJS) $(LWIP_OBJS)
+	@rm -f $@ $(O)/weft.o
+	@$(if $(Q),echo '  AR      $@ (only weft_* global)')
+	$(Q)$(CC) -r -nostdlib -o $(O)/weft.o $^
+	$(Q)$(NM) -g --defined-only $(O)/weft.o | awk '$$3 ~ /^weft_[^_]/ { print $$3 }' >$(O)/weft.syms
+	$(Q)$(OBJCOPY) --keep-global-symbols=$(O)/weft.syms $(O)/weft.o
+	$(Q)$(AR) rcs $@ $(O)/weft.o
+else
+$(LIB): $(INTERNAL_LIB)
+	$(Q)cp $< $@
+endif
+$(O)/libweft.so: $(PIC_OBJS) $(LWIP_PIC_OBJS) mk/libweft.map
 	@$(if $(Q),echo '  LD      $@')
-	$(Q)$(CC) -shared $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
+	$(Q)$(CC) -shared $(ALL_LDFLAGS) -Wl,--version-script=mk/libweft.map -o $@ \
+		$(PIC_OBJS) $(LWIP_PIC_OBJS) $(LIBS)
 
-$(O)/tests/%: tests/%.c tests/testutil.c tests/testutil.h $(LIB)
+# The suites test internals too (the deque, stacks, the overflow report).
+$(O)/tests/%: tests/%.c tests/testutil.c tests/testutil.h $(INTERNAL_LIB)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo '  LD      $@')
-	$(Q)$(CC) $(ALL_CFLAGS) -D_GNU_SOURCE $(CMOCKA_CFLAGS) -Itests -o $@ $< tests/testutil.c $(LIB) \
-		$(CMOCKA_LIBS) $(ALL_LDFLAGS) $(LIBS)
+	$(Q)$(CC) $(ALL_CFLAGS) -D_GNU_SOURCE $(CMOCKA_CFLAGS) -Itests -o $@ $< tests/testutil.c \
+		$(INTERNAL_LIB) $(CMOCKA_LIBS) $(ALL_LDFLAGS) $(LIBS)
 
+# Examples are what a user writes: the public headers and libweft.a only.
 $(O)/examples/%: examples/%.c $(LIB)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo '  LD      $@')
-	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $< $(LIB) $(ALL_LDFLAGS) $(LIBS)
+	$(Q)$(CC) $(PUBLIC_CFLAGS) -o $@ $< $(LIB) $(ALL_LDFLAGS) $(LIBS)
 
-$(O)/bench/%: bench/%.c $(LIB)
+# bench/switch.c and bench/micro.c time internals (arch_switch,
+# shim_stack_alloc) beside the public calls: they see the private headers.
+$(O)/bench/%: bench/%.c $(INTERNAL_LIB)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo '  LD      $@')
-	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $< $(LIB) $(ALL_LDFLAGS) $(LIBS)
+	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $< $(INTERNAL_LIB) $(ALL_LDFLAGS) $(LIBS)
 
 tests: $(TESTS)
 
 # Boards that boot from a bootloader (board.mk: IMAGES := yes) get, for each
-# example, a raw binary, a FIT image for U-Boot, and a check of the ELF
-# against board.h.
+# example, a raw binary, a FIT image for U-Boot (the binary and the board's
+# device tree, board/<board>/board.dts, in configuration FIT_CONFIG), and a
+# check of the ELF and the FIT against board.h.
 ifeq ($(IMAGES),yes)
+ifeq ($(FIT_CONFIG),)
+$(error board/$(TARGET)/board.mk: IMAGES := yes needs FIT_CONFIG, the FIT configuration's name)
+endif
 BOARD_IMAGES := $(foreach e,$(EXAMPLES),$(e).bin $(e).itb $(e).checked)
 all: $(BOARD_IMAGES)
 endif
+BOARD_DTB := $(O)/board.dtb
+# dtc has no -Werror: any warning fails the build here.
+$(BOARD_DTB): board/$(BOARD)/board.dts
+	@mkdir -p $(@D)
+	@$(if $(Q),echo '  DTC     $@')
+	$(Q)dtc -I dts -O dtb -o $@ $< 2>$@.err; rc=$$?; cat $@.err >&2; \
+		if [ $$rc != 0 ] || [ -s $@.err ]; then rm -f $@ $@.err; exit 1; fi; rm -f $@.err
 $(O)/examples/%.bin: $(O)/examples/%
 	@$(if $(Q),echo '  BIN     $@')
 	$(Q)$(OBJCOPY) -O binary $< $@
-$(O)/examples/%.itb: $(O)/examples/% $(O)/examples/%.bin mk/fit.sh
+$(O)/examples/%.itb: $(O)/examples/% $(O)/examples/%.bin $(BOARD_DTB) mk/fit.sh
 	@$(if $(Q),echo '  FIT     $@')
-	$(Q)mk/fit.sh $< $<.bin $@ $(READELF)
-$(O)/examples/%.checked: $(O)/examples/% board/$(BOARD)/board.h mk/check-image.sh
-	$(Q)mk/check-image.sh $< board/$(BOARD)/board.h $(READELF) $(CC) && touch $@
+	$(Q)mk/fit.sh $< $<.bin $(BOARD_DTB) $(FIT_CONFIG) $@ $(READELF)
+$(O)/examples/%.checked: $(O)/examples/% $(O)/examples/%.itb $(BOARD_DTB) board/$(BOARD)/board.h \
+		mk/check-image.sh
+	$(Q)mk/check-image.sh $< board/$(BOARD)/board.h $(READELF) $(CC) $<.itb $(BOARD_DTB) $(FIT_CONFIG) \
+		&& touch $@
 
 # Run this configuration's suites; prints "<name>: N passed, N failed".
 # WEFT_BOOTARGS=NAME=value... goes on a bare-metal image's command line.
@@ -193,7 +251,12 @@ run:
 	QEMU_NETDEV=user,hostfwd=tcp:127.0.0.1:$(HTTP_PORT)-:80 QEMU_TIMEOUT=0 \
 		qemu/run-qemu-virt.sh build/qemu-virt/examples/httpd WEFT_NETIF=virtio HTTPD_PORT=80
 
+# make test runs every target and variant itself; a TARGET= given to it
+# would be forced into each of its builds.
 test:
+	@if [ "$(origin TARGET)" = "command line" ]; then \
+		echo "make test runs every target and variant itself; for one configuration: make TARGET=$(TARGET) check" >&2; \
+		exit 2; fi
 	@mk/test-all.sh
 
 # weft beside Boost.Context, Boost.Fiber, Go, an epoll server and nginx, as
@@ -205,7 +268,40 @@ bench:
 bench-smoke:
 	@mk/bench.sh --smoke
 
+# Install the library for this target: headers, libweft.a (and libweft.so
+# where it is built), weft.pc for pkg-config and a CMake package
+# (find_package(weft): the imported target weft::weft, the static library).
+# make install PREFIX=/usr/local DESTDIR=; make uninstall with the same.
+# Linux targets only: a bare-metal program is built in this tree, with its
+# board's linker script and start-up code.
+PREFIX ?= /usr/local
+DESTDIR ?=
+WEFT_VERSION := 0.1.0
+EMPTY :=
+INSTALL_FILES := include/weft.h include/weft_net.h lib/libweft.a lib/pkgconfig/weft.pc \
+	lib/cmake/weft/weftConfig.cmake lib/cmake/weft/weftConfigVersion.cmake \
+	$(if $(SOLIB),lib/libweft.so)
+.PHONY: install uninstall
+install: lib
+	@if [ "$(SHIM)" != linux ]; then \
+		echo "make install: $(TARGET) is bare metal; build its programs in this tree (see docs/porting.md)" >&2; exit 2; fi
+	@$(if $(Q),echo '  INSTALL $(DESTDIR)$(PREFIX)')
+	$(Q)install -d $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig \
+		$(DESTDIR)$(PREFIX)/lib/cmake/weft
+	$(Q)install -m 644 include/weft.h include/weft_net.h $(DESTDIR)$(PREFIX)/include/
+	$(Q)install -m 644 $(LIB) $(SOLIB) $(DESTDIR)$(PREFIX)/lib/
+	$(Q)sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(WEFT_VERSION)|' \
+		-e 's|@LIBS@|$(strip $(LIBS))|' mk/weft.pc.in >$(DESTDIR)$(PREFIX)/lib/pkgconfig/weft.pc
+	$(Q)sed -e 's|@LIBS@|$(subst $(EMPTY) $(EMPTY),;,$(strip $(LIBS)))|' mk/weftConfig.cmake.in \
+		>$(DESTDIR)$(PREFIX)/lib/cmake/weft/weftConfig.cmake
+	$(Q)sed -e 's|@VERSION@|$(WEFT_VERSION)|' mk/weftConfigVersion.cmake.in \
+		>$(DESTDIR)$(PREFIX)/lib/cmake/weft/weftConfigVersion.cmake
+uninstall:
+	$(Q)rm -f $(addprefix $(DESTDIR)$(PREFIX)/,$(INSTALL_FILES) lib/libweft.so)
+	$(Q)rmdir $(DESTDIR)$(PREFIX)/lib/cmake/weft 2>/dev/null || true
+
+# make clean empties build/; make clean O=dir empties that directory.
 clean:
-	rm -rf build
+	rm -rf $(if $(filter command line,$(origin O)),$(O),build)
 
 -include $(OBJS:.o=.d) $(PIC_OBJS:.o=.d) $(LWIP_OBJS:.o=.d) $(LWIP_PIC_OBJS:.o=.d)

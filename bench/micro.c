@@ -342,7 +342,7 @@ static void row_idle(long n)
 	long rss1 = proc_kb("VmRSS");
 	weft_future_resolve(gate, NULL);
 	stop();
-	weft_future_release(gate);
+	weft_future_destroy(gate);
 	printf("bench: idle %.1f B\n", (double)(rss1 - rss0) / (double)n);
 }
 

@@ -9,7 +9,13 @@
  * HTTPD_MAX_BODY bytes gets 413; Transfer-Encoding (chunked) is not
  * implemented and gets 501. After any of those the connection closes.
  * Bodies announced by Content-Length are read and thrown away, so a POST to
- * / gets its 405 and the connection stays usable.
+ * / gets its 405 and the connection stays usable. A request, head and body,
+ * must arrive within HTTPD_IDLE_MS of its first byte (else 408 and close):
+ * a client that trickles bytes cannot hold a connection longer than that.
+ *
+ * A connection that cannot be served (HTTPD_MAX_CONNS reached, no memory
+ * for it or for its fiber) gets a 503 if its socket takes one at once, and
+ * is closed; the first refusal of a burst is logged, with the reason.
  *
  * Environment: HTTPD_ADDR (0.0.0.0), HTTPD_PORT (8080), HTTPD_IDLE_MS (5000),
  * HTTPD_GRACE_MS (5000), HTTPD_MAX_CONNS (4096), HTTPD_MAX_BODY (65536), and
@@ -430,9 +436,10 @@ static ssize_t idle_read(struct conn *c, int64_t deadline)
 }
 
 /* Wait for the next request's head in c->buf. Returns 0 with *r filled (the
- * head is c->buf[0..*head_len)); -1 to close without an answer; or the
- * status to answer before closing. */
-static int read_head(struct conn *c, struct req *r, size_t *head_len)
+ * head is c->buf[0..*head_len)) and *until, the request's deadline (its
+ * first byte's time plus the idle time: the body must be in by then too);
+ * -1 to close without an answer; or the status to answer before closing. */
+static int read_head(struct conn *c, struct req *r, size_t *head_len, int64_t *until)
 {
 	size_t scan = 0, skipped = 0;
 	int64_t deadline = weft_deadline_in(cfg.idle_ms * MS);
@@ -456,6 +463,7 @@ static int read_head(struct conn *c, struct req *r, size_t *head_len)
 			size_t end = head_end(c->buf, c->len, &scan);
 			if (end) {
 				*head_len = end;
+				*until = deadline;
 				return parse_head(c->buf, end, r);
 			}
 			/* A bad request line is answered before the rest comes. */
@@ -481,17 +489,18 @@ static int read_head(struct conn *c, struct req *r, size_t *head_len)
 	return 400;
 }
 
-/* Read and drop a body of n bytes, what is buffered first. */
-static int skip_body(struct conn *c, uint64_t n)
+/* Read and drop a body of n bytes, what is buffered first, by the request's
+ * deadline. Returns 0, -ETIMEDOUT, or another error. */
+static int skip_body(struct conn *c, uint64_t n, int64_t until)
 {
 	size_t take = c->len < n ? c->len : (size_t)n;
 	consume(c, take);
 	n -= take;
 	while (n > 0) { /* n <= cfg.max_body: each round takes at least a byte */
-		ssize_t got = weft_sock_read(c->s, c->buf, n < HEAD_MAX ? (size_t)n : HEAD_MAX,
-					     weft_deadline_in(cfg.idle_ms * MS));
+		ssize_t got =
+			weft_sock_read(c->s, c->buf, n < HEAD_MAX ? (size_t)n : HEAD_MAX, until);
 		if (got <= 0)
-			return -1;
+			return got < 0 ? (int)got : -EPIPE;
 		n -= (uint64_t)got;
 	}
 	return 0;
@@ -567,7 +576,8 @@ static size_t stats_body(char *b, size_t cap, int json)
 		       ", \"net_sockets_open\": %" PRIu64 ", \"net_tcp_accepted\": %" PRIu64
 		       ", \"net_bytes_read\": %" PRIu64 ", \"net_bytes_written\": %" PRIu64
 		       ", \"net_frames_in\": %" PRIu64 ", \"net_frames_out\": %" PRIu64
-		       ", \"net_frames_dropped\": %" PRIu64 ", \"net_mem_blocks\": %" PRIu64 "}\n"
+		       ", \"net_frames_dropped\": %" PRIu64 ", \"net_mem_blocks\": %" PRIu64
+		       ", \"net_mem_failed\": %" PRIu64 "}\n"
 		     : "fibers %" PRIu64 "\nworkers %u\nswitches %" PRIu64 "\nspawned %" PRIu64
 		       "\nconnections_open %" PRIu64 "\nconnections_accepted %" PRIu64
 		       "\nconnections_refused %" PRIu64 "\nrequests %" PRIu64 "\nerrors %" PRIu64
@@ -575,13 +585,14 @@ static size_t stats_body(char *b, size_t cap, int json)
 		       "\nnet_sockets_open %" PRIu64 "\nnet_tcp_accepted %" PRIu64
 		       "\nnet_bytes_read %" PRIu64 "\nnet_bytes_written %" PRIu64
 		       "\nnet_frames_in %" PRIu64 "\nnet_frames_out %" PRIu64
-		       "\nnet_frames_dropped %" PRIu64 "\nnet_mem_blocks %" PRIu64 "\n";
+		       "\nnet_frames_dropped %" PRIu64 "\nnet_mem_blocks %" PRIu64
+		       "\nnet_mem_failed %" PRIu64 "\n";
 	int n = snprintf(b, cap, f, ws.fibers, ws.workers, ws.switches, ws.spawned,
 			 atomic_load(&n_open), atomic_load(&n_accepted), atomic_load(&n_refused),
 			 atomic_load(&n_requests), atomic_load(&n_errors),
 			 (weft_now() - started_at) / MS, stack ? stack : "down", ns.sockets_open,
 			 ns.tcp_accepted, ns.bytes_read, ns.bytes_written, ns.frames_in,
-			 ns.frames_out, ns.frames_dropped, ns.mem_blocks);
+			 ns.frames_out, ns.frames_dropped, ns.mem_blocks, ns.mem_failed);
 	return n < 0 ? 0 : (size_t)n < cap ? (size_t)n : cap - 1;
 }
 
@@ -662,7 +673,8 @@ static int serve(struct conn *c)
 	for (int served = 0; served < MAX_REQUESTS; served++) {
 		struct req r;
 		size_t head_len = 0;
-		int st = read_head(c, &r, &head_len);
+		int64_t until = -1;
+		int st = read_head(c, &r, &head_len, &until);
 		if (st < 0)
 			return 0;
 		if (st > 0)
@@ -687,11 +699,13 @@ static int serve(struct conn *c)
 				 * body: answer now and close instead. */
 				flags &= ~(unsigned)RF_KEEP;
 			} else {
-				if (expect && weft_sock_write(c->s, cont, sizeof cont - 1,
-							      weft_deadline_in(cfg.idle_ms * MS)) !=
+				if (expect && weft_sock_write(c->s, cont, sizeof cont - 1, until) !=
 						      (ssize_t)sizeof cont - 1)
 					return 0;
-				if (skip_body(c, body_len) != 0)
+				int b = skip_body(c, body_len, until);
+				if (b == -ETIMEDOUT)
+					return respond_status(c, 408, 0) == 0;
+				if (b != 0)
 					return 0;
 			}
 		}
@@ -730,6 +744,22 @@ static void *conn_main(void *arg)
 
 /* ---- Accepting ---------------------------------------------------------- */
 
+/* Turn a connection away: a 503 if its socket takes it at once, then close;
+ * the first refusal after a quiet second is logged, with the count so far. */
+static void refuse(weft_sock_t *s, const char *why)
+{
+	static const char busy[] = "HTTP/1.1 503 Service Unavailable\r\n"
+				   "Content-Length: 0\r\nConnection: close\r\n\r\n";
+	static _Atomic int64_t last_log = INT64_MIN / 2;
+	weft_sock_write(s, busy, sizeof busy - 1, 0);
+	weft_sock_close(s);
+	uint64_t n = atomic_fetch_add(&n_refused, 1) + 1;
+	int64_t now = weft_now(), last = atomic_load(&last_log);
+	if (now - last >= 1000 * MS && atomic_compare_exchange_strong(&last_log, &last, now))
+		fprintf(stderr, "httpd: refusing connections: %s (%" PRIu64 " refused so far)\n",
+			why, n);
+}
+
 static void *accept_loop(void *arg)
 {
 	weft_sock_t *ls = arg;
@@ -743,25 +773,23 @@ static void *accept_loop(void *arg)
 			continue;
 		}
 		atomic_fetch_add(&n_accepted, 1);
-		struct conn *c = NULL;
-		if (atomic_load(&n_open) < (uint64_t)cfg.max_conns)
-			c = calloc(1, sizeof *c);
+		if (atomic_load(&n_open) >= (uint64_t)cfg.max_conns) {
+			refuse(s, "HTTPD_MAX_CONNS connections open");
+			continue;
+		}
+		struct conn *c = calloc(1, sizeof *c);
 		if (!c) {
-			static const char busy[] = "HTTP/1.1 503 Service Unavailable\r\n"
-						   "Content-Length: 0\r\nConnection: close\r\n\r\n";
-			weft_sock_write(s, busy, sizeof busy - 1, 0);
-			weft_sock_close(s);
-			atomic_fetch_add(&n_refused, 1);
+			refuse(s, "no memory for a connection");
 			continue;
 		}
 		c->s = s;
 		atomic_fetch_add(&n_open, 1);
 		weft_attr_t attr = {.name = "http-conn"};
-		if (weft_fiber_spawn(&c->fiber, &attr, conn_main, c) != 0) {
-			weft_sock_close(s);
+		int err = weft_fiber_spawn(&c->fiber, &attr, conn_main, c);
+		if (err != 0) {
 			free(c);
 			atomic_fetch_sub(&n_open, 1);
-			atomic_fetch_add(&n_refused, 1);
+			refuse(s, err == -ENOMEM ? "no memory for a fiber" : "cannot spawn a fiber");
 			continue;
 		}
 		tell(EV_NEW, c);

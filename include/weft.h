@@ -12,13 +12,30 @@
  *    runs others) and from plain OS threads (they block the thread).
  *  - A blocking call in a fiber returns -ECANCELED when the fiber is
  *    cancelled (weft_fiber_cancel, weft_shutdown_grace), once per request,
- *    unless the fiber holds cancellation off (weft_cancel_hold).
+ *    unless the fiber holds cancellation off (weft_fiber_cancel_hold).
+ *  - A stream that has ended (a channel closed and drained, a generator
+ *    that has returned) answers -EPIPE, every time.
+ *  - What weft_<object>_create makes, weft_<object>_destroy ends (sockets:
+ *    weft_sock_close). destroy returns 0, or -EBUSY while the object is in
+ *    use, freeing nothing (a safety net: destroy only once no call on it
+ *    can still be running); destroy(NULL) is a no-op returning 0.
+ *  - Names are weft_<object>_<verb>; the runtime's own calls (init, run,
+ *    now, select, dump...) are weft_<verb>.
+ * This header is the contract; docs/api.md is the guide that follows it.
  */
 #ifndef WEFT_H
 #define WEFT_H
 
 #include <stddef.h>
 #include <stdint.h>
+
+/* What the library exports: every public function carries WEFT_API; the
+ * library is built with hidden visibility, so nothing else leaves it. */
+#if defined(__GNUC__) || defined(__clang__)
+#define WEFT_API __attribute__((visibility("default")))
+#else
+#define WEFT_API
+#endif
 
 #ifdef __cplusplus
 extern "C" {
@@ -55,20 +72,20 @@ enum {
  * (running), -EINVAL (workers > 16, stack_size below 4 KiB or above 1 GiB, or
  * a malformed environment variable), -ENOMEM, -EAGAIN (no threads), or the
  * -errno of a failed signal set-up. */
-int weft_init(const weft_config_t *cfg);
+WEFT_API int weft_init(const weft_config_t *cfg);
 
 /* Block the calling plain thread until every fiber has exited (with
  * WEFT_CFG_HOST_LOOP: run them on it until then). Returns 0, -EPERM when
  * called from a fiber (it would wait for itself), -ESRCH when the runtime is
  * not running, -EBUSY (host loop: another thread is in weft_poll). */
-int weft_run(void);
+WEFT_API int weft_run(void);
 
 /* Stop the worker threads and release the runtime; call weft_run first.
  * Handles of finished fibers not yet joined stay valid and can be joined
  * after. Do not spawn from other threads while it runs. Returns 0, -EBUSY
  * (fibers are still alive, or the network stack is up: weft_net_fini first;
  * nothing is stopped), -EPERM (called from a fiber), -ESRCH (not running). */
-int weft_shutdown(void);
+WEFT_API int weft_shutdown(void);
 
 /* A fiber that did not finish within weft_shutdown_grace's deadline: its
  * id, name ("" if none; valid during the call) and spawn site. */
@@ -85,7 +102,7 @@ typedef void (*weft_straggler_fn)(uint64_t id, const char *name, const char *fil
  * more with weft_run, or call again: a new request); -EBUSY (all finished
  * but the network stack is up: weft_net_fini, then weft_shutdown); -EPERM
  * (called from a fiber); -ESRCH (not running). */
-int weft_shutdown_grace(int64_t deadline, weft_straggler_fn report, void *ctx);
+WEFT_API int weft_shutdown_grace(int64_t deadline, weft_straggler_fn report, void *ctx);
 
 /* Host loop (WEFT_CFG_HOST_LOOP): run the fibers that are ready on the
  * calling thread, and those they make ready, until none is; if none was
@@ -97,21 +114,21 @@ int weft_shutdown_grace(int64_t deadline, weft_straggler_fn report, void *ctx);
  * -EBUSY (another thread is in weft_poll or weft_run), -ESRCH (not
  * running). A plain thread blocked in a weft call meanwhile runs nothing:
  * the host's own calls should use deadline 0. */
-int weft_poll(int64_t deadline);
+WEFT_API int weft_poll(int64_t deadline);
 
 /* When weft_poll next has work, for the host's poll timeout: 0 (fibers are
  * ready now), the earliest deadline of a parked fiber, or -1 (nothing
  * scheduled; only a wake from outside, or I/O a fiber waits for, brings
  * work: a host that does not watch those fds itself should bound its
  * wait). */
-int64_t weft_poll_next(void);
+WEFT_API int64_t weft_poll_next(void);
 
 /* Number of worker threads, 0 if the runtime is not running. */
-unsigned weft_workers(void);
+WEFT_API unsigned weft_workers(void);
 
 /* Index [0, weft_workers()) of the worker running the calling fiber, or -1
  * from a plain thread. A fiber may move between workers at any suspension. */
-int weft_worker_index(void);
+WEFT_API int weft_worker_index(void);
 
 /* A snapshot of the runtime's counters (each read on its own: together they
  * are not one instant). */
@@ -123,20 +140,21 @@ typedef struct weft_stats {
 } weft_stats_t;
 
 /* 0, -EINVAL (out NULL), -ESRCH (runtime not running). */
-int weft_stats(weft_stats_t *out);
+WEFT_API int weft_stats(weft_stats_t *out);
 
 /* ---- Time -------------------------------------------------------------- */
 
 /* Monotonic time in nanoseconds: the clock every deadline is measured in. */
-int64_t weft_now(void);
+WEFT_API int64_t weft_now(void);
 
 /* Absolute deadline ns from now (ns < 0 gives -1, forever). */
-int64_t weft_deadline_in(int64_t ns);
+WEFT_API int64_t weft_deadline_in(int64_t ns);
 
 /* Sleep until the deadline. Returns 0 once it has passed (at once for 0 or a
- * past deadline), -ECANCELED, -EINVAL for a negative deadline (it would never
- * wake). */
-int weft_sleep_until(int64_t deadline);
+ * past deadline), -ECANCELED. With -1 (no deadline) it sleeps until the
+ * fiber is cancelled: a plain thread, which nobody cancels, sleeps for
+ * good. */
+WEFT_API int weft_sleep_until(int64_t deadline);
 
 /* ---- Fibers ------------------------------------------------------------ */
 
@@ -168,8 +186,8 @@ typedef struct weft_attr {
  * for diagnostics. */
 #define weft_fiber_spawn(out, attr, fn, arg) \
 	weft_fiber_spawn_at((out), (attr), (fn), (arg), __FILE__, __LINE__)
-int weft_fiber_spawn_at(weft_fiber_t *out, const weft_attr_t *attr, weft_fn fn, void *arg,
-			const char *file, int line);
+WEFT_API int weft_fiber_spawn_at(weft_fiber_t *out, const weft_attr_t *attr, weft_fn fn, void *arg,
+				 const char *file, int line);
 
 /* Wait until fiber f has finished and collect what fn returned (or what it
  * passed to weft_fiber_exit) into *result (result may be NULL); the handle is
@@ -177,12 +195,12 @@ int weft_fiber_spawn_at(weft_fiber_t *out, const weft_attr_t *attr, weft_fn fn, 
  * -ECANCELED (the handle stays valid: join again later); -ESRCH (f is not a
  * held handle: never valid, already joined or detached); -EDEADLK (f is the
  * caller); -EBUSY (another caller is already joining f). */
-int weft_fiber_join(weft_fiber_t f, int64_t deadline, void **result);
+WEFT_API int weft_fiber_join(weft_fiber_t f, int64_t deadline, void **result);
 
 /* Give up the handle: the fiber's memory is freed as soon as it finishes.
  * Returns 0, -ESRCH (not a held handle), -EBUSY (someone is joining it),
  * -EPERM (f is the caller: the handle belongs to its spawner). */
-int weft_fiber_detach(weft_fiber_t f);
+WEFT_API int weft_fiber_detach(weft_fiber_t f);
 
 /* Ask fiber f to stop: the call it is blocked in, or the next call that
  * would block (or weft_fiber_yield, or weft_sleep_until), returns -ECANCELED;
@@ -192,11 +210,11 @@ int weft_fiber_detach(weft_fiber_t f);
  * one that holds cancellation off, at the first after its hold ends.
  * Returns 0; -ESRCH (not a held handle); -EALREADY (f has already finished:
  * nothing to cancel). */
-int weft_fiber_cancel(weft_fiber_t f);
+WEFT_API int weft_fiber_cancel(weft_fiber_t f);
 
 /* Let other runnable fibers run; the caller is queued behind them. From a
  * plain thread it yields the CPU. Returns 0 or -ECANCELED. */
-int weft_fiber_yield(void);
+WEFT_API int weft_fiber_yield(void);
 
 /* Hold cancellation off around a critical section, nestable. While held, a
  * request (weft_fiber_cancel, shutdown) interrupts nothing: blocking calls
@@ -206,24 +224,24 @@ int weft_fiber_yield(void);
  * Only the calling fiber's own state (a plain thread's too, which nobody
  * can cancel). hold returns the new depth (>= 1) or -EOVERFLOW; release the
  * depth left (0 when the hold has ended) or -EPERM (nothing held). */
-int weft_cancel_hold(void);
-int weft_cancel_release(void);
+WEFT_API int weft_fiber_cancel_hold(void);
+WEFT_API int weft_fiber_cancel_release(void);
 
 /* End the calling fiber with result, as if fn had returned it. Only from a
  * fiber (from a plain thread it returns -EPERM; from a local-storage
  * destructor run by the fiber's own exit, -EALREADY). */
-int weft_fiber_exit(void *result);
+WEFT_API int weft_fiber_exit(void *result);
 
 /* The handle of the calling fiber, or 0 from a plain thread. The caller does
  * not own it (it must not join or detach itself). */
-weft_fiber_t weft_fiber_self(void);
+WEFT_API weft_fiber_t weft_fiber_self(void);
 
 /* The calling fiber's id: a small number, unique in the process, the one
  * diagnostics print. 0 from a plain thread. */
-uint64_t weft_fiber_id(void);
+WEFT_API uint64_t weft_fiber_id(void);
 
 /* The calling fiber's name ("" if none), or NULL from a plain thread. */
-const char *weft_fiber_name(void);
+WEFT_API const char *weft_fiber_name(void);
 
 /* ---- Futures ----------------------------------------------------------- */
 
@@ -232,27 +250,28 @@ const char *weft_fiber_name(void);
 typedef struct weft_future weft_future_t;
 
 /* Returns 0 and a future holding one reference, or -EINVAL, -ENOMEM. */
-int weft_future_create(weft_future_t **out);
+WEFT_API int weft_future_create(weft_future_t **out);
 
 /* Take another reference (for handing the future to another owner). */
-weft_future_t *weft_future_retain(weft_future_t *f);
+WEFT_API weft_future_t *weft_future_retain(weft_future_t *f);
 
-/* Drop a reference; the last one frees the future. Waiters hold their own
- * reference while they wait, so releasing during an await is safe. */
-void weft_future_release(weft_future_t *f);
+/* Drop the caller's reference (create's, or one from retain); the last one
+ * frees the future. Waiters hold their own reference while they wait, so
+ * destroying during an await is safe. Returns 0 (NULL: a no-op). */
+WEFT_API int weft_future_destroy(weft_future_t *f);
 
 /* Settle with a value and wake every waiter. Returns 0, -EINVAL (f NULL),
  * -EALREADY (already settled: the first settlement stands). */
-int weft_future_resolve(weft_future_t *f, void *value);
+WEFT_API int weft_future_resolve(weft_future_t *f, void *value);
 
 /* Settle with an error (a negative errno) and wake every waiter. Returns 0,
  * -EINVAL (f NULL or error >= 0), -EALREADY. */
-int weft_future_reject(weft_future_t *f, int error);
+WEFT_API int weft_future_reject(weft_future_t *f, int error);
 
 /* Wait for f to settle. Returns 0 and the value in *value (value may be
  * NULL); or the rejection error; or -ETIMEDOUT, -ECANCELED, -EINVAL (f NULL).
  * A settled future returns at once, without a switch. */
-int weft_future_await(weft_future_t *f, int64_t deadline, void **value);
+WEFT_API int weft_future_await(weft_future_t *f, int64_t deadline, void **value);
 
 /* ---- Channels ---------------------------------------------------------- */
 
@@ -265,38 +284,39 @@ typedef struct weft_chan weft_chan_t;
 
 /* Returns 0 and the channel, -EINVAL (elem_size 0 or above 64 KiB, capacity
  * above 2^24), -ENOMEM. */
-int weft_chan_create(weft_chan_t **out, size_t elem_size, size_t capacity);
+WEFT_API int weft_chan_create(weft_chan_t **out, size_t elem_size, size_t capacity);
 
-/* Free the channel. Nobody may be using it or blocked on it. */
-void weft_chan_destroy(weft_chan_t *c);
+/* Free the channel. Returns 0, -EBUSY (a sender, receiver or select is
+ * blocked on it: nothing is freed); NULL is a no-op returning 0. */
+WEFT_API int weft_chan_destroy(weft_chan_t *c);
 
 /* Copy elem_size bytes from elem into the channel. Returns 0, -EPIPE
  * (closed), -ETIMEDOUT, -ECANCELED, -EINVAL (NULL arguments). */
-int weft_chan_send(weft_chan_t *c, const void *elem, int64_t deadline);
+WEFT_API int weft_chan_send(weft_chan_t *c, const void *elem, int64_t deadline);
 
 /* Copy the next element into elem. Returns 0, -EPIPE (closed and drained),
  * -ETIMEDOUT, -ECANCELED, -EINVAL (NULL arguments). */
-int weft_chan_recv(weft_chan_t *c, void *elem, int64_t deadline);
+WEFT_API int weft_chan_recv(weft_chan_t *c, void *elem, int64_t deadline);
 
 /* Close the channel. Returns 0, -EPIPE (already closed), -EINVAL. */
-int weft_chan_close(weft_chan_t *c);
+WEFT_API int weft_chan_close(weft_chan_t *c);
 
 /* Elements buffered now (a snapshot). */
-size_t weft_chan_len(weft_chan_t *c);
+WEFT_API size_t weft_chan_len(weft_chan_t *c);
 
 /* ---- Cancelling futures, and combinators -------------------------------- */
 
 /* Cancel f: if it is pending, reject it with -ECANCELED (waking its waiters)
  * and then call its cancel hook, on the caller's fiber or thread. Returns 0,
  * -EINVAL (f NULL), -EALREADY (already settled: the hook is not called). */
-int weft_future_cancel(weft_future_t *f);
+WEFT_API int weft_future_cancel(weft_future_t *f);
 
 /* Set the call weft_future_cancel makes once it has rejected f: how whoever
  * settles f learns to stop (e.g. fn cancels the fiber computing it). fn NULL
  * removes it. It runs at most once, never if f settles any other way; it must
  * not block for long (race runs it before returning). Returns 0, -EINVAL
  * (f NULL), -EALREADY (f has settled: fn will never be called). */
-int weft_future_on_cancel(weft_future_t *f, void (*fn)(void *arg), void *arg);
+WEFT_API int weft_future_on_cancel(weft_future_t *f, void (*fn)(void *arg), void *arg);
 
 /* The combinators wait on n futures fs[0..n-1] at once (a future may appear
  * more than once) and hold a reference to each while they wait. If the
@@ -313,22 +333,22 @@ int weft_future_on_cancel(weft_future_t *f, void (*fn)(void *arg), void *arg);
  * without waiting for the rest, and *failed (may be NULL) = its index (the
  * lowest one, if several have rejected by the time the caller looks). n 0
  * returns 0. */
-int weft_future_all(weft_future_t *const *fs, size_t n, int64_t deadline, void **values,
-		    size_t *failed);
+WEFT_API int weft_future_all(weft_future_t *const *fs, size_t n, int64_t deadline, void **values,
+			     size_t *failed);
 
 /* Wait until every future has settled, whichever way. Returns 0, with
  * values[i] = fs[i]'s value (NULL if rejected) and errors[i] = 0 or its
  * rejection error (either array may be NULL). n 0 returns 0. */
-int weft_future_all_settled(weft_future_t *const *fs, size_t n, int64_t deadline,
-			    void **values, int *errors);
+WEFT_API int weft_future_all_settled(weft_future_t *const *fs, size_t n, int64_t deadline,
+				     void **values, int *errors);
 
 /* Wait for the first future to resolve; rejections are skipped. Returns 0,
  * *index (may be NULL) and *value (may be NULL) of the one that resolved (the
  * lowest index if several have); or, once every future has rejected, fs[0]'s
  * rejection error. -EINVAL also for n 0 (nothing could resolve). The others
  * are left alone. */
-int weft_future_any(weft_future_t *const *fs, size_t n, int64_t deadline, size_t *index,
-		    void **value);
+WEFT_API int weft_future_any(weft_future_t *const *fs, size_t n, int64_t deadline, size_t *index,
+			     void **value);
 
 /* Wait for the first future to settle, either way: its outcome is returned
  * (0 and *value, or its rejection error) with *index = its index (the lowest
@@ -336,8 +356,8 @@ int weft_future_any(weft_future_t *const *fs, size_t n, int64_t deadline, size_t
  * cancelled (weft_future_cancel) before the call returns, at the winner's
  * time. index and value may be NULL. -EINVAL also for n 0. On -ETIMEDOUT and
  * -ECANCELED nothing is cancelled and *index is not written. */
-int weft_future_race(weft_future_t *const *fs, size_t n, int64_t deadline, size_t *index,
-		     void **value);
+WEFT_API int weft_future_race(weft_future_t *const *fs, size_t n, int64_t deadline, size_t *index,
+			      void **value);
 
 /* ---- Select ------------------------------------------------------------ */
 
@@ -370,7 +390,7 @@ typedef struct weft_select_case {
  * (cases NULL with n > 0, an unknown op, a NULL chan, elem or future),
  * -ENOMEM (n above 8 and no memory). n 0, or only NONE cases, waits for the
  * deadline or a cancellation. -EINVAL also for n above INT_MAX. */
-int weft_select(weft_select_case_t *cases, size_t n, int64_t deadline);
+WEFT_API int weft_select(weft_select_case_t *cases, size_t n, int64_t deadline);
 
 /* ---- Mutex, condition variable, wait group, semaphore ------------------- */
 
@@ -387,20 +407,20 @@ typedef struct weft_cond weft_cond_t;
 typedef struct weft_waitgroup weft_waitgroup_t;
 typedef struct weft_sem weft_sem_t;
 
-int weft_mutex_create(weft_mutex_t **out);
-int weft_mutex_destroy(weft_mutex_t *m);
+WEFT_API int weft_mutex_create(weft_mutex_t **out);
+WEFT_API int weft_mutex_destroy(weft_mutex_t *m);
 
 /* Take m, owned by the calling fiber (or plain thread) until it unlocks.
  * Returns 0; -ETIMEDOUT (held by another at the deadline; deadline 0 is a
  * trylock); -ECANCELED; -EDEADLK (the caller already holds it); -EINVAL. */
-int weft_mutex_lock(weft_mutex_t *m, int64_t deadline);
+WEFT_API int weft_mutex_lock(weft_mutex_t *m, int64_t deadline);
 
 /* Release m; the oldest waiter, if any, now owns it. Returns 0, -EPERM (the
  * caller does not hold m: unlocked, or held by another), -EINVAL. */
-int weft_mutex_unlock(weft_mutex_t *m);
+WEFT_API int weft_mutex_unlock(weft_mutex_t *m);
 
-int weft_cond_create(weft_cond_t **out);
-int weft_cond_destroy(weft_cond_t *c);
+WEFT_API int weft_cond_create(weft_cond_t **out);
+WEFT_API int weft_cond_destroy(weft_cond_t *c);
 
 /* Atomically release m (which the caller holds) and wait for a signal on c,
  * then take m again before returning: on every return but -EPERM and
@@ -409,48 +429,48 @@ int weft_cond_destroy(weft_cond_t *c);
  * (signalled: no spurious wakeups, but recheck the condition, another may
  * have changed it first), -ETIMEDOUT, -ECANCELED, -EPERM (the caller does
  * not hold m), -EINVAL. */
-int weft_cond_wait(weft_cond_t *c, weft_mutex_t *m, int64_t deadline);
+WEFT_API int weft_cond_wait(weft_cond_t *c, weft_mutex_t *m, int64_t deadline);
 
 /* Wake the oldest waiter / every waiter. Returns 0, -EINVAL. */
-int weft_cond_signal(weft_cond_t *c);
-int weft_cond_broadcast(weft_cond_t *c);
+WEFT_API int weft_cond_signal(weft_cond_t *c);
+WEFT_API int weft_cond_broadcast(weft_cond_t *c);
 
-int weft_waitgroup_create(weft_waitgroup_t **out);
-int weft_waitgroup_destroy(weft_waitgroup_t *wg);
+WEFT_API int weft_waitgroup_create(weft_waitgroup_t **out);
+WEFT_API int weft_waitgroup_destroy(weft_waitgroup_t *wg);
 
 /* Add delta (may be negative) to the counter; reaching 0 wakes every waiter.
  * Returns 0, -EINVAL (wg NULL, or the counter would go below 0: unchanged),
  * -EOVERFLOW (it would pass INT64_MAX: unchanged). done is add(-1). */
-int weft_waitgroup_add(weft_waitgroup_t *wg, int64_t delta);
-int weft_waitgroup_done(weft_waitgroup_t *wg);
+WEFT_API int weft_waitgroup_add(weft_waitgroup_t *wg, int64_t delta);
+WEFT_API int weft_waitgroup_done(weft_waitgroup_t *wg);
 
 /* Wait until the counter is 0 (at once if it is). Returns 0, -ETIMEDOUT,
  * -ECANCELED, -EINVAL. */
-int weft_waitgroup_wait(weft_waitgroup_t *wg, int64_t deadline);
+WEFT_API int weft_waitgroup_wait(weft_waitgroup_t *wg, int64_t deadline);
 
 /* A counting semaphore holding initial units. create also returns -EINVAL
  * for initial above WEFT_SEM_MAX. */
 #define WEFT_SEM_MAX 0x7fffffffu
-int weft_sem_create(weft_sem_t **out, unsigned initial);
-int weft_sem_destroy(weft_sem_t *s);
+WEFT_API int weft_sem_create(weft_sem_t **out, unsigned initial);
+WEFT_API int weft_sem_destroy(weft_sem_t *s);
 
 /* Take one unit. Returns 0; -ETIMEDOUT (none at the deadline; deadline 0
  * tries once); -ECANCELED; -EINVAL. */
-int weft_sem_acquire(weft_sem_t *s, int64_t deadline);
+WEFT_API int weft_sem_acquire(weft_sem_t *s, int64_t deadline);
 
 /* Give one unit back (to the oldest waiter, if any). Any caller may release.
  * Returns 0, -EOVERFLOW (already WEFT_SEM_MAX units: unchanged), -EINVAL. */
-int weft_sem_release(weft_sem_t *s);
+WEFT_API int weft_sem_release(weft_sem_t *s);
 
 /* Units available now (a snapshot; 0 for NULL). */
-unsigned weft_sem_value(weft_sem_t *s);
+WEFT_API unsigned weft_sem_value(weft_sem_t *s);
 
 /* ---- Processes and messages ------------------------------------------- */
 
 /* A process id: names a fiber or a step-process (below) for messages. A
  * 64-bit number never reused in the process; 0 is never a pid. A fiber's
  * pid is given out (and its mailbox made, about 90 bytes) the first time
- * weft_self_pid, weft_fiber_pid or weft_recv asks for it: a fiber that never
+ * weft_pid_self, weft_fiber_pid or weft_msg_recv asks for it: a fiber that never
  * uses messages costs nothing more. Plain threads have no pid; they can
  * send. */
 typedef uint64_t weft_pid_t;
@@ -461,11 +481,11 @@ typedef uint64_t weft_pid_t;
 
 /* The calling fiber's pid (in a step callback: the step-process's), or 0
  * from a plain thread or when there is no memory for the mailbox. */
-weft_pid_t weft_self_pid(void);
+WEFT_API weft_pid_t weft_pid_self(void);
 
 /* Fiber f's pid. Returns 0, -EINVAL (out NULL), -ESRCH (f is not a held
  * handle, or the fiber has finished), -ENOMEM. */
-int weft_fiber_pid(weft_fiber_t f, weft_pid_t *out);
+WEFT_API int weft_fiber_pid(weft_fiber_t f, weft_pid_t *out);
 
 /* Copy len bytes from msg (NULL if len is 0) into pid's mailbox: a message
  * is a copy, and msg may be reused at once. Any fiber or plain thread may
@@ -478,7 +498,7 @@ int weft_fiber_pid(weft_fiber_t f, weft_pid_t *out);
  * -ECANCELED (nothing was sent); -EINVAL (msg NULL with len > 0); -EMSGSIZE
  * (len above WEFT_MSG_MAX); -ENOMEM. In a step callback it never waits (as
  * deadline 0). */
-int weft_send(weft_pid_t pid, const void *msg, size_t len, int64_t deadline);
+WEFT_API int weft_msg_send(weft_pid_t pid, const void *msg, size_t len, int64_t deadline);
 
 /* Take the oldest message from the calling fiber's mailbox (in a step
  * callback: the step-process's), copy it into buf (cap bytes) and its length
@@ -488,23 +508,23 @@ int weft_send(weft_pid_t pid, const void *msg, size_t len, int64_t deadline);
  * a larger buffer); -EINVAL (buf NULL with cap > 0); -EPERM (a plain thread:
  * it has no mailbox); -ENOMEM (no mailbox yet, and no memory for one). In a
  * step callback it never waits (as deadline 0). */
-int weft_recv(void *buf, size_t cap, size_t *len, int64_t deadline);
+WEFT_API int weft_msg_recv(void *buf, size_t cap, size_t *len, int64_t deadline);
 
 /* Bound the calling process's mailbox to cap messages (1 to
  * WEFT_MAILBOX_CAP_MAX); messages already queued stay, and senders waiting
  * are let in while there is room. Returns 0, -EINVAL, -EPERM (plain
  * thread), -ENOMEM. */
-int weft_mailbox_set_cap(size_t cap);
+WEFT_API int weft_mailbox_set_cap(size_t cap);
 
 /* Messages in the calling process's mailbox now (0 from a plain thread). */
-size_t weft_mailbox_len(void);
+WEFT_API size_t weft_mailbox_len(void);
 
 /* A step-process: a pid and a mailbox like a fiber's, and callbacks instead
  * of a stack (about 140 bytes in all). Runner fibers, at most one per
  * worker, call them: init once, first; then step whenever events have
  * arrived; then close once, last. A step-process is never called on two
- * workers at once, and its callbacks must not block: weft_send and
- * weft_recv in them never wait; other waiting calls (sleep, channels, join)
+ * workers at once, and its callbacks must not block: weft_msg_send and
+ * weft_msg_recv in them never wait; other waiting calls (sleep, channels, join)
  * would hold a runner up. weft_run waits for step-processes as for fibers
  * (a runner counts as a fiber while any step-process lives). */
 typedef struct weft_step weft_step_t;
@@ -517,7 +537,7 @@ enum {
 /* The events step is called with (several may come together). They say
  * why it was called, not what is there now: a receive may find nothing. */
 enum {
-	WEFT_STEP_EV_MSG = 1,    /* a message arrived: weft_recv until -ETIMEDOUT */
+	WEFT_STEP_EV_MSG = 1,    /* a message arrived: weft_msg_recv until -ETIMEDOUT */
 	WEFT_STEP_EV_TIMER = 2,  /* the deadline of weft_step_wake_at has passed */
 	WEFT_STEP_EV_CANCEL = 4, /* weft_step_cancel, or a graceful shutdown */
 };
@@ -530,7 +550,7 @@ typedef struct weft_step_ops {
 	 * last call. Returns as init. Required. */
 	int (*step)(weft_step_t *p, unsigned events);
 	/* Called last, once, whichever callback ended it; its mailbox no
-	 * longer takes messages, but weft_recv still drains what is queued
+	 * longer takes messages, but weft_msg_recv still drains what is queued
 	 * (the rest is freed after). NULL: nothing to do. */
 	void (*close)(weft_step_t *p);
 } weft_step_ops_t;
@@ -541,23 +561,23 @@ typedef struct weft_step_ops {
  * NULL. Callable from fibers and plain threads. Returns 0, -EINVAL (ops or
  * ops->step NULL), -ENOMEM, -ESRCH (runtime not running), or why no runner
  * fiber could be started when none exists. */
-int weft_step_spawn(weft_pid_t *out, const weft_step_ops_t *ops, void *arg);
+WEFT_API int weft_step_spawn(weft_pid_t *out, const weft_step_ops_t *ops, void *arg);
 
 /* p's pid, and the arg it was spawned with (0 and NULL for NULL). */
-weft_pid_t weft_step_pid(weft_step_t *p);
-void *weft_step_arg(weft_step_t *p);
+WEFT_API weft_pid_t weft_step_pid(weft_step_t *p);
+WEFT_API void *weft_step_arg(weft_step_t *p);
 
 /* From p's own init or step: call step with WEFT_STEP_EV_TIMER once the
  * deadline has passed (0 or a past deadline: as soon as the call returns).
  * One deadline per process: a new call replaces it, -1 disarms it. It fires
  * once. Returns 0, -EINVAL (p NULL), -EPERM (not in p's init or step),
  * -ENOMEM. */
-int weft_step_wake_at(weft_step_t *p, int64_t deadline);
+WEFT_API int weft_step_wake_at(weft_step_t *p, int64_t deadline);
 
 /* Ask step-process pid to end: its step is called with
  * WEFT_STEP_EV_CANCEL (what it does then is its own choice). Returns 0,
  * -ESRCH (not a live step-process). */
-int weft_step_cancel(weft_pid_t pid);
+WEFT_API int weft_step_cancel(weft_pid_t pid);
 
 /* ---- Fiber context: local storage, exit status, supervisors, generators - */
 
@@ -585,18 +605,18 @@ enum { WEFT_FLS_EMPTY = 0, WEFT_FLS_SHARE = 1, WEFT_FLS_COPY = 2 };
  * weft_shutdown and weft_init) and are never deleted. Callable any time,
  * from anywhere. Returns 0, -EINVAL (key NULL), -EAGAIN (WEFT_FLS_KEYS keys
  * already made). */
-int weft_fls_key_create(weft_fls_key_t *key, void (*dtor)(void *value));
+WEFT_API int weft_fls_key_create(weft_fls_key_t *key, void (*dtor)(void *value));
 
 /* The calling fiber's value for key: NULL when unset, for a key not made,
  * from a plain thread, and in the fiber's own exit (its destructors). */
-void *weft_fls_get(weft_fls_key_t key);
+WEFT_API void *weft_fls_get(weft_fls_key_t key);
 
 /* Set the calling fiber's value for key (NULL clears it). The value it
  * replaces is let go (its destructor runs if this was its last holder);
  * setting the value a key already has changes nothing. Returns 0, -EINVAL
  * (key not made), -EPERM (plain thread, or the fiber is ending: called from
  * a destructor run by its exit), -ENOMEM (nothing changed). */
-int weft_fls_set(weft_fls_key_t key, void *value);
+WEFT_API int weft_fls_set(weft_fls_key_t key, void *value);
 
 /* A fiber's exit status, decided when it ends (returns, weft_fiber_exit,
  * weft_fiber_fail): the one set by weft_fiber_set_status or weft_fiber_fail
@@ -611,17 +631,17 @@ int weft_fls_set(weft_fls_key_t key, void *value);
  * fiber finished its work) or a negative number (an error, -errno by
  * convention; -ECANCELED means cancelled). The last call wins. Returns 0,
  * -EINVAL (status > 0), -EPERM (plain thread). */
-int weft_fiber_set_status(int status);
+WEFT_API int weft_fiber_set_status(int status);
 
 /* End the calling fiber with status err (< 0) and result NULL. From a fiber
  * it does not return unless err >= 0 (-EINVAL) or the fiber is already
  * ending (-EALREADY: called from a destructor run by its exit); from a plain
  * thread it returns -EPERM. weft_fiber_exit also returns -EALREADY there. */
-int weft_fiber_fail(int err);
+WEFT_API int weft_fiber_fail(int err);
 
 /* weft_fiber_join, also giving the fiber's exit status in *status (status
  * may be NULL). Same returns. */
-int weft_fiber_join_status(weft_fiber_t f, int64_t deadline, void **result, int *status);
+WEFT_API int weft_fiber_join_status(weft_fiber_t f, int64_t deadline, void **result, int *status);
 
 /* What a supervised fiber (attr->supervisor) sends on its supervisor
  * channel as it ends: after its local-storage destructors and after its
@@ -649,42 +669,41 @@ typedef struct weft_exit {
  * following next. One resumer at a time; any fiber or plain thread. */
 typedef struct weft_gen weft_gen_t;
 
-#define WEFT_GEN_DONE 1 /* weft_gen_next: the generator has ended */
-
 /* Create a generator; it starts at the first weft_gen_next. Returns 0 and
- * *out (to be closed with weft_gen_close), or what weft_fiber_spawn returns
+ * *out (to be ended with weft_gen_destroy), or what weft_fiber_spawn returns
  * (-EINVAL also for out NULL). */
 #define weft_gen_create(out, attr, fn, arg) \
 	weft_gen_create_at((out), (attr), (fn), (arg), __FILE__, __LINE__)
-int weft_gen_create_at(weft_gen_t **out, const weft_attr_t *attr, weft_fn fn, void *arg,
-		       const char *file, int line);
+WEFT_API int weft_gen_create_at(weft_gen_t **out, const weft_attr_t *attr, weft_fn fn, void *arg,
+				const char *file, int line);
 
 /* Resume g (unless it is already running: a previous next timed out) and
  * wait for its next value. Returns 0 and the value in *value (value may be
- * NULL); WEFT_GEN_DONE (1) once it has ended, with what fn returned (or
- * passed to weft_fiber_exit; NULL after weft_fiber_fail) in *value, again
- * on every later call; -ETIMEDOUT or -ECANCELED (the generator runs on: the
+ * NULL); -EPIPE once it has ended (the end of the stream, as a channel's),
+ * with what fn returned (or passed to weft_fiber_exit; NULL after
+ * weft_fiber_fail) in *value, again on every later call; -ETIMEDOUT or -ECANCELED (the generator runs on: the
  * value it yields is kept for the next call; deadline 0 resumes it and
  * returns at once unless a value is already waiting); -EBUSY (another next
- * or a close is in progress on g); -EDEADLK (called by g's own fiber);
+ * or a destroy is in progress on g); -EDEADLK (called by g's own fiber);
  * -EINVAL (g NULL). A waiting value is returned without a switch. */
-int weft_gen_next(weft_gen_t *g, int64_t deadline, void **value);
+WEFT_API int weft_gen_next(weft_gen_t *g, int64_t deadline, void **value);
 
 /* In a generator's fiber: hand value to the resumer and wait to be resumed.
- * Returns 0 (resumed: go on); -ECANCELED (the generator was closed, or its
- * fiber cancelled: end now; after a close every later yield returns it
- * too); -EPERM (not a generator's fiber). A value yielded before a close
- * is never taken. */
-int weft_gen_yield(void *value);
+ * Returns 0 (resumed: go on); -ECANCELED (the generator is being destroyed,
+ * or its fiber was cancelled: end now; after a destroy began every later
+ * yield returns it too); -EPERM (not a generator's fiber). A value yielded
+ * before a destroy is never taken. */
+WEFT_API int weft_gen_yield(void *value);
 
-/* Close g and free it: a generator that has not ended is stopped (a
- * cancellation: the yield or the call it waits in returns -ECANCELED, and
- * one not yet started never runs fn), then waited for until the deadline;
- * *status (may be NULL) gets its exit status (0, -ECANCELED, or what it
- * failed with). Returns 0 (g is freed); -ETIMEDOUT or -ECANCELED (it has
- * not ended yet: g stays valid, close it again); -EBUSY (a next is in
- * progress); -EDEADLK (called by g's own fiber); -EINVAL (g NULL). */
-int weft_gen_close(weft_gen_t *g, int64_t deadline, int *status);
+/* End g and free it. A generator runs on a fiber, so its destroy first
+ * stops it and waits: one that has not ended is cancelled (the yield or the
+ * call it waits in returns -ECANCELED, and one not yet started never runs
+ * fn), then waited for until the deadline; *status (may be NULL) gets its
+ * exit status (0, -ECANCELED, or what it failed with). Returns 0 (g is
+ * freed; NULL: a no-op); -ETIMEDOUT or -ECANCELED (it has not ended yet: g
+ * stays valid, destroy it again); -EBUSY (a next is in progress);
+ * -EDEADLK (called by g's own fiber). */
+WEFT_API int weft_gen_destroy(weft_gen_t *g, int64_t deadline, int *status);
 
 /* ---- Waiting for file descriptors, and blocking work -------------------- */
 
@@ -698,10 +717,10 @@ enum { WEFT_IO_IN = 1, WEFT_IO_OUT = 2, WEFT_IO_ERR = 4 };
  * the same direction on fd); -ENOSYS (this target has no file descriptors);
  * -ESRCH (runtime not running). One reader and one writer may wait on an fd
  * at once. Call weft_fd_forget(fd) before closing a waited-on fd. */
-int weft_fd_wait(int fd, unsigned events, int64_t deadline);
+WEFT_API int weft_fd_wait(int fd, unsigned events, int64_t deadline);
 
 /* Forget fd before it is closed: wakes its waiters with -EBADF. */
-void weft_fd_forget(int fd);
+WEFT_API void weft_fd_forget(int fd);
 
 /* Run fn(arg) on a helper thread, for work that must block in the kernel (a
  * file read, a name lookup) so that it stalls no worker, and wait for it.
@@ -710,7 +729,7 @@ void weft_fd_forget(int fd);
  * returned in *result (result may be NULL); -EINVAL (fn NULL); -ENOMEM,
  * -EAGAIN (no helper thread); -ESRCH (runtime not running). At most 4 helper
  * threads exist; further calls queue. */
-int weft_offload(weft_fn fn, void *arg, void **result);
+WEFT_API int weft_offload(weft_fn fn, void *arg, void **result);
 
 /* ---- Diagnostics and interrupts ----------------------------------------- */
 
@@ -730,7 +749,7 @@ typedef struct weft_worker_stats {
 
 /* Worker i's counters, i in [0, weft_workers()). Any thread. Returns 0,
  * -EINVAL (out NULL, i out of range), -ESRCH (runtime not running). */
-int weft_worker_stats(unsigned i, weft_worker_stats_t *out);
+WEFT_API int weft_worker_stats(unsigned i, weft_worker_stats_t *out);
 
 /* Receives weft_dump_to's text, a line or so at a time (len bytes, not
  * NUL-terminated). It may not call weft_dump_to. */
@@ -748,11 +767,11 @@ typedef void (*weft_dump_fn)(const char *text, size_t len, void *ctx);
  * threads, not from signal or interrupt handlers (SIGQUIT does it from a
  * thread of its own). Returns the number of fibers printed, -ESRCH (runtime
  * not running). */
-int weft_dump(void);
+WEFT_API int weft_dump(void);
 
 /* weft_dump, handing the text to fn(text, len, ctx) instead of the console.
  * Returns as weft_dump, and -EINVAL for fn NULL. */
-int weft_dump_to(weft_dump_fn fn, void *ctx);
+WEFT_API int weft_dump_to(weft_dump_fn fn, void *ctx);
 
 /* A reference to a fiber that keeps its record alive (not the fiber: it
  * may finish), for weft_fiber_interrupt from contexts that cannot look a
@@ -761,10 +780,10 @@ int weft_dump_to(weft_dump_fn fn, void *ctx);
 typedef struct weft_fiber_ref weft_fiber_ref_t;
 
 /* Returns 0 and *out; -EINVAL (out NULL); -ESRCH (f is not a held handle). */
-int weft_fiber_ref(weft_fiber_t f, weft_fiber_ref_t **out);
+WEFT_API int weft_fiber_ref(weft_fiber_t f, weft_fiber_ref_t **out);
 
 /* Drop the reference (NULL: nothing). From fibers and plain threads only. */
-void weft_fiber_ref_release(weft_fiber_ref_t *r);
+WEFT_API void weft_fiber_ref_release(weft_fiber_ref_t *r);
 
 /* Ask the fiber to stop at its next yield point: a cancellation request,
  * as weft_fiber_cancel's (it merges with one), delivered as -ECANCELED by
@@ -776,7 +795,7 @@ void weft_fiber_ref_release(weft_fiber_ref_t *r);
  * workers, which it wakes. Returns 0, -EINVAL (r NULL), -EALREADY (the
  * fiber has finished). (From a fiber or thread holding the handle,
  * weft_fiber_cancel does the same.) */
-int weft_fiber_interrupt(weft_fiber_ref_t *r);
+WEFT_API int weft_fiber_interrupt(weft_fiber_ref_t *r);
 
 #ifdef __cplusplus
 }

@@ -24,6 +24,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "weft.h" /* WEFT_API */
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -35,10 +37,10 @@ typedef struct weft_addr {
 
 /* Parse "a.b.c.d" or "a.b.c.d:port" (port 0-65535; absent means 0).
  * Returns 0 or -EINVAL. */
-int weft_addr_parse(const char *s, weft_addr_t *out);
+WEFT_API int weft_addr_parse(const char *s, weft_addr_t *out);
 
 /* Format as "a.b.c.d:port" into buf; returns buf. cap >= 22 always fits. */
-char *weft_addr_format(const weft_addr_t *a, char *buf, size_t cap);
+WEFT_API char *weft_addr_format(const weft_addr_t *a, char *buf, size_t cap);
 
 /* ---- The stack ---------------------------------------------------------- */
 
@@ -62,14 +64,14 @@ typedef struct weft_net_config {
  * Returns 0; -EALREADY; -ESRCH (runtime not running); -EINVAL (unknown stack
  * or netif, malformed address); -ENOSYS (no kernel sockets on this target);
  * -ENODEV, -EPERM (the interface cannot be opened); -ENOMEM. */
-int weft_net_init(const weft_net_config_t *cfg);
+WEFT_API int weft_net_init(const weft_net_config_t *cfg);
 
 /* Take the stack down. Every socket must be closed first. Returns 0,
  * -ESRCH (not up), -EBUSY (sockets are still open: nothing changes). */
-int weft_net_fini(void);
+WEFT_API int weft_net_fini(void);
 
 /* "kernel", "lwip", or NULL when the stack is down. */
-const char *weft_net_stack(void);
+WEFT_API const char *weft_net_stack(void);
 
 /* A snapshot of the stack's counters. */
 typedef struct weft_net_stats {
@@ -82,11 +84,13 @@ typedef struct weft_net_stats {
 	uint64_t frames_out;      /* lwIP: frames given to the interface */
 	uint64_t frames_dropped;  /* lwIP: frames the interface refused or lwIP dropped */
 	uint64_t mem_blocks;      /* lwIP: blocks of memory it holds now (pbufs, PCBs,
-	                           * segments, timers); 0 for the kernel stack */
+	                           * segments); 0 for the kernel stack */
+	uint64_t mem_failed;      /* lwIP: allocations that failed, ever; each dropped
+	                           * a frame or a segment, or refused a connection */
 } weft_net_stats_t;
 
 /* 0 or -ESRCH (not up). */
-int weft_net_stats(weft_net_stats_t *out);
+WEFT_API int weft_net_stats(weft_net_stats_t *out);
 
 /* ---- Sockets ------------------------------------------------------------ */
 
@@ -96,24 +100,25 @@ typedef struct weft_sock weft_sock_t;
  * backlog: connections completed and not yet accepted, 1..65535 (0 = 128);
  * beyond it new connections wait in SYN or are refused by the stack.
  * Returns 0; -EADDRINUSE; -EINVAL; -ENOMEM; -ESRCH (stack down). */
-int weft_tcp_listen(weft_sock_t **out, const weft_addr_t *local, int backlog);
+WEFT_API int weft_tcp_listen(weft_sock_t **out, const weft_addr_t *local, int backlog);
 
 /* Take the next connection. Returns 0 and the socket (and the peer's address
  * if peer is not NULL); -ETIMEDOUT; -ECANCELED; -EINVAL (not a listener);
  * -EBUSY (another fiber is accepting); -EBADF (closed meanwhile); -ENOMEM. */
-int weft_tcp_accept(weft_sock_t *ls, weft_sock_t **out, weft_addr_t *peer, int64_t deadline);
+WEFT_API int weft_tcp_accept(weft_sock_t *ls, weft_sock_t **out, weft_addr_t *peer,
+			     int64_t deadline);
 
 /* Connect to remote. Returns 0 and the socket; -ECONNREFUSED; -ETIMEDOUT
  * (the deadline passed first: the attempt is aborted); -ECANCELED (likewise);
  * -EHOSTUNREACH, -ENETUNREACH (no route); -EINVAL; -ENOMEM; -ESRCH. */
-int weft_tcp_connect(weft_sock_t **out, const weft_addr_t *remote, int64_t deadline);
+WEFT_API int weft_tcp_connect(weft_sock_t **out, const weft_addr_t *remote, int64_t deadline);
 
 /* Read up to len bytes, waiting until at least one is there. Returns the
  * count; 0 at end of stream (the peer shut down writing, or this socket's
  * reading was shut down); -ECONNRESET; -ETIMEDOUT; -ECANCELED; -EBUSY;
  * -EBADF; -EINVAL (a listener or a UDP socket). Data a reader does not take
  * stays in the socket, and the peer's sending slows to match (the window). */
-ssize_t weft_sock_read(weft_sock_t *s, void *buf, size_t len, int64_t deadline);
+WEFT_API ssize_t weft_sock_read(weft_sock_t *s, void *buf, size_t len, int64_t deadline);
 
 /* Write all of buf. Returns len; or, when something stops it after some
  * bytes were accepted, that count (the next call reports the error); or,
@@ -121,41 +126,41 @@ ssize_t weft_sock_read(weft_sock_t *s, void *buf, size_t len, int64_t deadline);
  * by the peer's reset after a close), -ECONNRESET, -ETIMEDOUT, -ECANCELED,
  * -EBUSY, -EBADF, -EINVAL. A writer waits while the peer's window and the
  * send buffer are full: nothing buffers without bound. */
-ssize_t weft_sock_write(weft_sock_t *s, const void *buf, size_t len, int64_t deadline);
+WEFT_API ssize_t weft_sock_write(weft_sock_t *s, const void *buf, size_t len, int64_t deadline);
 
 enum { WEFT_SHUT_RD = 1, WEFT_SHUT_WR = 2, WEFT_SHUT_RDWR = 3 };
 
 /* Shut down reading, writing (sends FIN once what was written has gone), or
  * both. Returns 0, -EINVAL (bad how, not a connection), -ENOTCONN, -EBADF. */
-int weft_sock_shutdown(weft_sock_t *s, int how);
+WEFT_API int weft_sock_shutdown(weft_sock_t *s, int how);
 
 /* Close: a connection sends what was written and then FIN (it lingers in
  * the stack, not in the caller); a listener refuses what it had not
  * accepted. Wakes fibers blocked on s with -EBADF. The handle is invalid
  * afterwards. Returns 0 or -EINVAL (s NULL). */
-int weft_sock_close(weft_sock_t *s);
+WEFT_API int weft_sock_close(weft_sock_t *s);
 
 /* The local and the peer address. 0, -ENOTCONN, -EINVAL. */
-int weft_sock_local(weft_sock_t *s, weft_addr_t *out);
-int weft_sock_peer(weft_sock_t *s, weft_addr_t *out);
+WEFT_API int weft_sock_local(weft_sock_t *s, weft_addr_t *out);
+WEFT_API int weft_sock_peer(weft_sock_t *s, weft_addr_t *out);
 
 /* ---- UDP ---------------------------------------------------------------- */
 
 /* A UDP socket bound to local (port 0 = a free port). 0, -EADDRINUSE,
  * -EINVAL, -ENOMEM, -ESRCH. */
-int weft_udp_bind(weft_sock_t **out, const weft_addr_t *local);
+WEFT_API int weft_udp_bind(weft_sock_t **out, const weft_addr_t *local);
 
 /* Send one datagram (len <= 65507). Returns len; -EMSGSIZE; -EHOSTUNREACH;
  * -ETIMEDOUT; -ECANCELED; -EINVAL; -EBADF; -ENOMEM. */
-ssize_t weft_udp_sendto(weft_sock_t *s, const void *buf, size_t len, const weft_addr_t *to,
-			int64_t deadline);
+WEFT_API ssize_t weft_udp_sendto(weft_sock_t *s, const void *buf, size_t len, const weft_addr_t *to,
+				 int64_t deadline);
 
 /* Receive one datagram; a longer one is cut to len (the rest is lost, as
  * with recvfrom). Returns its length (up to len); -ETIMEDOUT; -ECANCELED;
  * -EBUSY; -EBADF; -EINVAL. A socket holds a bounded number of datagrams
  * (64); more are dropped, as a kernel's full buffer drops them. */
-ssize_t weft_udp_recvfrom(weft_sock_t *s, void *buf, size_t len, weft_addr_t *from,
-			  int64_t deadline);
+WEFT_API ssize_t weft_udp_recvfrom(weft_sock_t *s, void *buf, size_t len, weft_addr_t *from,
+				   int64_t deadline);
 
 #ifdef __cplusplus
 }

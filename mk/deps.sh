@@ -14,8 +14,9 @@
 #                                    a static libcmocka.a for ARCH/LIBC.
 #   mk/deps.sh bare                  The bare-metal riscv64 boards: riscv64-unknown-elf
 #                                    gcc, picolibc, qemu-system-riscv64 with OpenSBI,
-#                                    u-boot-tools and device-tree-compiler (mkimage -f);
-#                                    CMocka for picolibc.
+#                                    u-boot-tools and device-tree-compiler (mkimage -f,
+#                                    dtc, fdtget), u-boot-qemu (U-Boot for qemu-virt,
+#                                    tests/boot/uboot.sh); CMocka for picolibc.
 #   mk/deps.sh lwip                  Debian's lwIP source package into the cache
 #                                    (src/lwip): the Makefile's default LWIP_DIR.
 #   mk/deps.sh bench                 What `make bench` compares weft with: Go,
@@ -165,6 +166,8 @@ ensure_packages() {
 cmd_host() {
 	ensure_packages gcc make libc6-dev libcmocka-dev libasan8 liblsan0 libtsan2 libubsan1 \
 		curl wrk iproute2 procps ethtool
+	# make install's test builds an outside program with both of these.
+	ensure_packages pkg-config cmake
 }
 
 # ---------------------------------------------------------------- bench
@@ -416,7 +419,7 @@ BARE_ARCH_FLAGS=(-march=rv64imafdc -mabi=lp64d -mcmodel=medany)
 
 cmd_bare() {
 	ensure_packages make dpkg-dev gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf \
-		qemu-system-misc opensbi u-boot-tools device-tree-compiler
+		qemu-system-misc opensbi u-boot-tools device-tree-compiler u-boot-qemu
 	ensure_sources
 	ensure_cmocka riscv64 picolibc
 }

@@ -1,16 +1,21 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# Wrap a raw payload in a FIT image that U-Boot's bootm boots like a Linux
-# kernel: loaded and entered at the ELF's entry address, a0 = hart id,
-# a1 = U-Boot's device tree. Needs mkimage (u-boot-tools).
-# Usage: mk/fit.sh IMAGE.elf IMAGE.bin OUT.itb READELF
+# Wrap a raw payload and the board's device tree in a FIT image that U-Boot's
+# bootm boots like a Linux kernel: loaded and entered at the ELF's entry
+# address, a0 = hart id, a1 = the FIT's device tree after U-Boot's fix-ups
+# (/chosen bootargs). U-Boot's RISC-V bootm stops without a device tree.
+# Needs mkimage (u-boot-tools), which needs dtc (device-tree-compiler).
+# Usage: mk/fit.sh IMAGE.elf IMAGE.bin BOARD.dtb CONFIG OUT.itb READELF
+#   CONFIG: the configuration's name (board.mk's FIT_CONFIG), also the default.
 set -eu
-elf=$1 bin=$2 out=$3 readelf=$4
+elf=$1 bin=$2 dtb=$3 config=$4 out=$5 readelf=$6
 entry=$("$readelf" -h "$elf" | awk '/Entry point address/ { print $4 }')
 [ -n "$entry" ] || { echo "fit.sh: no entry address in $elf" >&2; exit 1; }
+[ -s "$dtb" ] || { echo "fit.sh: no device tree $dtb" >&2; exit 1; }
+# mkimage runs in OUT's directory: the files are named from there.
+abs() { echo "$(cd "$(dirname "$1")" && pwd)/$(basename "$1")"; }
+bin=$(abs "$bin") dtb=$(abs "$dtb")
 its=$out.its
-# The stock U-Boot of the Duo boots configuration config-cv1800b_milkv_duo_sd
-# of boot.sd; the default configuration is the same one, for a plain bootm.
 cat >"$its" <<ITS
 /dts-v1/;
 / {
@@ -19,7 +24,7 @@ cat >"$its" <<ITS
 	images {
 		kernel-1 {
 			description = "weft payload";
-			data = /incbin/("$(basename "$bin")");
+			data = /incbin/("$bin");
 			type = "kernel";
 			arch = "riscv";
 			os = "linux";
@@ -28,12 +33,21 @@ cat >"$its" <<ITS
 			entry = <$entry>;
 			hash-1 { algo = "crc32"; };
 		};
+		fdt-1 {
+			description = "weft's device tree ($(basename "$dtb"))";
+			data = /incbin/("$dtb");
+			type = "flat_dt";
+			arch = "riscv";
+			compression = "none";
+			hash-1 { algo = "crc32"; };
+		};
 	};
 	configurations {
-		default = "config-cv1800b_milkv_duo_sd";
-		config-cv1800b_milkv_duo_sd {
-			description = "weft on the Milk-V Duo";
+		default = "$config";
+		$config {
+			description = "weft";
 			kernel = "kernel-1";
+			fdt = "fdt-1";
 		};
 	};
 };

@@ -3,7 +3,8 @@
 # The network integration tests, against binaries already built
 # (build/linux-x86_64 and build/qemu-virt): httpd and echo over TAP in a
 # namespace and over kernel sockets, httpd and echo over AF_PACKET on a veth
-# pair in a namespace, then httpd on qemu-virt through QEMU's host forward.
+# pair in a namespace, httpd's limits (one deadline per request, refusals)
+# on the host's loopback, then httpd on qemu-virt through QEMU's host forward.
 # One line per script (its tally, its last line), then
 # "net: N passed, M failed, S skipped" (S: scripts that skipped). Each
 # script's output is kept in build/net-tests/<script>.log. Exit 1 if
@@ -52,6 +53,7 @@ run()
 run tests/net/httpd_tap.sh "$linux"
 run tests/net/echo_tap.sh "$linux"
 run tests/net/packet_veth.sh "$linux"
+run tests/net/httpd_limits.sh "$linux"
 run tests/net/httpd_qemu.sh "$bare/examples/httpd"
 echo "net: $passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ]

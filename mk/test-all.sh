@@ -37,6 +37,26 @@ for c in "${configs[@]}"; do
 	summary+=("${line:-$c: no tally (exit $rc)}")
 	[ $rc -eq 0 ] || status=1
 done
+# The library as a user takes it: only weft_* leaves libweft.a and
+# libweft.so, a program with its own sys_now links, build directories keep
+# one configuration (tests/link/edge.sh); make install, then an outside
+# program built with pkg-config and with CMake, natively and for one cross
+# target (tests/link/install.sh).
+for step in "edge.sh build/linux-x86_64" "install.sh linux-x86_64" "install.sh linux-aarch64"; do
+	echo "== tests/link/$step"
+	if ! make --no-print-directory -j"$jobs" TARGET=linux-x86_64 lib build/linux-x86_64/libweft-internal.a >/dev/null; then
+		summary+=("tests/link/$step: build failed")
+		status=1
+		continue
+	fi
+	# shellcheck disable=SC2086
+	out=$(tests/link/$step 2>&1)
+	rc=$?
+	echo "$out"
+	line=$(echo "$out" | grep -E '^[a-z0-9_-]+: [0-9]+ passed, [0-9]+ failed' | tail -1)
+	summary+=("${line:-tests/link/$step: no tally (exit $rc)}")
+	[ $rc -eq 0 ] || status=1
+done
 # Real clients against the examples: curl and wrk over TAP and AF_PACKET in a namespace
 # and over kernel sockets, curl against httpd on qemu-virt (mk/net-tests.sh).
 echo "== network integration tests (mk/net-tests.sh)"
@@ -60,6 +80,20 @@ echo "$out"
 line=$(echo "$out" | grep -E '^bench-smoke: [0-9]+ passed, [0-9]+ failed' | tail -1)
 summary+=("${line:-bench-smoke: no tally (exit $rc)}")
 [ $rc -eq 0 ] || status=1
+# The Duo's boot path, on qemu-virt: Debian's U-Boot boots the qemu-virt FIT
+# images with the Duo's own bootm command (tests/boot/uboot.sh).
+echo "== U-Boot boots the qemu-virt FIT images (tests/boot/uboot.sh)"
+if make --no-print-directory -j"$jobs" TARGET=qemu-virt all >/dev/null; then
+	out=$(timeout 600 tests/boot/uboot.sh 2>&1)
+	rc=$?
+	echo "$out"
+	line=$(echo "$out" | grep -E '^uboot: [0-9]+ passed, [0-9]+ failed$' | tail -1)
+	summary+=("${line:-uboot: no tally (exit $rc)}")
+	[ $rc -eq 0 ] || status=1
+else
+	summary+=("uboot: build failed")
+	status=1
+fi
 # The Duo cannot run here: build it and check its images against board.h.
 echo "== make TARGET=milkv-duo (built and checked, not run)"
 if out=$(make --no-print-directory -j"$jobs" TARGET=milkv-duo all 2>&1); then

@@ -31,4 +31,25 @@ void weft__lwip_stats(weft_net_stats_t *out);
 /* Frames lwIP dropped for want of memory or queue space. */
 void weft__lwip_count_drop(void);
 
+/* Frames over an interface, for the counters. */
+void weft__lwip_count_frames(uint64_t in, uint64_t out);
+
+/* The stack is going down: service fibers end. */
+bool weft__lwip_stopping(void);
+/* Cancel and join a service fiber, and forget it (*f = 0). */
+void weft__lwip_stop_fiber(weft_fiber_t *f);
+
+/* lwIP's memory (lwip_mem.c): its counters into out. */
+void weft__lwip_mem_stats(weft_net_stats_t *out);
+/* For tests: make every n-th allocation of lwIP's fail (0: none). */
+void weft__lwip_fail_every(unsigned n);
+
+/* The device interface (lwip_netif.c): open spec ("tap:NAME",
+ * "packet:NAME", "virtio") with cfg's addresses, or close it. */
+struct ip4_addr;
+int weft__lwip_dev_open(const char *spec, const weft_net_config_t *cfg);
+void weft__lwip_dev_close(void);
+/* "a.b.c.d/len" (len 24 if left out): 0 or -EINVAL. */
+int weft__lwip_parse_cidr(const char *s, struct ip4_addr *ip, struct ip4_addr *mask);
+
 #endif

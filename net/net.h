@@ -1,14 +1,19 @@
 /* SPDX-License-Identifier: MIT */
 /* The network layer's private seam: the socket header every stack embeds,
  * the table of operations a stack provides, and the counters they share.
- * net/ sees the runtime's internals and the shim's contract, never an OS. */
+ * net/ sees the runtime through its seam (runtime/service.h) and the
+ * shim's contract (shim.h), never the runtime's internals or an OS. */
 #ifndef WEFT_NET_PRIV_H
 #define WEFT_NET_PRIV_H
 
+#include <errno.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 
-#include "internal.h"
+#include "service.h"
+#include "shim.h"
 #include "weft_net.h"
 
 enum { NK_LISTEN = 1, NK_CONN, NK_UDP };

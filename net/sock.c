@@ -79,7 +79,7 @@ char *weft_addr_format(const weft_addr_t *a, char *buf, size_t cap)
 
 int weft_net_init(const weft_net_config_t *cfg)
 {
-	if (!atomic_load(&weft__rt.running))
+	if (!weft__running())
 		return -ESRCH;
 	weft_net_config_t c = {0};
 	if (cfg)

@@ -40,12 +40,20 @@ int weft_chan_create(weft_chan_t **out, size_t elem_size, size_t capacity)
 	return 0;
 }
 
-void weft_chan_destroy(weft_chan_t *c)
+int weft_chan_destroy(weft_chan_t *c)
 {
 	if (!c)
-		return;
+		return 0;
+	/* A waiter leaves the lists before its call returns, so a waiter
+	 * here is a call still running (the safety net of weft.h). */
+	weft__lock(&c->lock);
+	bool busy = c->senders || c->receivers;
+	weft__unlock(&c->lock);
+	if (busy)
+		return -EBUSY;
 	free(c->ring);
 	free(c);
+	return 0;
 }
 
 static unsigned char *slot(struct weft_chan *c, size_t i)

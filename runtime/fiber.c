@@ -135,7 +135,7 @@ static _Noreturn void finish(struct weft__fiber *self, void *result)
 	self->status = weft__exit_status(self);
 	weft__fls_exit(self);
 	weft__gen_exit(self, result);
-	uint64_t pid = self->supervisor ? weft_self_pid() : 0;
+	uint64_t pid = self->supervisor ? weft_pid_self() : 0;
 	weft__mbox_exit(self); /* processes: sends fail (-ESRCH) from here on */
 	weft__supervise_exit(self, pid, result, self->status);
 	weft__future_settle(&self->done, FS_RESOLVED, result, 0);

@@ -93,11 +93,12 @@ weft_future_t *weft_future_retain(weft_future_t *pub)
 	return pub;
 }
 
-void weft_future_release(weft_future_t *pub)
+int weft_future_destroy(weft_future_t *pub)
 {
 	struct weft__future *f = (struct weft__future *)pub;
 	if (f && atomic_fetch_sub_explicit(&f->refs, 1, memory_order_acq_rel) == 1)
 		free(f);
+	return 0;
 }
 
 int weft_future_resolve(weft_future_t *pub, void *value)
@@ -121,7 +122,7 @@ int weft_future_await(weft_future_t *pub, int64_t deadline, void **value)
 	struct weft__future *f = (struct weft__future *)pub;
 	weft_future_retain(pub);
 	int r = weft__future_wait(f, deadline, value);
-	weft_future_release(pub);
+	weft_future_destroy(pub);
 	return r;
 }
 

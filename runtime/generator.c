@@ -136,7 +136,7 @@ int weft_gen_next(weft_gen_t *g, int64_t deadline, void **value)
 		}
 		if (g->state == GS_DONE) {
 			v = g->value;
-			r = WEFT_GEN_DONE;
+			r = -EPIPE; /* the end of the stream, as a channel's */
 			break;
 		}
 		if (g->state == GS_IDLE) {
@@ -152,7 +152,7 @@ int weft_gen_next(weft_gen_t *g, int64_t deadline, void **value)
 	}
 	g->busy = 0;
 	weft__unlock(&g->lock);
-	if (r >= 0 && value)
+	if ((r == 0 || r == -EPIPE) && value)
 		*value = v;
 	return r;
 }
@@ -183,10 +183,10 @@ int weft_gen_yield(void *value)
 	return r;
 }
 
-int weft_gen_close(weft_gen_t *g, int64_t deadline, int *status)
+int weft_gen_destroy(weft_gen_t *g, int64_t deadline, int *status)
 {
 	if (!g)
-		return -EINVAL;
+		return 0;
 	if (weft_fiber_self() == g->fiber)
 		return -EDEADLK;
 	weft__lock(&g->lock);

@@ -16,6 +16,7 @@
 
 #include "deque.h"
 #include "lock.h"
+#include "service.h"
 
 #if defined(__clang__)
 #define WEFT_NOIPA __attribute__((noinline))
@@ -31,7 +32,7 @@
  * timeouts and cancellation with a single compare-and-swap:
  *   bits 0-2   state (below)
  *   bit  3     a cancellation request not yet delivered
- *   bit  4     cancellation is held off (weft_cancel_hold): a request stays
+ *   bit  4     cancellation is held off (weft_fiber_cancel_hold): a request stays
  *              pending and wakes nobody until the hold ends
  *   bits 16-31 the wake result, as a positive errno (0 = plain wake)
  *   bits 32-63 the park generation: each park takes a new one, and a wake
@@ -103,7 +104,7 @@ struct weft__fiber {
 	struct shim_stack stack;
 
 	size_t timer_slot;        /* timer heap index + 1, 0 when not armed */
-	unsigned cancel_hold;     /* weft_cancel_hold depth; only the fiber touches it */
+	unsigned cancel_hold;     /* weft_fiber_cancel_hold depth; only the fiber touches it */
 	/* processes (mailbox.c): NULL until its pid is first asked for, then
 	 * its mailbox; WEFT__MBOX_GONE once it has exited */
 	struct weft__mbox *_Atomic mbox;
@@ -263,21 +264,8 @@ void weft__cancel_request(struct weft__fiber *f);
 
 /* ---- Wait lists (waiter.c) ---------------------------------------------- */
 
-/* A parked caller queued on a primitive, under that primitive's lock. */
-struct weft__waiter {
-	struct weft__waiter *next, *prev;
-	struct weft__fiber *f;
-	uint32_t gen;
-	int done;      /* set by the waker, under the lock */
-	int result;    /* what the waker reports */
-	void *data;    /* the element buffer, for channels */
-	int claim;     /* one of several waiters sharing a park (select): a
-			* waker must win weft__unpark before completing it */
-};
-
 void weft__waitq_push(struct weft__waiter **head, struct weft__waiter *w);
 void weft__waitq_remove(struct weft__waiter **head, struct weft__waiter *w);
-struct weft__waiter *weft__waitq_pop(struct weft__waiter **head);
 
 /* Decide whether the waker may complete w, just taken off its list (under its
  * primitive's lock). A plain waiter always; a claim waiter only if this call
@@ -290,15 +278,6 @@ bool weft__waiter_claim(struct weft__waiter *w);
  * dropping those that may not; NULL when none is left. */
 struct weft__waiter *weft__waitq_take(struct weft__waiter **head);
 
-/* Complete w (under its primitive's lock): done, result, and wake (a claim
- * waiter was woken by its claim). */
-void weft__waiter_complete(struct weft__waiter *w, int result);
-
-/* Park on a wait list whose lock is held: queue w, unlock, park, relock, and
- * settle the race between completion and timeout/cancel. Returns w->result if
- * a waker completed w, else the park result (w removed). Lock held on return. */
-int weft__waiter_wait(weft__lock_t *lock, struct weft__waiter **head, struct weft__waiter *w,
-		      int64_t deadline);
 /* The same, naming what it waits on (weft__park_begin_why). */
 int weft__waiter_wait_why(weft__lock_t *lock, struct weft__waiter **head,
 			  struct weft__waiter *w, int64_t deadline, const char *why);
@@ -307,7 +286,6 @@ int weft__waiter_wait_why(weft__lock_t *lock, struct weft__waiter **head,
  * weft__now() is the runtime's clock: the shim's, or with the virtual clock
  * (WEFT_CFG_VIRTUAL_CLOCK) a counter that only moves when every worker is
  * idle, straight to the next deadline (sched.c, weft__sleep_idle). */
-int64_t weft__now(void);
 bool weft__vclock_on(void);
 void weft__vclock_start(bool on);
 /* Move the virtual clock forward to t (never back). */
@@ -324,23 +302,6 @@ void weft__timer_reset(void);
 
 /* ---- The reactor (reactor.c) and the helper threads (offload.c) -------- */
 
-/* Park until I/O source src is ready for events (WEFT_IO_*). Returns the
- * ready events, or -errno as weft_fd_wait. */
-int weft__io_wait(int src, unsigned events, int64_t deadline);
-
-/* Wake src's waiters with -EBADF and forget it; waits on src work again
- * afterwards (its number may be reused once closed). */
-void weft__io_forget(int src);
-
-/* The owner of src is closing it: wake its waiters with -EBADF, and fail
- * later waits on it with -EBADF until weft__io_forget (called just before
- * the number is really closed). This closes the window between a caller's
- * last look at "closed" and its wait. */
-void weft__io_close(int src);
-
-/* A subsystem that must be stopped before the runtime (the network stack)
- * holds it: weft_shutdown refuses with -EBUSY while a hold is taken. */
-void weft__runtime_hold(int delta);
 
 /* Somebody waits on a source: idle workers should poll. */
 bool weft__io_pending(void);
@@ -380,10 +341,6 @@ void weft__chan_dequeue(weft_chan_t *c, bool send, struct weft__waiter *w);
 /* ---- Fibers (fiber.c, stack.c) ------------------------------------------ */
 
 void weft__fiber_unref(struct weft__fiber *f);
-/* Spawn a service fiber: the runtime's own helpers (the network stack's
- * timer and device fibers). weft_run does not wait for them; weft_shutdown
- * refuses (-EBUSY) while any is alive, so their owner stops them first. */
-int weft__spawn_service(weft_fiber_t *out, const char *name, weft_fn fn, void *arg);
 void weft__fiber_release_stack(struct weft__worker *w, struct weft__fiber *f);
 int weft__stack_get(struct weft__worker *w, size_t size, struct shim_stack *out);
 void weft__stack_put(struct weft__worker *w, const struct shim_stack *s);

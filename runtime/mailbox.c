@@ -4,8 +4,8 @@
  *
  * A pid is a 64-bit number from one counter, never reused, shared by fibers
  * and step-processes. A fiber gets its pid and its mailbox together, the
- * first time anyone asks for the pid (weft_self_pid, weft_fiber_pid,
- * weft_recv): a fiber that never uses messages costs one pointer. The
+ * first time anyone asks for the pid (weft_pid_self, weft_fiber_pid,
+ * weft_msg_recv): a fiber that never uses messages costs one pointer. The
  * fiber's exit path (weft__mbox_exit, before its result settles) swaps that
  * pointer for WEFT__MBOX_GONE, takes the mailbox out of the registry and
  * closes it, so a send after a join fails with -ESRCH.
@@ -271,7 +271,7 @@ void weft__mbox_exit(struct weft__fiber *self)
 
 /* ---- The API ------------------------------------------------------------ */
 
-weft_pid_t weft_self_pid(void)
+weft_pid_t weft_pid_self(void)
 {
 	struct weft__mbox *mb;
 	return current_mbox(&mb) == 0 ? mb->pid : 0;
@@ -295,7 +295,7 @@ int weft_fiber_pid(weft_fiber_t h, weft_pid_t *out)
 	return e;
 }
 
-int weft_send(weft_pid_t to, const void *msg, size_t len, int64_t deadline)
+int weft_msg_send(weft_pid_t to, const void *msg, size_t len, int64_t deadline)
 {
 	if (!msg && len)
 		return -EINVAL;
@@ -342,7 +342,7 @@ int weft_send(weft_pid_t to, const void *msg, size_t len, int64_t deadline)
 	return r;
 }
 
-int weft_recv(void *buf, size_t cap, size_t *len, int64_t deadline)
+int weft_msg_recv(void *buf, size_t cap, size_t *len, int64_t deadline)
 {
 	if (!buf && cap)
 		return -EINVAL;

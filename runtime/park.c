@@ -196,7 +196,7 @@ void weft__cancel_request(struct weft__fiber *f)
 
 /* ---- Holding cancellation off ------------------------------------------- */
 
-int weft_cancel_hold(void)
+int weft_fiber_cancel_hold(void)
 {
 	struct weft__fiber *self = weft__self();
 	if (self->cancel_hold == UINT_MAX)
@@ -206,7 +206,7 @@ int weft_cancel_hold(void)
 	return self->cancel_hold > INT_MAX ? INT_MAX : (int)self->cancel_hold;
 }
 
-int weft_cancel_release(void)
+int weft_fiber_cancel_release(void)
 {
 	struct weft__fiber *self = weft__self();
 	if (self->cancel_hold == 0)

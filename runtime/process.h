@@ -7,7 +7,7 @@
 
 #include "internal.h"
 
-/* One message: copied in by weft_send, out by weft_recv. */
+/* One message: copied in by weft_msg_send, out by weft_msg_recv. */
 struct weft__msg {
 	struct weft__msg *next;
 	size_t len;
@@ -28,7 +28,7 @@ struct weft__mbox {
 };
 
 /* Initialise mb (refs 1, a new pid) and publish it under its pid: from then
- * on weft_send finds it. 0 or -ENOMEM. */
+ * on weft_msg_send finds it. 0 or -ENOMEM. */
 int weft__mbox_register(struct weft__mbox *mb, bool step);
 
 /* The live mailbox registered under pid, with a reference, or NULL. */

@@ -121,6 +121,8 @@ static _Atomic int holds;
 
 void weft__runtime_hold(int delta) { atomic_fetch_add(&holds, delta); }
 
+bool weft__running(void) { return atomic_load(&weft__rt.running); }
+
 int weft_run(void)
 {
 	if (!atomic_load(&weft__rt.running))

@@ -122,6 +122,62 @@ static void test_create_bad_args(void **state)
 	weft_chan_destroy(c);
 }
 
+/* weft_dump_to's text, to see what a fiber waits on. */
+static char dump_text[1 << 16];
+static size_t dump_len;
+
+static void dump_collect(const char *text, size_t len, void *ctx)
+{
+	(void)ctx;
+	if (len > sizeof dump_text - 1 - dump_len)
+		len = sizeof dump_text - 1 - dump_len;
+	memcpy(dump_text + dump_len, text, len);
+	dump_len += len;
+	dump_text[dump_len] = 0;
+}
+
+/* Wait (bounded) until some fiber is parked on why. */
+static void wait_parked(const char *why)
+{
+	char want[64];
+	snprintf(want, sizeof want, "parked: %s", why);
+	int64_t end = wt_ms(LONG_MS);
+	for (;;) {
+		dump_len = 0;
+		assert_true(weft_dump_to(dump_collect, NULL) >= 0);
+		if (strstr(dump_text, want))
+			return;
+		if (weft_now() > end)
+			fail_msg("no fiber \"%s\" within %d ms", want, LONG_MS);
+		weft_sleep_until(wt_ms(1));
+	}
+}
+
+static void *recv_forever(void *arg)
+{
+	weft_chan_t *c = arg;
+	int v;
+	return (void *)(intptr_t)weft_chan_recv(c, &v, -1);
+}
+
+/* destroy refuses while a call is blocked on the channel, frees nothing,
+ * and works once the call has returned; destroy(NULL) is a no-op. */
+static void test_destroy_busy(void **state)
+{
+	(void)state;
+	assert_int_equal(weft_chan_destroy(NULL), 0);
+	weft_chan_t *c = make_chan(sizeof(int), 0);
+	weft_fiber_t f;
+	assert_int_equal(weft_fiber_spawn(&f, NULL, recv_forever, c), 0);
+	wait_parked("chan recv");
+	assert_int_equal(weft_chan_destroy(c), -EBUSY);
+	assert_int_equal(weft_chan_close(c), 0); /* the channel still works */
+	void *r;
+	assert_int_equal(weft_fiber_join(f, far(), &r), 0);
+	assert_int_equal((intptr_t)r, -EPIPE);
+	assert_int_equal(weft_chan_destroy(c), 0);
+}
+
 static void test_check_null_args(void **state)
 {
 	(void)state;
@@ -1263,6 +1319,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_create_bad_args),
 		cmocka_unit_test(test_check_null_args),
+		cmocka_unit_test(test_destroy_busy),
 		cmocka_unit_test(test_keep_fifo_order),
 		cmocka_unit_test(test_carry_largest_elements),
 		cmocka_unit_test(test_len_counts_buffered),

@@ -291,7 +291,7 @@ static void test_dump_chain_through_gone_parent(void **state)
 	assert_true(dump_until(&t, ids, w2, 1));
 
 	assert_int_equal(weft_future_resolve(c.hold, NULL), 0);
-	weft_future_release(c.hold);
+	weft_future_destroy(c.hold);
 	free(t.buf);
 }
 
@@ -448,7 +448,7 @@ static void test_dump_on_sigquit(void **state)
 
 	assert_int_equal(weft_future_resolve(fut, NULL), 0);
 	wt_join(f);
-	weft_future_release(fut);
+	weft_future_destroy(fut);
 	assert_int_equal(weft_run(), 0);
 	assert_int_equal(weft_shutdown(), 0);
 	/* Shutdown gives SIGQUIT its default action back. */

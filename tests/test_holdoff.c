@@ -41,11 +41,11 @@ struct held {
 static void *held_await(void *arg)
 {
 	struct held *h = arg;
-	h->depth_hold = weft_cancel_hold();
+	h->depth_hold = weft_fiber_cancel_hold();
 	atomic_store(&h->parked_soon, 1);
 	h->r_held = weft_future_await(h->fut, wt_ms(60000), &h->value);
 	atomic_store(&h->returned, 1);
-	h->depth_release = weft_cancel_release();
+	h->depth_release = weft_fiber_cancel_release();
 	/* The request is delivered here, at once, without waiting. */
 	h->r_after = weft_future_await(h->never, wt_ms(60000), NULL);
 	/* Once: cleanup blocks as usual. */
@@ -77,8 +77,8 @@ static void test_hold_wait_completes_then_delivered(void **state)
 	assert_ptr_equal(h.value, (void *)0x31);
 	assert_int_equal(h.r_after, -ECANCELED);
 	assert_int_equal(h.r_again, 0);
-	weft_future_release(h.fut);
-	weft_future_release(h.never);
+	weft_future_destroy(h.fut);
+	weft_future_destroy(h.never);
 }
 
 /* A held sleep sleeps its full time although cancelled while parked, with
@@ -96,11 +96,11 @@ struct held_sleep {
 static void *held_sleep(void *arg)
 {
 	struct held_sleep *s = arg;
-	weft_cancel_hold();
+	weft_fiber_cancel_hold();
 	s->t0 = weft_now();
 	s->r = weft_sleep_until(s->t0 + HOUR);
 	s->woke = weft_now();
-	weft_cancel_release();
+	weft_fiber_cancel_release();
 	s->r_after = weft_sleep_until(s->woke + HOUR);
 	/* Cleanup that blocks: a rendezvous with the spawner. */
 	int v = 99;
@@ -170,20 +170,20 @@ struct nest {
 static void *nested(void *arg)
 {
 	struct nest *n = arg;
-	n->d[0] = weft_cancel_hold();
-	n->d[1] = weft_cancel_hold();
-	n->d[2] = weft_cancel_hold();
+	n->d[0] = weft_fiber_cancel_hold();
+	n->d[1] = weft_fiber_cancel_hold();
+	n->d[2] = weft_fiber_cancel_hold();
 	weft_fiber_cancel(weft_fiber_self());
 	n->r_yield_held = weft_fiber_yield();
-	n->d[3] = weft_cancel_release();
+	n->d[3] = weft_fiber_cancel_release();
 	n->r_sleep0_held = weft_sleep_until(0);
 	n->r_try_held = weft_future_await(n->never, 0, NULL);
-	n->d[4] = weft_cancel_release();
+	n->d[4] = weft_fiber_cancel_release();
 	n->r_timeout_held = weft_future_await(n->never, weft_deadline_in(MS), NULL);
-	n->d[5] = weft_cancel_release();
+	n->d[5] = weft_fiber_cancel_release();
 	n->r_yield = weft_fiber_yield();
 	n->r_yield_again = weft_fiber_yield();
-	n->r_bad_release = weft_cancel_release();
+	n->r_bad_release = weft_fiber_cancel_release();
 	return NULL;
 }
 
@@ -207,7 +207,7 @@ static void test_hold_nests(void **state)
 	assert_int_equal(n.r_yield, -ECANCELED);
 	assert_int_equal(n.r_yield_again, 0);
 	assert_int_equal(n.r_bad_release, -EPERM);
-	weft_future_release(n.never);
+	weft_future_destroy(n.never);
 }
 
 /* Released without a request: nothing is delivered. A request made after
@@ -221,8 +221,8 @@ struct plain_release {
 static void *hold_release_then_wait(void *arg)
 {
 	struct plain_release *p = arg;
-	weft_cancel_hold();
-	weft_cancel_release();
+	weft_fiber_cancel_hold();
+	weft_fiber_cancel_release();
 	p->r_sleep = weft_sleep_until(weft_deadline_in(MS));
 	atomic_store(&p->parked_soon, 1);
 	p->r_wait = weft_future_await(p->never, wt_ms(60000), NULL);
@@ -241,7 +241,7 @@ static void test_hold_release_without_request(void **state)
 	assert_int_equal(weft_fiber_join(f, wt_ms(20000), NULL), 0);
 	assert_int_equal(p.r_sleep, 0);
 	assert_int_equal(p.r_wait, -ECANCELED);
-	weft_future_release(p.never);
+	weft_future_destroy(p.never);
 }
 
 /* A channel operation held: a cancelled, held receive still receives. */
@@ -254,10 +254,10 @@ struct held_recv {
 static void *held_receive(void *arg)
 {
 	struct held_recv *h = arg;
-	weft_cancel_hold();
+	weft_fiber_cancel_hold();
 	atomic_store(&h->parked_soon, 1);
 	h->r = weft_chan_recv(h->ch, &h->v, wt_ms(60000));
-	weft_cancel_release();
+	weft_fiber_cancel_release();
 	int x;
 	h->r_after = weft_chan_recv(h->ch, &x, wt_ms(60000));
 	return NULL;
@@ -287,13 +287,13 @@ static void test_hold_channel_receive(void **state)
 static void test_hold_plain_thread(void **state)
 {
 	(void)state;
-	assert_int_equal(weft_cancel_release(), -EPERM);
-	assert_int_equal(weft_cancel_hold(), 1);
-	assert_int_equal(weft_cancel_hold(), 2);
+	assert_int_equal(weft_fiber_cancel_release(), -EPERM);
+	assert_int_equal(weft_fiber_cancel_hold(), 1);
+	assert_int_equal(weft_fiber_cancel_hold(), 2);
 	assert_int_equal(weft_sleep_until(weft_deadline_in(MS)), 0);
-	assert_int_equal(weft_cancel_release(), 1);
-	assert_int_equal(weft_cancel_release(), 0);
-	assert_int_equal(weft_cancel_release(), -EPERM);
+	assert_int_equal(weft_fiber_cancel_release(), 1);
+	assert_int_equal(weft_fiber_cancel_release(), 0);
+	assert_int_equal(weft_fiber_cancel_release(), -EPERM);
 }
 
 /* ---- Graceful shutdown -------------------------------------------------- */
@@ -419,7 +419,7 @@ static void test_shutdown_grace_cancels_every_kind(void **state)
 	weft_chan_destroy(rendezvous[0]);
 	weft_chan_destroy(rendezvous[1]);
 	weft_chan_destroy(cleanup);
-	weft_future_release(fut);
+	weft_future_destroy(fut);
 	assert_int_equal(weft_init(NULL), 0);
 }
 
@@ -438,10 +438,10 @@ static void *stubborn(void *arg)
 {
 	struct stubborn *s = arg;
 	s->id = weft_fiber_id();
-	weft_cancel_hold();
+	weft_fiber_cancel_hold();
 	atomic_store(&s->held, 1);
 	s->r_await = weft_future_await(s->gate, -1, NULL);
-	weft_cancel_release();
+	weft_fiber_cancel_release();
 	s->r_after = weft_fiber_yield();
 	return NULL;
 }
@@ -508,7 +508,7 @@ static void straggler(unsigned flags)
 	assert_int_equal(s.r_after, -ECANCELED);
 	assert_int_equal(weft_shutdown_grace(0, record_report, &seen), 0);
 	assert_int_equal(seen.n, 1);
-	weft_future_release(s.gate);
+	weft_future_destroy(s.gate);
 	assert_int_equal(weft_init(NULL), 0);
 }
 

@@ -1932,6 +1932,150 @@ static void test_many_connections(void **state)
 	expect_no_leak();
 }
 
+/* ---- lwIP without memory ---------------------------------------------------- */
+
+/* net/lwip_port.c's test knob: every n-th allocation of lwIP's fails. */
+void weft__lwip_fail_every(unsigned n);
+
+enum { AF_CLIENTS = 40, AF_LEN = 64 };
+
+struct af {
+	weft_sock_t *ls;
+	weft_addr_t at;
+	_Atomic int stop;
+	_Atomic long bad;      /* a result outside the allowed set, or 0 */
+	_Atomic int ok, failed, handlers;
+	weft_fiber_t handler[AF_CLIENTS * 2];
+};
+
+/* What a call may answer when lwIP has no memory: it gives up, or the
+ * connection does, but nothing else. */
+static int af_allowed(long r)
+{
+	return r == -ENOMEM || r == -ETIMEDOUT || r == -ECONNRESET || r == -ECONNREFUSED ||
+	       r == -ECONNABORTED || r == -EPIPE;
+}
+
+static void af_note(struct af *a, long r)
+{
+	long none = 0;
+	if (!af_allowed(r))
+		atomic_compare_exchange_strong(&a->bad, &none, r);
+}
+
+static void *af_echo(void *arg)
+{
+	weft_sock_t *s = arg;
+	char buf[AF_LEN];
+	int64_t end = wt_ms(3000);
+	ssize_t n = read_exact(s, buf, sizeof buf, end);
+	if (n == AF_LEN)
+		weft_sock_write(s, buf, sizeof buf, end);
+	weft_sock_close(s);
+	return NULL;
+}
+
+static void *af_acceptor(void *arg)
+{
+	struct af *a = arg;
+	while (!atomic_load(&a->stop)) {
+		weft_sock_t *s;
+		int r = weft_tcp_accept(a->ls, &s, NULL, wt_ms(50));
+		if (r == -ETIMEDOUT)
+			continue;
+		if (r) {
+			af_note(a, r);
+			continue;
+		}
+		int i = atomic_load(&a->handlers);
+		if (i < AF_CLIENTS * 2 && !weft_fiber_spawn(&a->handler[i], NULL, af_echo, s))
+			atomic_fetch_add(&a->handlers, 1);
+		else
+			weft_sock_close(s);
+	}
+	return NULL;
+}
+
+static void *af_client(void *arg)
+{
+	struct af *a = arg;
+	int64_t end = wt_ms(3000);
+	char out[AF_LEN], in[AF_LEN];
+	memset(out, 'x', sizeof out);
+	weft_sock_t *c;
+	long r = weft_tcp_connect(&c, &a->at, end);
+	if (r == 0) {
+		r = weft_sock_write(c, out, sizeof out, end);
+		if (r == AF_LEN)
+			r = read_exact(c, in, sizeof in, end);
+		if (r == AF_LEN)
+			r = memcmp(in, out, sizeof in) ? -EILSEQ : 0;
+		weft_sock_close(c);
+	}
+	if (r == 0)
+		atomic_fetch_add(&a->ok, 1);
+	else {
+		atomic_fetch_add(&a->failed, 1);
+		af_note(a, r);
+	}
+	return NULL;
+}
+
+/* With every 10th allocation of lwIP's failing (pbufs, PCBs, segments),
+ * 40 connections at once echo what they can: each call succeeds or fails
+ * with an error, lwIP never aborts the process (its timeouts no longer come
+ * from malloc), and once memory is back the stack serves again and gives
+ * back everything the failed connections held. */
+static void test_lwip_allocation_failure(void **state)
+{
+	(void)state;
+	if (!is_lwip())
+		skip(); /* the knob is lwIP's allocator; the kernel's is not ours */
+	struct af *a = t_alloc(sizeof *a);
+	uint16_t port;
+	a->ls = listener(AF_CLIENTS * 2, &port);
+	a->at = lo(port);
+	weft_net_stats_t st0 = net_stats();
+	weft__lwip_fail_every(10);
+	weft_fiber_t acc = wt_spawn(af_acceptor, a), cf[AF_CLIENTS];
+	for (int i = 0; i < AF_CLIENTS; i++)
+		cf[i] = wt_spawn(af_client, a);
+	for (int i = 0; i < AF_CLIENTS; i++)
+		wt_join(cf[i]);
+	weft__lwip_fail_every(0);
+	weft_net_stats_t st1 = net_stats();
+	print_message("with every 10th lwIP allocation failing: %d of %d echoed, %d failed; "
+		      "%llu allocations failed\n",
+		      atomic_load(&a->ok), AF_CLIENTS, atomic_load(&a->failed),
+		      (unsigned long long)(st1.mem_failed - st0.mem_failed));
+	assert_true(st1.mem_failed > st0.mem_failed); /* the failures happened */
+	long bad = atomic_load(&a->bad);
+	if (bad)
+		fail_msg("a call answered %ld (%s) under allocation failure", bad, ename(bad));
+	assert_int_equal(atomic_load(&a->ok) + atomic_load(&a->failed), AF_CLIENTS);
+	/* Memory is back: a new connection echoes. */
+	atomic_store(&a->ok, 0);
+	af_client(a);
+	EXPECT(atomic_load(&a->ok), 1);
+	atomic_store(&a->stop, 1);
+	wt_join(acc);
+	for (int i = 0; i < atomic_load(&a->handlers); i++)
+		wt_join(a->handler[i]);
+	EXPECT(t_close(a->ls), 0);
+	expect_no_leak();
+	/* The connections' memory comes back once their last retransmissions
+	 * and TIME-WAITs are over (seconds: lwIP's timers); bounded. */
+	weft_net_stats_t st = net_stats();
+	int64_t end = wt_ms(60000);
+	while (st.mem_blocks > st0.mem_blocks && weft_now() < end) {
+		weft_sleep_until(wt_ms(100));
+		st = net_stats();
+	}
+	if (st.mem_blocks > st0.mem_blocks)
+		fail_msg("lwIP holds %llu blocks, %llu before the failures",
+			 (unsigned long long)st.mem_blocks, (unsigned long long)st0.mem_blocks);
+}
+
 /* ---- UDP ---------------------------------------------------------------------- */
 
 static void test_udp_round_trip(void **state)
@@ -2301,6 +2445,7 @@ static const struct CMUnitTest stack_tests[] = {
 	NET_TEST(test_close_wakes_reader_second_reader_busy),
 	NET_TEST(test_close_wakes_writer_acceptor_receiver),
 	NET_TEST(test_many_connections),
+	NET_TEST(test_lwip_allocation_failure),
 	NET_TEST(test_udp_round_trip),
 	NET_TEST(test_udp_sizes_and_truncation),
 	NET_TEST(test_udp_timeout_and_cancel),

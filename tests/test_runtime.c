@@ -128,7 +128,7 @@ static void test_shutdown_busy(void **state)
 	assert_null(r);
 	assert_int_equal(weft_run(), 0);
 	assert_int_equal(weft_shutdown(), 0);
-	weft_future_release(gate);
+	weft_future_destroy(gate);
 }
 
 #if WT_LINUX

@@ -125,7 +125,7 @@ static void test_status_cancelled_delivered(void **state)
 	void *r;
 	assert_int_equal(join_status(f, &r), -ECANCELED);
 	assert_ptr_equal(r, (void *)(intptr_t)-ECANCELED);
-	weft_future_release(never);
+	weft_future_destroy(never);
 }
 
 /* Cancelled while holding off, ending without blocking again: the request
@@ -139,10 +139,10 @@ struct held {
 static void *holds(void *arg)
 {
 	struct held *h = arg;
-	weft_cancel_hold();
+	weft_fiber_cancel_hold();
 	while (!atomic_load(&h->cancelled))
 		weft_fiber_yield();
-	h->r_release = weft_cancel_release();
+	h->r_release = weft_fiber_cancel_release();
 	if (h->override)
 		weft_fiber_set_status(h->override == 1 ? 0 : -EIO);
 	return h;
@@ -209,7 +209,7 @@ struct kid {
 static void *kid_fn(void *arg)
 {
 	struct kid *k = arg;
-	k->pid = weft_self_pid();
+	k->pid = weft_pid_self();
 	k->id = weft_fiber_id();
 	k->self = weft_fiber_self();
 	if (k->how == 1)
@@ -246,7 +246,7 @@ static void test_report_fields(void **state)
 			assert_ptr_equal(e.result, (void *)0xe);
 		}
 		/* The mailbox closed before the report. */
-		assert_int_equal(weft_send(e.pid, "x", 1, 0), -ESRCH);
+		assert_int_equal(weft_msg_send(e.pid, "x", 1, 0), -ESRCH);
 	}
 	int status;
 	assert_int_equal(weft_fiber_join_status(f[1], wt_ms(30000), NULL, &status), 0);
@@ -280,7 +280,7 @@ static void test_pid_from_spawn(void **state)
 	assert_int_equal(e.pid, pid);
 	assert_int_equal(e.fiber, f);
 	wt_join(f);
-	weft_future_release(go);
+	weft_future_destroy(go);
 	weft_chan_destroy(c);
 }
 
@@ -356,10 +356,10 @@ struct ends {
 static void *cancelled_then_returns(void *arg)
 {
 	struct ends *e = arg;
-	weft_cancel_hold();
+	weft_fiber_cancel_hold();
 	while (!atomic_load(&e->go))
 		weft_fiber_yield();
-	weft_cancel_release();
+	weft_fiber_cancel_release();
 	return e; /* with the request pending */
 }
 
@@ -457,7 +457,7 @@ struct many_kid {
 static void *many_kid_fn(void *arg)
 {
 	struct many_kid *k = arg;
-	k->m->pid[k->i] = weft_self_pid();
+	k->m->pid[k->i] = weft_pid_self();
 	if (k->i % 3 == 1)
 		weft_fiber_set_status(-(k->i % 100 + 1));
 	if (k->i % 3 == 2)

@@ -98,12 +98,12 @@ static void test_deadline_in_values(void **state)
 /* ---- Sleeping ----------------------------------------------------------- */
 
 struct past {
-	int r_forever, r_zero, r_one, r_past, r_now;
+	int r_negative, r_zero, r_one, r_past, r_now;
 };
 
 static void sleep_past(struct past *p)
 {
-	p->r_forever = weft_sleep_until(-1);
+	p->r_negative = weft_sleep_until(-5); /* a moment long past, not "forever" */
 	p->r_zero = weft_sleep_until(0);
 	p->r_one = weft_sleep_until(1);
 	int64_t now = weft_now();
@@ -119,7 +119,7 @@ static void *sleep_past_fiber(void *arg)
 
 static void check_past(const struct past *p)
 {
-	assert_int_equal(p->r_forever, -EINVAL);
+	assert_int_equal(p->r_negative, 0);
 	assert_int_equal(p->r_zero, 0);
 	assert_int_equal(p->r_one, 0);
 	assert_int_equal(p->r_past, 0);
@@ -136,6 +136,27 @@ static void test_sleep_invalid_and_past(void **state)
 	memset(&p, 0x55, sizeof p);
 	wt_run_fiber(sleep_past_fiber, &p);
 	check_past(&p);
+}
+
+static void *sleep_forever(void *arg)
+{
+	*(int *)arg = weft_sleep_until(-1);
+	return NULL;
+}
+
+/* -1 means no deadline here as everywhere: the sleep ends only when the
+ * fiber is cancelled (before or after it has parked: both are delivered). */
+static void test_sleep_forever_until_cancelled(void **state)
+{
+	(void)state;
+	int r = 1;
+	weft_fiber_t f;
+	assert_int_equal(weft_fiber_spawn(&f, NULL, sleep_forever, &r), 0);
+	void *res;
+	assert_int_equal(weft_fiber_join(f, 0, &res), -ETIMEDOUT); /* still asleep, or not started */
+	assert_int_equal(weft_fiber_cancel(f), 0);
+	assert_int_equal(weft_fiber_join(f, wt_ms(30000), &res), 0);
+	assert_int_equal(r, -ECANCELED);
 }
 
 struct sleeper {
@@ -305,7 +326,7 @@ static void test_timer_removed_from_middle(void **state)
 	}
 	free(a);
 	free(f);
-	weft_future_release(fut);
+	weft_future_destroy(fut);
 	assert_int_equal(bad, 0);
 	assert_int_equal(early, 0);
 	assert_int_equal(timed_out + resolved, N);
@@ -396,7 +417,7 @@ static void timed_out_await(struct timeout_then_sleep *t, int64_t wait_ms, int64
 	t->sleep_deadline = wt_ms(sleep_ms);
 	t->r_sleep = weft_sleep_until(t->sleep_deadline);
 	t->sleep_woke = weft_now();
-	weft_future_release(fut);
+	weft_future_destroy(fut);
 }
 
 static void *timed_out_await_fiber(void *arg)
@@ -454,7 +475,7 @@ static void test_early_wake_leaves_no_timer(void **state)
 	assert_int_equal(weft_sleep_until(wt_ms(1)), 0);
 	assert_int_equal(weft_future_resolve(e.fut, NULL), 0);
 	assert_int_equal(weft_fiber_join(f, wt_ms(20000), NULL), 0);
-	weft_future_release(e.fut);
+	weft_future_destroy(e.fut);
 	/* Resolved at ~1 ms, or (badly stalled) timed out at 15 ms. */
 	assert_true(e.r_wait == 0 || e.r_wait == -ETIMEDOUT);
 	assert_int_equal(e.r_sleep, 0);
@@ -499,7 +520,7 @@ static void test_join_timeout_leaves_no_timer(void **state)
 	assert_int_equal(weft_future_resolve(gate, NULL), 0);
 	void *r = (void *)1;
 	assert_int_equal(weft_fiber_join(target, wt_ms(10000), &r), 0);
-	weft_future_release(gate);
+	weft_future_destroy(gate);
 	assert_int_equal(j.r_join, -ETIMEDOUT);
 	assert_true(j.join_woke >= j.join_deadline);
 	assert_int_equal(j.r_sleep, 0);
@@ -514,6 +535,7 @@ int main(void)
 		cmocka_unit_test(test_now_advances_across_sleep),
 		cmocka_unit_test(test_deadline_in_values),
 		cmocka_unit_test(test_sleep_invalid_and_past),
+		cmocka_unit_test(test_sleep_forever_until_cancelled),
 		cmocka_unit_test(test_sleep_from_thread),
 		cmocka_unit_test(test_sleep_from_fiber),
 		cmocka_unit_test(test_sleep_threads_and_fibers_together),

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "testutil.h"
+#include "weft_net.h"
 
 #if WT_LINUX
 #include <fcntl.h>
@@ -174,8 +175,8 @@ static void test_vclock_timeouts_exact(void **state)
 	close(p[1]);
 #endif
 	weft_chan_destroy(e.ch);
-	weft_future_release(e.fut);
-	weft_future_release(gate);
+	weft_future_destroy(e.fut);
+	weft_future_destroy(gate);
 }
 
 /* ---- Order ---------------------------------------------------------------- */
@@ -327,14 +328,14 @@ static void test_vclock_plain_thread_deadlines(void **state)
 	assert_int_equal(weft_future_resolve(gate, NULL), 0);
 	join_forever(f);
 	assert_true(weft_now() == t1 + HOUR / 2);
-	weft_future_release(gate);
+	weft_future_destroy(gate);
 
 	weft_future_t *fut;
 	assert_int_equal(weft_future_create(&fut), 0);
 	int64_t t2 = weft_now();
 	assert_int_equal(weft_future_await(fut, t2 + 5 * MS, NULL), -ETIMEDOUT);
 	assert_true(weft_now() == t2 + 5 * MS);
-	weft_future_release(fut);
+	weft_future_destroy(fut);
 }
 
 /* ---- Several workers ----------------------------------------------------- */
@@ -428,6 +429,98 @@ static void test_vclock_config_and_env(void **state)
 	assert_int_equal(start_virtual(NULL), 0);
 }
 
+/* ---- lwIP's timers follow the clock ------------------------------------ */
+
+/* lwIP runs its timers on the runtime's clock (sys_now is weft_now), so a
+ * TCP retransmission happens at its time on the virtual clock, at once in
+ * wall time, even an hour into the virtual clock's future. A listener whose backlog is full drops a SYN; the connecting
+ * side retransmits it after its initial retransmission timeout (lwIP: 3 s,
+ * counted in 500 ms ticks of tcp_slowtmr, so between 2.5 and 3.5 s after
+ * the first SYN, wherever that falls between two ticks), and by then the
+ * backlog has room. With lwIP on the wall clock this test does not end:
+ * an hour behind, its timer fiber finds every deadline past, spins, and
+ * keeps the virtual clock from moving (seen before the change: killed at
+ * 120 s); the runner's time bound fails it. */
+struct syn {
+	weft_addr_t at;
+	int64_t t0, t1;
+	int r;
+	weft_sock_t *s;
+};
+
+static void *connect_late(void *arg)
+{
+	struct syn *y = arg;
+	y->t0 = weft_now();
+	y->r = weft_tcp_connect(&y->s, &y->at, -1);
+	y->t1 = weft_now();
+	return NULL;
+}
+
+struct rtx {
+	int r_init, r_listen, r_c1, r_accept1, r_accept2, r_fini;
+	struct syn late;
+};
+
+static void *syn_retransmitted(void *arg)
+{
+	struct rtx *x = arg;
+	weft_net_config_t cfg = {.stack = "lwip", .netif = "loop"};
+	if ((x->r_init = weft_net_init(&cfg)))
+		return NULL;
+	/* An hour on, the virtual clock is far from the wall clock's reading:
+	 * timers that ran on the wall clock would now be an hour off. */
+	weft_sleep_until(weft_now() + HOUR);
+	weft_sock_t *ls = NULL, *c1 = NULL, *s1 = NULL, *s2 = NULL;
+	weft_addr_t any = {.ip = 0, .port = 0}, local;
+	if (!(x->r_listen = weft_tcp_listen(&ls, &any, 1))) {
+		weft_sock_local(ls, &local);
+		x->late.at = local;
+		weft_addr_parse("127.0.0.1", &x->late.at);
+		x->late.at.port = local.port;
+		/* The backlog's one place is taken by a connection not accepted. */
+		x->r_c1 = weft_tcp_connect(&c1, &x->late.at, -1);
+		weft_fiber_t f;
+		if (!x->r_c1 && !weft_fiber_spawn(&f, NULL, connect_late, &x->late)) {
+			/* Its SYN is sent and dropped before the clock can move
+			 * (this fiber's sleep is the first deadline it reaches). */
+			weft_sleep_until(weft_now() + MS);
+			x->r_accept1 = weft_tcp_accept(ls, &s1, NULL, 0);
+			weft_fiber_join(f, -1, NULL);
+			x->r_accept2 = weft_tcp_accept(ls, &s2, NULL, -1);
+		}
+	}
+	weft_sock_close(s2);
+	weft_sock_close(s1);
+	weft_sock_close(x->late.s);
+	weft_sock_close(c1);
+	weft_sock_close(ls);
+	x->r_fini = weft_net_fini();
+	return NULL;
+}
+
+static void test_vclock_lwip_retransmission(void **state)
+{
+	(void)state;
+	struct rtx x;
+	memset(&x, 0, sizeof x);
+	x.late.r = 1;
+	run_forever(syn_retransmitted, &x);
+	assert_int_equal(x.r_init, 0);
+	assert_int_equal(x.r_listen, 0);
+	assert_int_equal(x.r_c1, 0);
+	assert_int_equal(x.r_accept1, 0);
+	assert_int_equal(x.late.r, 0);
+	assert_int_equal(x.r_accept2, 0);
+	assert_int_equal(x.r_fini, 0);
+	int64_t dt = x.late.t1 - x.late.t0;
+	print_message("the retransmitted SYN connected %lld ms after the first\n", (long long)(dt / MS));
+	if (dt < 2500 * MS || dt > 3500 * MS)
+		fail_msg("the late connection took %lld ms of the virtual clock: lwIP's 3 s "
+			 "retransmission timeout (500 ms ticks) did not run on it",
+			 (long long)(dt / MS));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -438,6 +531,7 @@ int main(void)
 		cmocka_unit_test(test_vclock_plain_thread_deadlines),
 		cmocka_unit_test(test_vclock_four_workers),
 		cmocka_unit_test(test_vclock_config_and_env),
+		cmocka_unit_test(test_vclock_lwip_retransmission),
 	};
 	return WT_MAIN("vclock", tests, start_virtual, stop);
 }

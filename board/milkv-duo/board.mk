@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: MIT
 # Milk-V Duo (CV1800B, C906, 64 MB): an S-mode payload that U-Boot on the
 # stock SD card boots in place of Linux. Built and checked here, not run:
-# every image also gets a raw .bin and a FIT .itb (docs/boards/milkv-duo.md).
+# every image also gets a raw .bin and a FIT .itb with board.dts in it
+# (docs/boards/milkv-duo.md).
 ARCH := riscv64
 SHIM := bare
 BOARD := milkv-duo
@@ -10,3 +11,5 @@ BOARD_SRCS := board/common/ns16550.c board/common/plic.c
 BOARD_INC := -Iboard/common
 RUN :=
 IMAGES := yes
+# The configuration the stock sdboot boots: bootm 0x81400000#config-cv1800b_milkv_duo_sd
+FIT_CONFIG := config-cv1800b_milkv_duo_sd

@@ -8,3 +8,8 @@ DEFAULT_TOOLCHAIN := riscv64-unknown-elf
 RUN := qemu/run-qemu-virt.sh
 BOARD_SRCS := board/common/ns16550.c board/common/plic.c board/common/virtio_net.c
 BOARD_INC := -Iboard/common
+# Images for U-Boot too (.bin, .itb with board.dts, .checked), in the Duo's
+# configuration name, so that tests/boot/uboot.sh boots them through U-Boot
+# with the Duo's own bootm command.
+IMAGES := yes
+FIT_CONFIG := config-cv1800b_milkv_duo_sd

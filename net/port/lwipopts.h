@@ -18,6 +18,11 @@
 #define mem_clib_malloc weft__lwip_malloc
 #define mem_clib_calloc weft__lwip_calloc
 #define mem_clib_free weft__lwip_free
+/* Timeouts from a static pool of MEMP_NUM_SYS_TIMEOUT records (lwIP's own
+ * bound on timeouts armed at once), not malloc: net/patches/0003. A cyclic
+ * timer's re-arm then cannot fail and lose the timer. */
+#define LWIP_SYS_TIMEOUT_ALLOC() weft__lwip_timeout_alloc()
+#define LWIP_SYS_TIMEOUT_FREE(t) weft__lwip_timeout_free(t)
 #define MEM_ALIGNMENT 8
 #define MEMP_NUM_TCP_PCB 4096       /* unused with MEMP_MEM_MALLOC, but checked */
 #define MEMP_NUM_TCP_PCB_LISTEN 64

@@ -32,6 +32,8 @@ uint32_t weft__lwip_rand(void);
 void *weft__lwip_malloc(size_t size);
 void *weft__lwip_calloc(size_t n, size_t size);
 void weft__lwip_free(void *p);
+void *weft__lwip_timeout_alloc(void);
+void weft__lwip_timeout_free(void *t);
 
 #define LWIP_PLATFORM_DIAG(x) \
 	do {                  \

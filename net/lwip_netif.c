@@ -1,0 +1,203 @@
+/* SPDX-License-Identifier: MIT */
+/* lwIP's device interfaces: one Ethernet netif over the shim's network
+ * device (TAP, AF_PACKET, virtio-net), its output, and a receive fiber that
+ * drains frames into lwIP, up to a batch per lock hold, whenever the
+ * device's I/O source is readable. One device at a time. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "lwip.h"
+
+#include "lwip/ip4_addr.h"
+#include "lwip/netif.h"
+#include "lwip/pbuf.h"
+#include "netif/etharp.h"
+#include "netif/ethernet.h"
+
+struct ndev {
+	struct netif netif;
+	struct shim_netdev *dev;
+	struct shim_netdev_info info;
+	weft_fiber_t rx_fiber;
+};
+
+static struct ndev *ndev; /* one device interface at a time */
+
+static err_t dev_linkoutput(struct netif *nif, struct pbuf *p)
+{
+	struct ndev *d = nif->state;
+	struct shim_iov iov[16];
+	int n = 0;
+	struct pbuf *q;
+	for (q = p; q && n < 16; q = q->next)
+		iov[n++] = (struct shim_iov){q->payload, q->len};
+	int err;
+	if (q) {
+		/* More pieces than the device takes: flatten. */
+		struct pbuf *flat = pbuf_clone(PBUF_RAW, PBUF_RAM, p);
+		if (!flat) {
+			weft__lwip_count_drop();
+			return ERR_MEM;
+		}
+		struct shim_iov one = {flat->payload, flat->len};
+		err = shim_netdev_send(d->dev, &one, 1);
+		pbuf_free(flat);
+	} else {
+		err = shim_netdev_send(d->dev, iov, n);
+	}
+	/* A full device queue drops the frame, as a wire would; TCP resends. */
+	if (err)
+		weft__lwip_count_drop();
+	else
+		weft__lwip_count_frames(0, 1);
+	return ERR_OK;
+}
+
+static err_t dev_netif_init(struct netif *nif)
+{
+	struct ndev *d = nif->state;
+	nif->name[0] = 'w';
+	nif->name[1] = 't';
+	nif->output = etharp_output;
+	nif->linkoutput = dev_linkoutput;
+	nif->mtu = (u16_t)(d->info.mtu > 9000 ? 9000 : d->info.mtu);
+	nif->hwaddr_len = 6;
+	memcpy(nif->hwaddr, d->info.mac, 6);
+	nif->flags = NETIF_FLAG_BROADCAST | NETIF_FLAG_ETHARP | NETIF_FLAG_ETHERNET |
+		     NETIF_FLAG_LINK_UP;
+	return ERR_OK;
+}
+
+/* Drain the device into lwIP, up to a batch per lock hold, and wait on its
+ * I/O source when it is empty. */
+static void *rx_main(void *arg)
+{
+	struct ndev *d = arg;
+	const u16_t cap = (u16_t)(d->netif.mtu + 14 + 4); /* frame, with a VLAN tag */
+	struct pbuf *spare = NULL;
+	while (!weft__lwip_stopping()) {
+		int r = 0;
+		weft__lwip_lock_take();
+		for (int i = 0; i < 64; i++) {
+			if (!spare && !(spare = pbuf_alloc(PBUF_RAW, cap, PBUF_RAM))) {
+				r = -ENOMEM;
+				break;
+			}
+			r = shim_netdev_recv(d->dev, spare->payload, cap);
+			if (r == -EAGAIN)
+				break;
+			if (r < 0) {
+				weft__lwip_count_drop();
+				continue;
+			}
+			struct pbuf *p = spare;
+			spare = NULL;
+			pbuf_realloc(p, (u16_t)r);
+			weft__lwip_count_frames(1, 0);
+			if (d->netif.input(p, &d->netif) != ERR_OK) {
+				pbuf_free(p);
+				weft__lwip_count_drop();
+			}
+		}
+		weft__lwip_unlock();
+		if (r == -EAGAIN)
+			weft__io_wait(d->info.src, WEFT_IO_IN, -1);
+		else if (r == -ENOMEM)
+			weft_sleep_until(weft_deadline_in(1000000)); /* let memory come back */
+		else
+			weft_fiber_yield();
+	}
+	if (spare) {
+		weft__lwip_lock_take();
+		pbuf_free(spare);
+		weft__unlock(&weft__lwip_lock);
+	}
+	return NULL;
+}
+
+int weft__lwip_parse_cidr(const char *s, ip4_addr_t *ip, ip4_addr_t *mask)
+{
+	char buf[32];
+	const char *slash = strchr(s, '/');
+	size_t n = slash ? (size_t)(slash - s) : strlen(s);
+	if (n >= sizeof buf)
+		return -EINVAL;
+	memcpy(buf, s, n);
+	buf[n] = 0;
+	weft_addr_t a;
+	if (weft_addr_parse(buf, &a) || a.port)
+		return -EINVAL;
+	unsigned long len = 24;
+	if (slash) {
+		char *end;
+		len = strtoul(slash + 1, &end, 10);
+		if (!slash[1] || *end || len > 32)
+			return -EINVAL;
+	}
+	ip->addr = a.ip;
+	mask->addr = lwip_htonl(len ? 0xffffffffu << (32 - len) : 0);
+	return 0;
+}
+
+int weft__lwip_dev_open(const char *spec, const weft_net_config_t *cfg)
+{
+	bool virtio = !strcmp(spec, "virtio");
+	const char *ip = cfg->ip ? cfg->ip : shim_getenv("WEFT_IP");
+	const char *gw = cfg->gw ? cfg->gw : shim_getenv("WEFT_GW");
+	if (!ip || !*ip)
+		ip = virtio ? "10.0.2.15/24" : NULL;
+	if ((!gw || !*gw) && virtio)
+		gw = "10.0.2.2";
+	if (!ip)
+		return -EINVAL; /* a device needs an address */
+	ip4_addr_t a, m, g;
+	ip4_addr_set_zero(&g);
+	weft_addr_t gwa;
+	if (weft__lwip_parse_cidr(ip, &a, &m))
+		return -EINVAL;
+	if (gw && *gw) {
+		if (weft_addr_parse(gw, &gwa) || gwa.port)
+			return -EINVAL;
+		g.addr = gwa.ip;
+	}
+	struct ndev *d = calloc(1, sizeof *d);
+	if (!d)
+		return -ENOMEM;
+	int err = shim_netdev_open(spec, &d->dev, &d->info);
+	if (err) {
+		free(d);
+		return err;
+	}
+	weft__lwip_lock_take();
+	struct netif *ok = netif_add(&d->netif, &a, &m, &g, d, dev_netif_init, ethernet_input);
+	if (ok) {
+		netif_set_default(&d->netif);
+		netif_set_up(&d->netif);
+		netif_set_link_up(&d->netif);
+	}
+	weft__lwip_unlock();
+	if (!ok) {
+		shim_netdev_close(d->dev);
+		free(d);
+		return -ENOMEM;
+	}
+	ndev = d;
+	err = weft__spawn_service(&d->rx_fiber, "net-rx", rx_main, d);
+	return err;
+}
+
+void weft__lwip_dev_close(void)
+{
+	struct ndev *d = ndev;
+	if (!d)
+		return;
+	weft__lwip_stop_fiber(&d->rx_fiber);
+	weft__lwip_lock_take();
+	netif_remove(&d->netif);
+	weft__lwip_unlock();
+	weft__io_forget(d->info.src);
+	shim_netdev_close(d->dev);
+	free(d);
+	ndev = NULL;
+}
+

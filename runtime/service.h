@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: MIT */
+/* What the runtime offers the layer above it inside the library, net/, and
+ * nothing more: its lock, wait lists a caller parks on with a deadline,
+ * waiting on an I/O source, service fibers, holding the runtime open, and
+ * its clock. net/ includes this and shim.h, never internal.h. Every call
+ * here may be made from a fiber or a plain thread unless it says not. */
+#ifndef WEFT_SERVICE_H
+#define WEFT_SERVICE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "lock.h"
+#include "weft.h"
+
+struct weft__fiber;
+
+/* ---- Wait lists (waiter.c) ----------------------------------------------- */
+
+/* A parked caller queued on a primitive, under that primitive's lock. */
+struct weft__waiter {
+	struct weft__waiter *next, *prev;
+	struct weft__fiber *f;
+	uint32_t gen;
+	int done;      /* set by the waker, under the lock */
+	int result;    /* what the waker reports */
+	void *data;    /* the element buffer, for channels */
+	int claim;     /* one of several waiters sharing a park (select): a
+			* waker must win weft__unpark before completing it */
+};
+
+struct weft__waiter *weft__waitq_pop(struct weft__waiter **head);
+
+/* Complete w (under its primitive's lock): done, result, and wake (a claim
+ * waiter was woken by its claim). */
+void weft__waiter_complete(struct weft__waiter *w, int result);
+
+/* Park on a wait list whose lock is held: queue w, unlock, park, relock, and
+ * settle the race between completion and timeout/cancel. Returns w->result if
+ * a waker completed w, else the park result (w removed). Lock held on return. */
+int weft__waiter_wait(weft__lock_t *lock, struct weft__waiter **head, struct weft__waiter *w,
+		      int64_t deadline);
+
+/* ---- Time (time.c) -------------------------------------------------------
+ * The runtime's clock, in ns: the shim's, or with the virtual clock
+ * (WEFT_CFG_VIRTUAL_CLOCK) a counter that only moves when every worker is
+ * idle, straight to the next deadline (sched.c, weft__sleep_idle). Every
+ * deadline above is in it; so are lwIP's timers (sys_now). */
+int64_t weft__now(void);
+
+/* ---- I/O sources (reactor.c) and the runtime's life (runtime.c) --------- */
+
+/* Park until I/O source src is ready for events (WEFT_IO_*). Returns the
+ * ready events, or -errno as weft_fd_wait. */
+int weft__io_wait(int src, unsigned events, int64_t deadline);
+
+/* Wake src's waiters with -EBADF and forget it; waits on src work again
+ * afterwards (its number may be reused once closed). */
+void weft__io_forget(int src);
+
+/* The owner of src is closing it: wake its waiters with -EBADF, and fail
+ * later waits on it with -EBADF until weft__io_forget (called just before
+ * the number is really closed). This closes the window between a caller's
+ * last look at "closed" and its wait. */
+void weft__io_close(int src);
+
+/* A subsystem that must be stopped before the runtime (the network stack)
+ * holds it: weft_shutdown refuses with -EBUSY while a hold is taken. */
+void weft__runtime_hold(int delta);
+
+/* The runtime is running (between weft_init and weft_shutdown). */
+bool weft__running(void);
+
+/* Spawn a service fiber: the runtime's own helpers (the network stack's
+ * timer and device fibers). weft_run does not wait for them; weft_shutdown
+ * refuses (-EBUSY) while any is alive, so their owner stops them first. */
+int weft__spawn_service(weft_fiber_t *out, const char *name, weft_fn fn, void *arg);
+
+#endif
