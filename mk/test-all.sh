@@ -67,6 +67,15 @@ echo "$out"
 line=$(echo "$out" | grep -E '^runner: [0-9]+ passed, [0-9]+ failed' | tail -1)
 summary+=("${line:-runner: no tally (exit $rc)}")
 [ $rc -eq 0 ] || status=1
+# Line coverage of linux-x86_64 (its own --coverage build and run), and its
+# floors for runtime/ and net/ (mk/coverage.sh).
+echo "== make coverage"
+out=$(mk/coverage.sh 2>&1)
+rc=$?
+echo "$out"
+line=$(echo "$out" | grep -E '^coverage: [0-9]+ passed, [0-9]+ failed' | tail -1)
+summary+=("${line:-coverage: no tally (exit $rc)}")
+[ $rc -eq 0 ] || status=1
 # Real clients against the examples: curl and wrk over TAP and AF_PACKET in a namespace
 # and over kernel sockets, curl against httpd on qemu-virt (mk/net-tests.sh).
 echo "== network integration tests (mk/net-tests.sh)"
