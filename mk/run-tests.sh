@@ -66,12 +66,20 @@ for t in "$@"; do
 	limit=$(setting "$name" 3 $DEFAULT_TIMEOUT)
 	start=$(date +%s)
 	script=tests/$name.bare.sh
-	# -k: QEMU or a suite that ignores SIGTERM is killed 10 s later.
+	# -k: a suite that ignores SIGTERM is killed 10 s later. On bare metal
+	# the QEMU runner stops the machine at QEMU_TIMEOUT itself and so keeps
+	# the console's last lines (killed from outside, it loses them); the
+	# outer bound is then the backstop.
+	bound=$limit
+	if [ "${WEFT_SHIM:-}" = bare ]; then
+		export QEMU_TIMEOUT=$limit
+		bound=$((limit + 15))
+	fi
 	if [ "${WEFT_SHIM:-}" = bare ] && [ -x "$script" ]; then
-		timeout -k 10 "$limit" "$script" "$runner" "$t" >"$log" 2>&1
+		timeout -k 10 "$bound" "$script" "$runner" "$t" >"$log" 2>&1
 	else
 		# shellcheck disable=SC2086
-		timeout -k 10 "$limit" $runner "$t" >"$log" 2>&1
+		timeout -k 10 "$bound" $runner "$t" >"$log" 2>&1
 	fi
 	rc=$?
 	secs=$(( $(date +%s) - start ))
