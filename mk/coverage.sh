@@ -82,5 +82,6 @@ floor() { # DIR FLOOR
 if [ "$suites_rc" -eq 0 ]; then passed=$((passed + 1)); else failed=$((failed + 1)) notes+=("the suites failed"); fi
 floor runtime/ "$FLOOR_RUNTIME"
 floor net/ "$FLOOR_NET"
-echo "coverage: $passed passed, $failed failed, 0 skipped ($(IFS=,; echo "${notes[*]}" | sed 's/,/, /g'))"
+joined=$(printf '%s, ' "${notes[@]}")
+echo "coverage: $passed passed, $failed failed, 0 skipped (${joined%, })"
 [ "$failed" -eq 0 ]

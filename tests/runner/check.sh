@@ -38,9 +38,9 @@ expect() {
 	fi
 }
 
-flags="-std=c11 -Wall -Wextra -Werror -O1"
+flags=(-std=c11 -Wall -Wextra -Werror -O1)
 for f in clean exit_mid exit_between crash hang setup_fails; do
-	if ! $cc $flags -o "$b/$f" "tests/runner/$f.c" -lcmocka 2>"$b/$f.err"; then
+	if ! $cc "${flags[@]}" -o "$b/$f" "tests/runner/$f.c" -lcmocka 2>"$b/$f.err"; then
 		bad "$f does not build: $(head -3 "$b/$f.err")"
 	fi
 done
