@@ -11,10 +11,11 @@
 set -u
 cd "$(dirname "$0")/.." || exit 1
 O=${1:-build/coverage}
-# The floors, just under what was measured (2026-11-23, three runs on a
-# loaded machine, the same each time within 3 lines): runtime/ 96.2-96.3%
-# (2886-2889 of 3001 lines), net/ 84.3% (814 of 966: 2 lines above the
-# floor). Raise them as tests are added. The build
+# The floors, just under what was measured (2026-11-23, runs on a loaded
+# machine, the same each time within 3 lines): runtime/ 96.2-96.3%
+# (2886-2889 of 3001 lines), net/ 85.0% (839 of 987, with
+# test_lwip_allocation_failure; 84.3% before it). Raise them as tests are
+# added. The build
 # is -O2, as every other configuration: at -O0 gcov sees more lines
 # (runtime/ 94.3% of 3219, net/ 81.8% of 1060), so the floors hold for -O2.
 FLOOR_RUNTIME=95
