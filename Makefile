@@ -4,6 +4,7 @@
 #            [all|lib|tests|check|clean]
 #       make run    boot httpd on qemu-system-riscv64 (qemu-virt): http://localhost:8080/
 #       make test   every target and build variant; one summary line each
+#       make coverage  line coverage of linux-x86_64's suites, per directory
 TARGET ?= linux-x86_64
 .DEFAULT_GOAL := all
 VARIANT ?=
@@ -258,6 +259,13 @@ test:
 		echo "make test runs every target and variant itself; for one configuration: make TARGET=$(TARGET) check" >&2; \
 		exit 2; fi
 	@mk/test-all.sh
+
+# linux-x86_64 with gcc --coverage in build/coverage: its suites, then the
+# line coverage of runtime/, net/, kernel-shim/linux/, arch/ and the floors
+# make test holds runtime/ and net/ to (mk/coverage.sh).
+.PHONY: coverage
+coverage:
+	@mk/coverage.sh
 
 # weft beside Boost.Context, Boost.Fiber, Go, an epoll server and nginx, as
 # ratios (mk/bench.sh, docs/benchmarks.md); bench-smoke: every row at tiny

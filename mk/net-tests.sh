@@ -5,9 +5,11 @@
 # namespace and over kernel sockets, httpd and echo over AF_PACKET on a veth
 # pair in a namespace, httpd's limits (one deadline per request, refusals)
 # on the host's loopback, then httpd on qemu-virt through QEMU's host forward.
-# One line per script (its tally, its last line), then
-# "net: N passed, M failed, S skipped" (S: scripts that skipped). Each
-# script's output is kept in build/net-tests/<script>.log. Exit 1 if
+# One line per script (its tally, its last line: a script that skips says
+# why), then "net: N passed, M failed, S skipped" (S: scripts that skipped).
+# A skip is a failure on a machine that could have run the script: root and
+# network namespaces present, probed as the scripts do (lib.sh's ns_add).
+# Each script's output is kept in build/net-tests/<script>.log. Exit 1 if
 # anything failed.
 # Usage: mk/net-tests.sh [LINUX_BUILD_DIR [QEMU_VIRT_BUILD_DIR]]
 set -u
@@ -17,6 +19,15 @@ bare=${2:-build/qemu-virt}
 logs=build/net-tests
 mkdir -p "$logs"
 passed=0 failed=0 skipped=0
+# shellcheck source=tests/net/lib.sh
+. tests/net/lib.sh
+probe=weft-probe-$$
+if why_not=$(ns_add "$probe"); then
+	ip netns del "$probe"
+	echo "  this machine has root and network namespaces: no script may skip"
+else
+	echo "  this machine cannot run the namespace scripts: $why_not"
+fi
 run()
 {
 	local script=$1 log rc last p f
@@ -31,7 +42,12 @@ run()
 	printf '  %s\n' "$last"
 	case "$last" in
 	*": skipped: "*)
-		skipped=$((skipped + 1))
+		if [ -z "$why_not" ]; then
+			echo "  $script skipped on a machine that can run it: failed"
+			failed=$((failed + 1))
+		else
+			skipped=$((skipped + 1))
+		fi
 		return
 		;;
 	esac

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 # `make test`: every target and build variant in turn (one at a time, so the
 # suites that count per-worker shares are not starved by each other), one
-# summary line each, then an overall line. Exit 1 if any configuration failed.
+# summary line each, then "total: N passed, N failed, N skipped" (the sum of
+# every line but the Duo's). Exit 1 if any configuration failed.
 set -u
 cd "$(dirname "$0")/.."
 mk/deps.sh host || exit 1
@@ -57,6 +58,24 @@ for step in "edge.sh build/linux-x86_64" "install.sh linux-x86_64" "install.sh l
 	summary+=("${line:-tests/link/$step: no tally (exit $rc)}")
 	[ $rc -eq 0 ] || status=1
 done
+# The runner itself: programs that exit mid-suite or between groups, crash
+# or hang must each be reported as failures (tests/runner/check.sh).
+echo "== the test runner (tests/runner/check.sh)"
+out=$(tests/runner/check.sh 2>&1)
+rc=$?
+echo "$out"
+line=$(echo "$out" | grep -E '^runner: [0-9]+ passed, [0-9]+ failed' | tail -1)
+summary+=("${line:-runner: no tally (exit $rc)}")
+[ $rc -eq 0 ] || status=1
+# Line coverage of linux-x86_64 (its own --coverage build and run), and its
+# floors for runtime/ and net/ (mk/coverage.sh).
+echo "== make coverage"
+out=$(mk/coverage.sh 2>&1)
+rc=$?
+echo "$out"
+line=$(echo "$out" | grep -E '^coverage: [0-9]+ passed, [0-9]+ failed' | tail -1)
+summary+=("${line:-coverage: no tally (exit $rc)}")
+[ $rc -eq 0 ] || status=1
 # Real clients against the examples: curl and wrk over TAP and AF_PACKET in a namespace
 # and over kernel sockets, curl against httpd on qemu-virt (mk/net-tests.sh).
 echo "== network integration tests (mk/net-tests.sh)"
@@ -105,13 +124,14 @@ else
 	status=1
 fi
 echo "== summary"
-tp=0 tf=0
+tp=0 tf=0 ts=0
 for s in "${summary[@]}"; do
 	echo "$s"
 	p=$(echo "$s" | sed -n 's/.*: \([0-9]*\) passed, \([0-9]*\) failed.*/\1/p')
 	f=$(echo "$s" | sed -n 's/.*: \([0-9]*\) passed, \([0-9]*\) failed.*/\2/p')
+	k=$(echo "$s" | sed -n 's/.*: [0-9]* passed, [0-9]* failed, \([0-9]*\) skipped.*/\1/p')
 	case "$s" in *"(not run)") continue;; esac
-	tp=$((tp + ${p:-0})) tf=$((tf + ${f:-1}))
+	tp=$((tp + ${p:-0})) tf=$((tf + ${f:-1})) ts=$((ts + ${k:-0}))
 done
-echo "total: $tp passed, $tf failed"
+echo "total: $tp passed, $tf failed, $ts skipped"
 exit $status

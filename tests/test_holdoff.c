@@ -575,6 +575,34 @@ static void test_shutdown_grace_spawned_meanwhile(void **state)
 	assert_int_equal(sp.h.r_first, -ECANCELED);
 }
 
+/* The fd victim of the test above on its own, so that bare metal (no file
+ * descriptors) shows it as a skip rather than leaving it out. */
+static void test_shutdown_grace_cancels_fd_wait(void **state)
+{
+	(void)state;
+#if WT_LINUX
+	int p[2];
+	assert_int_equal(pipe2(p, O_NONBLOCK | O_CLOEXEC), 0);
+	struct victim v = {.kind = W_FD, .fd = p[0], .r = 1, .r_sleep = 1, .r_send = 1};
+	assert_int_equal(weft_chan_create(&v.cleanup, sizeof(int), 1), 0);
+	weft_fiber_t f;
+	assert_int_equal(weft_fiber_spawn(&f, NULL, victim_main, &v), 0);
+	assert_true(wt_wait_flag(&v.started));
+	assert_int_equal(weft_shutdown_grace(wt_ms(20000), NULL, NULL), 0);
+	assert_int_equal(v.r, -ECANCELED);
+	assert_int_equal(v.r_sleep, 0);
+	assert_int_equal(v.r_send, 0);
+	assert_int_equal(weft_fiber_join(f, 0, NULL), 0);
+	close(p[0]);
+	close(p[1]);
+	weft_chan_destroy(v.cleanup);
+	assert_int_equal(weft_init(NULL), 0);
+#else
+	print_message("bare metal has no file descriptors to wait on\n");
+	skip();
+#endif
+}
+
 static void *grace_from_fiber(void *arg)
 {
 	(void)arg;
@@ -600,6 +628,7 @@ int main(void)
 		cmocka_unit_test(test_hold_channel_receive),
 		cmocka_unit_test(test_hold_plain_thread),
 		cmocka_unit_test(test_shutdown_grace_cancels_every_kind),
+		cmocka_unit_test(test_shutdown_grace_cancels_fd_wait),
 		cmocka_unit_test(test_shutdown_grace_reports_straggler),
 		cmocka_unit_test(test_shutdown_grace_spawned_meanwhile),
 		cmocka_unit_test(test_shutdown_grace_errors),

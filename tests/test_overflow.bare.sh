@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: MIT
 # test_overflow on bare metal: an overflow ends the machine, so each case is a
 # boot of its own (WT_CASE=<case>, see tests/test_overflow.c). Checks the
-# console report and the exit status, and prints CMocka's summary lines so
-# mk/run-tests.sh counts the cases.
+# console report and the exit status, and prints CMocka's lines (group
+# header, one result per case, summary) so mk/run-tests.sh counts the cases.
 # Usage: tests/test_overflow.bare.sh RUNNER IMAGE
 set -u
 runner=$1 img=$2
@@ -40,6 +40,8 @@ check() {
 	fi
 }
 
+# CMocka's group header, so the runner knows how many cases to expect.
+echo "[==========] Running $(grep -c '^check ' "$0") test(s)."
 report='weft: fiber '
 site='spawned at tests/test_overflow.c:'
 check default 134 "$report" '"deep" overflowed its stack of 65536 bytes' "$site" 'by a plain thread'
@@ -47,6 +49,7 @@ check parent 134 "$report" '"deep-child" overflowed its stack of 16384 bytes' "$
 check odd 134 "$report" '"deep" overflowed its stack of 208896 bytes' "$site"
 check wild 135 'weft: unexpected trap: cause 15 (store page fault)' 'sepc 0x' '!overflowed'
 
+echo "[==========] $((passed + ${#failed[@]})) test(s) run."
 echo "[  PASSED  ] $passed test(s)."
 if [ ${#failed[@]} -gt 0 ]; then
 	echo "[  FAILED  ] ${#failed[@]} test(s), listed below:"

@@ -323,6 +323,24 @@ int wt_sanitized(void)
 #endif
 }
 
+static void skipped(void **state)
+{
+	(void)state;
+	skip();
+}
+
+int wt_skip_group(const char *name, const struct CMUnitTest *tests, size_t n, const char *why)
+{
+	struct CMUnitTest *copy = calloc(n, sizeof *copy);
+	assert_non_null(copy);
+	for (size_t i = 0; i < n; i++)
+		copy[i] = (struct CMUnitTest){.name = tests[i].name, .test_func = skipped};
+	print_message("%s: skipped: %s\n", name, why);
+	int failed = _cmocka_run_group_tests(name, copy, n, NULL, NULL);
+	free(copy);
+	return failed;
+}
+
 int wt_main(const char *name, const struct CMUnitTest *tests, size_t n,
 	    CMFixtureFunction setup, CMFixtureFunction teardown)
 {

@@ -107,6 +107,11 @@ int wt_main(const char *name, const struct CMUnitTest *tests, size_t n,
 #define WT_MAIN(name, tests, setup, teardown) \
 	wt_main(name, tests, sizeof(tests) / sizeof((tests)[0]), setup, teardown)
 
+/* Run a group that cannot work on this target as skips: each test reports
+ * SKIPPED under its own name, after why is printed once. Never leave a
+ * group out: mk/run-tests.sh counts the groups and tests that ran. */
+int wt_skip_group(const char *name, const struct CMUnitTest *tests, size_t n, const char *why);
+
 /* True when built with a sanitizer: suites shrink sizes (and say so). */
 int wt_sanitized(void);
 

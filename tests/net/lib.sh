@@ -91,15 +91,35 @@ needs()
 	fi
 }
 
+# ns_add NAME: make the network namespace NAME, or print why this machine
+# cannot (no root, no ip, namespaces refused) and return 1. ns_create skips
+# by it; mk/net-tests.sh probes with it, and fails a script that skipped on a
+# machine where it succeeds.
+ns_add()
+{
+	local err
+	if [ "$(id -u)" -ne 0 ]; then
+		echo "needs root (network namespaces, TAP devices)"
+		return 1
+	fi
+	if ! command -v ip >/dev/null 2>&1; then
+		echo "no ip (iproute2)"
+		return 1
+	fi
+	if ! err=$(ip netns add "$1" 2>&1); then
+		echo "network namespaces unavailable (${err%%$'\n'*})"
+		return 1
+	fi
+}
+
 # Root and a namespace of our own, or skip.
 ns_create()
 {
-	[ "$(id -u)" -eq 0 ] || t_skip "needs root (network namespaces, TAP devices)"
-	command -v ip >/dev/null 2>&1 || t_skip "no ip (iproute2)"
+	local why
 	T_NS="weft-$T_NAME-$$"
-	if ! ip netns add "$T_NS" 2>"$T_TMP/netns.err"; then
+	if ! why=$(ns_add "$T_NS"); then
 		T_NS=
-		t_skip "network namespaces unavailable ($(head -1 "$T_TMP/netns.err"))"
+		t_skip "$why"
 	fi
 	NSX=(ip netns exec "$T_NS")
 	"${NSX[@]}" ip link set lo up
