@@ -3,8 +3,10 @@
  * for a runnable fiber and switches to it; fibers switch among themselves
  * directly when they park or yield, and back to the loop only when nothing is
  * runnable. A worker looks for work in this order: its own deque (LIFO), the
- * fibers that yielded on it (oldest first), the global queue (one, plus a
- * batch moved to its deque), then half of a random victim's deque. Every 61st
+ * fibers that yielded on it (oldest first; while another worker is idle they
+ * go to the global queue instead, and one idle worker is woken), the global
+ * queue (one, plus a batch moved to its deque), then half of a random
+ * victim's deque. Every 61st
  * look starts at the global queue so it never starves. With nothing found it
  * spins a little (pause, then yielding the CPU), then sleeps on its own futex
  * word until a waker picks it from the idle list or the next timer is due.
@@ -171,17 +173,47 @@ static struct weft__fiber *steal(struct weft__worker *w)
 	return NULL;
 }
 
+static void wake_one(bool even_if_spinning);
+
 /* Move the yielded fibers (newest first) to the deque so that the oldest is
- * taken first and the rest can be stolen. */
+ * taken first and the rest can be stolen; if more than the one this worker
+ * takes next is there, an idle worker may have them. */
 void weft__flush_yielded(struct weft__worker *w)
 {
 	struct weft__fiber *f = w->yielded;
 	w->yielded = NULL;
+	int n = 0;
 	while (f) {
 		struct weft__fiber *next = f->next;
 		push_local(w, f);
 		f = next;
+		n++;
 	}
+	if (n > 1)
+		wake_one(false);
+}
+
+/* A fiber yielded while another worker sleeps: the yielded fibers go to the
+ * global queue, oldest first, where any worker takes them, and one idle
+ * worker is woken. Otherwise two fibers that yield to each other would
+ * share one worker for good while the other sits idle: the private list is
+ * seen by nobody else, and nothing wakes a sleeper for it. */
+static void share_yielded(struct weft__worker *w)
+{
+	struct weft__fiber *f = w->yielded, *head = NULL, *tail = NULL;
+	int64_t n = 0;
+	w->yielded = NULL;
+	while (f) { /* newest first: reverse */
+		struct weft__fiber *next = f->next;
+		f->next = head;
+		head = f;
+		if (!tail)
+			tail = f;
+		f = next;
+		n++;
+	}
+	gq_push_list(head, tail, n);
+	wake_one(false);
 }
 
 struct weft__fiber *weft__find_work(struct weft__worker *w)
@@ -384,6 +416,8 @@ void weft__finish_switch(struct weft__worker *w)
 	case ACT_YIELD:
 		p->next = w->yielded;
 		w->yielded = p;
+		if (atomic_load_explicit(&nidle, memory_order_relaxed) > 0)
+			share_yielded(w);
 		break;
 	case ACT_PARK: {
 		uint64_t pw = atomic_load_explicit(&p->park, memory_order_acquire);

@@ -242,6 +242,106 @@ static void test_wake_from_plain_thread(void **state)
 	}
 }
 
+/* Two CPU-bound fibers that yield to each other on one worker, while the
+ * other worker has gone idle: the idle worker gets one of them. Each spins
+ * a while between yields and watches the other's count of yields: a count
+ * that moves while this one has not yielded was moved on the other worker,
+ * at the same time. The scene: a parent fiber on worker P waits until a hog
+ * runs on the other worker Q, then spawns the two on P; the hog spins until
+ * both have started (so neither is left in P's queue to steal) and ends, and
+ * Q goes idle. Before idle workers were given yielded fibers, the two shared
+ * P for good (a yield puts the fiber on its worker's private list, and
+ * nothing wakes a sleeper for it) and this waited out its bound. */
+struct yielders {
+	_Atomic int hog_worker, hog_done;
+	_Atomic int started;
+	_Atomic uint64_t beats[2];
+	_Atomic int together;
+	_Atomic int gave_up;
+};
+
+struct yielder {
+	struct yielders *y;
+	int me;
+};
+
+static void *yield_and_watch(void *arg)
+{
+	struct yielder *a = arg;
+	struct yielders *y = a->y;
+	atomic_fetch_add(&y->started, 1);
+	int64_t limit = wt_ms(60000);
+	while (!atomic_load(&y->together)) {
+		if (weft_now() > limit) {
+			atomic_store(&y->gave_up, 1);
+			break;
+		}
+		uint64_t seen = atomic_load(&y->beats[!a->me]);
+		for (int i = 0; i < 100000 && !atomic_load(&y->together); i++)
+			if (atomic_load(&y->beats[!a->me]) != seen)
+				atomic_store(&y->together, 1);
+		atomic_fetch_add(&y->beats[a->me], 1);
+		weft_fiber_yield();
+	}
+	return NULL;
+}
+
+static void *hog(void *arg)
+{
+	struct yielders *y = arg;
+	atomic_store(&y->hog_worker, weft_worker_index());
+	int64_t limit = wt_ms(60000);
+	while (atomic_load(&y->started) < 2 && weft_now() < limit)
+		;
+	atomic_store(&y->hog_done, 1);
+	return NULL;
+}
+
+static void *yield_parent(void *arg)
+{
+	struct yielders *y = arg;
+	weft_fiber_t h, f[2];
+	struct yielder a[2] = {{y, 0}, {y, 1}};
+	if (weft_fiber_spawn(&h, NULL, hog, y))
+		return (void *)1;
+	/* Not yielding, so the hog can only run on the other worker. */
+	int64_t limit = wt_ms(60000);
+	while (atomic_load(&y->hog_worker) < 0 && weft_now() < limit)
+		;
+	if (atomic_load(&y->hog_worker) < 0 ||
+	    weft_fiber_spawn(&f[0], NULL, yield_and_watch, &a[0]) ||
+	    weft_fiber_spawn(&f[1], NULL, yield_and_watch, &a[1]))
+		return (void *)2;
+	weft_fiber_join(f[0], -1, NULL);
+	weft_fiber_join(f[1], -1, NULL);
+	weft_fiber_join(h, -1, NULL);
+	return NULL;
+}
+
+static void test_yielders_use_both_workers(void **state)
+{
+	(void)state;
+	/* Two workers whatever the group has: a runtime of the test's own. */
+	assert_int_equal(weft_run(), 0);
+	assert_int_equal(weft_shutdown(), 0);
+	weft_config_t two = {.workers = 2};
+	assert_int_equal(weft_init(&two), 0);
+	static struct yielders y;
+	memset(&y, 0, sizeof y);
+	atomic_store(&y.hog_worker, -1);
+	void *r = wt_run_fiber(yield_parent, &y);
+	print_message("yields before the two ran at once: %llu and %llu\n",
+		      (unsigned long long)atomic_load(&y.beats[0]),
+		      (unsigned long long)atomic_load(&y.beats[1]));
+	assert_null(r);
+	assert_true(atomic_load(&y.hog_done));
+	assert_false(atomic_load(&y.gave_up));
+	assert_true(atomic_load(&y.together));
+	assert_int_equal(weft_run(), 0);
+	assert_int_equal(weft_shutdown(), 0);
+	assert_int_equal(weft_init(NULL), 0); /* the group's runtime again */
+}
+
 static void test_workers_count(void **state)
 {
 	(void)state;
@@ -252,6 +352,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_workers_count),
+		cmocka_unit_test(test_yielders_use_both_workers),
 		cmocka_unit_test(test_overflow_to_global_queue),
 		cmocka_unit_test(test_wake_chain_flat),
 		cmocka_unit_test(test_wake_from_plain_thread),
