@@ -473,6 +473,7 @@ static void test_quit_opt_out(void **state)
 	struct sigaction now;
 	sigaction(SIGQUIT, NULL, &now);
 	assert_true(now.sa_handler == before.sa_handler);
+	assert_int_equal(weft_run(), 0);
 	assert_int_equal(weft_shutdown(), 0);
 #else
 	print_message("no signals on bare metal; skipped\n");

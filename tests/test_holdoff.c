@@ -133,6 +133,7 @@ static void *spawn_sleeper_and_canceller(void *arg)
 static void test_hold_sleep_runs_full_time(void **state)
 {
 	(void)state;
+	assert_int_equal(weft_run(), 0);
 	assert_int_equal(weft_shutdown(), 0);
 	weft_config_t c = {.flags = WEFT_CFG_VIRTUAL_CLOCK};
 	assert_int_equal(weft_init(&c), 0);
@@ -154,6 +155,7 @@ static void test_hold_sleep_runs_full_time(void **state)
 	/* The second sleep was cut short: no second hour went by. */
 	assert_true(weft_now() == s.t0 + HOUR);
 	weft_chan_destroy(s.ch);
+	assert_int_equal(weft_run(), 0);
 	assert_int_equal(weft_shutdown(), 0);
 	assert_int_equal(weft_init(NULL), 0);
 }
@@ -471,6 +473,7 @@ static void record_report(uint64_t id, const char *name, const char *file, int l
 
 static void straggler(unsigned flags)
 {
+	assert_int_equal(weft_run(), 0);
 	assert_int_equal(weft_shutdown(), 0);
 	weft_config_t c = {.flags = flags};
 	assert_int_equal(weft_init(&c), 0);

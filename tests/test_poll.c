@@ -45,6 +45,7 @@ static void *bump(void *arg)
 static void test_poll_errors(void **state)
 {
 	(void)state;
+	assert_int_equal(weft_run(), 0);
 	assert_int_equal(weft_shutdown(), 0);
 	assert_int_equal(weft_poll(0), -ESRCH);
 	assert_int_equal(weft_poll_next(), -1);
@@ -54,6 +55,7 @@ static void test_poll_errors(void **state)
 	/* With worker threads there is nothing for the host to drive. */
 	assert_int_equal(weft_init(NULL), 0);
 	assert_int_equal(weft_poll(0), -ENOTSUP);
+	assert_int_equal(weft_run(), 0);
 	assert_int_equal(weft_shutdown(), 0);
 
 	assert_int_equal(start_host(NULL), 0);
@@ -399,6 +401,7 @@ static void test_poll_pipe(void **state)
 static void test_poll_virtual_clock(void **state)
 {
 	(void)state;
+	assert_int_equal(weft_run(), 0);
 	assert_int_equal(weft_shutdown(), 0);
 	weft_config_t c = {.flags = WEFT_CFG_HOST_LOOP | WEFT_CFG_VIRTUAL_CLOCK};
 	assert_int_equal(weft_init(&c), 0);

@@ -1348,6 +1348,7 @@ static void test_step_virtual_clock_exact(void **state)
 	assert_int_equal(pr.timers, 2);
 	assert_true(pr.fired[0] == first);
 	assert_true(pr.fired[1] == first + 1000000);
+	assert_int_equal(weft_run(), 0);
 	assert_int_equal(weft_shutdown(), 0);
 	assert_int_equal(weft_init(NULL), 0);
 }

@@ -57,6 +57,7 @@ static void test_config_workers(void **state)
 	weft_config_t c = {.workers = 3};
 	assert_int_equal(weft_init(&c), 0);
 	assert_int_equal(weft_workers(), 3);
+	assert_int_equal(weft_run(), 0);
 	assert_int_equal(weft_shutdown(), 0);
 }
 
@@ -66,6 +67,7 @@ static void test_env_workers(void **state)
 	setenv("WEFT_WORKERS", "5", 1);
 	assert_int_equal(weft_init(NULL), 0);
 	assert_int_equal(weft_workers(), 5);
+	assert_int_equal(weft_run(), 0);
 	assert_int_equal(weft_shutdown(), 0);
 	const char *bad[] = {"0", "17", "abc", "3x", "-2"};
 	for (int i = 0; i < 5; i++) {
@@ -76,6 +78,7 @@ static void test_env_workers(void **state)
 	weft_config_t c = {.workers = 2};
 	assert_int_equal(weft_init(&c), 0);
 	assert_int_equal(weft_workers(), 2);
+	assert_int_equal(weft_run(), 0);
 	assert_int_equal(weft_shutdown(), 0);
 	unsetenv("WEFT_WORKERS");
 }
@@ -99,6 +102,7 @@ static void test_env_stack_kb(void **state)
 	assert_int_equal(weft_fiber_spawn(&f, NULL, use_stack, (void *)(uintptr_t)(200 * 1024)), 0);
 	assert_int_equal(weft_fiber_join(f, -1, &r), 0);
 	assert_int_equal((uintptr_t)r, 14);
+	assert_int_equal(weft_run(), 0);
 	assert_int_equal(weft_shutdown(), 0);
 	const char *bad[] = {"0", "2", "9999999999", "64k"};
 	for (int i = 0; i < 4; i++) {

@@ -398,6 +398,7 @@ static void test_vclock_four_workers(void **state)
 static void test_vclock_config_and_env(void **state)
 {
 	(void)state;
+	assert_int_equal(weft_run(), 0);
 	assert_int_equal(weft_shutdown(), 0);
 	weft_config_t both = {.flags = WEFT_CFG_VIRTUAL_CLOCK | WEFT_CFG_REAL_CLOCK};
 	assert_int_equal(weft_init(&both), -EINVAL);
@@ -413,6 +414,7 @@ static void test_vclock_config_and_env(void **state)
 	run_forever(sleep_hour, &h);
 	assert_int_equal(h.r, 0);
 	assert_true(h.t1 - h.t0 == HOUR);
+	assert_int_equal(weft_run(), 0);
 	assert_int_equal(weft_shutdown(), 0);
 
 	/* The configuration wins over the environment: a real clock, where a
@@ -422,6 +424,7 @@ static void test_vclock_config_and_env(void **state)
 	int64_t t0 = weft_now();
 	assert_int_equal(weft_sleep_until(t0 + MS), 0);
 	assert_true(weft_now() >= t0 + MS);
+	assert_int_equal(weft_run(), 0);
 	assert_int_equal(weft_shutdown(), 0);
 	unsetenv("WEFT_CLOCK");
 
