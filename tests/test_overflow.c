@@ -12,7 +12,9 @@
 #include "shim.h"
 #include "testutil.h"
 #if WT_LINUX
+#include <setjmp.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #endif
 
@@ -72,15 +74,21 @@ static int in_child(void (*body)(size_t), size_t arg, char *out, size_t cap)
 
 #endif
 
-static void overflow_from_main(size_t stack)
+/* Spawn "deep" from the plain thread and let it overflow. */
+static void overflow_deep(size_t stack)
 {
-	if (weft_init(NULL) != 0)
-		_exit(3);
 	weft_attr_t attr = {.name = "deep", .stack_size = stack};
 	weft_fiber_t f;
 	if (weft_fiber_spawn(&f, &attr, overflow, NULL) != 0)
 		_exit(4);
 	weft_fiber_join(f, -1, NULL);
+}
+
+static void overflow_from_main(size_t stack)
+{
+	if (weft_init(NULL) != 0)
+		_exit(3);
+	overflow_deep(stack);
 }
 
 static void overflow_from_fiber(size_t stack)
@@ -168,6 +176,104 @@ static void test_foreign_fault_passed_on(void **state)
 	assert_null(strstr(out, "overflowed"));
 }
 
+
+/* A program's own SIGSEGV handler, installed before weft_init, that recovers
+ * from the faults it expects: a store to a page it keeps PROT_NONE (it opens
+ * the page and returns, as a GC's write barrier does) and a load from
+ * bad_addr (it jumps back, as a probing library does). */
+static char *owned;
+static size_t owned_len;
+static volatile int recovered;
+static sigjmp_buf probe_env;
+
+static void recovering_handler(int sig, siginfo_t *si, void *uc)
+{
+	(void)sig;
+	(void)uc;
+	char *a = si->si_addr;
+	if (owned && a >= owned && a < owned + owned_len) {
+		size_t p = (size_t)sysconf(_SC_PAGESIZE);
+		mprotect((void *)((uintptr_t)a & ~(p - 1)), p, PROT_READ | PROT_WRITE);
+		recovered++;
+		return;
+	}
+	if ((uintptr_t)a == bad_addr) {
+		recovered++;
+		siglongjmp(probe_env, 1);
+	}
+	_exit(44); /* a fault it did not expect: weft passed on an overflow */
+}
+
+static void recover_then_overflow(size_t stack)
+{
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_sigaction = recovering_handler;
+	sa.sa_flags = SA_SIGINFO;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGSEGV, &sa, NULL);
+	size_t p = (size_t)sysconf(_SC_PAGESIZE);
+	owned_len = 2 * p;
+	owned = mmap(NULL, owned_len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (owned == MAP_FAILED || weft_init(NULL) != 0)
+		_exit(3);
+	owned[0] = 1;     /* foreign fault 1: the handler opens the page */
+	owned[p + 1] = 2; /* foreign fault 2 */
+	if (!sigsetjmp(probe_env, 1))
+		(void)*(volatile int *)bad_addr; /* foreign fault 3: it jumps back */
+	char msg[64];
+	int n = snprintf(msg, sizeof msg, "recovered %d, values %d %d\n", recovered,
+			 owned[0], owned[p + 1]);
+	if (write(2, msg, (size_t)n) < 0)
+		_exit(45);
+	overflow_deep(stack);
+}
+
+/* A foreign fault the program's handler recovers from leaves weft's handler
+ * in place: a later overflow is still reported. */
+static void test_foreign_fault_recovered_overflow_still_reported(void **state)
+{
+	(void)state;
+	char out[2048];
+	int st = in_child(recover_then_overflow, 16 * 1024, out, sizeof out);
+	assert_non_null(strstr(out, "recovered 3, values 1 2\n"));
+	expect_report(st, out, "deep", 16 * 1024);
+}
+
+/* With the default action, or SIGSEGV ignored, a real fault kills the
+ * process with SIGSEGV as it would without weft (the kernel does not let a
+ * fault be ignored); a SIGSEGV sent with kill() is dropped when ignored and
+ * kills by default. arg: bit 0 ignore, bit 1 send instead of fault. */
+static void foreign_unhandled(size_t arg)
+{
+	signal(SIGSEGV, (arg & 1) ? SIG_IGN : SIG_DFL);
+	if (weft_init(NULL) != 0)
+		_exit(3);
+	if (arg & 2) {
+		kill(getpid(), SIGSEGV);
+		_exit(46); /* ignored: carries on */
+	}
+	*(volatile int *)bad_addr = 1;
+}
+
+static void test_foreign_fault_default_or_ignored(void **state)
+{
+	(void)state;
+	char out[512];
+	for (size_t arg = 0; arg < 4; arg++) {
+		int st = in_child(foreign_unhandled, arg, out, sizeof out);
+		print_message("case %zu: status 0x%x\n", arg, st);
+		assert_null(strstr(out, "overflowed"));
+		if (arg == 3) {
+			assert_true(WIFEXITED(st));
+			assert_int_equal(WEXITSTATUS(st), 46);
+		} else {
+			assert_true(WIFSIGNALED(st));
+			assert_int_equal(WTERMSIG(st), SIGSEGV);
+		}
+	}
+}
+
 #else
 
 /* A store just above the newest stack: unmapped, in no fiber's guard. */
@@ -214,6 +320,8 @@ int main(void)
 		cmocka_unit_test(test_overflow_small_stack_names_parent),
 		cmocka_unit_test(test_overflow_odd_size),
 		cmocka_unit_test(test_foreign_fault_passed_on),
+		cmocka_unit_test(test_foreign_fault_recovered_overflow_still_reported),
+		cmocka_unit_test(test_foreign_fault_default_or_ignored),
 	};
 	return WT_MAIN("overflow", tests, NULL, NULL);
 }
