@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "internal.h"
 #include "shim.h"
 #include "testutil.h"
 #if WT_LINUX
@@ -274,6 +275,47 @@ static void test_foreign_fault_default_or_ignored(void **state)
 	}
 }
 
+/* An overflow in the outgoing fiber's last frames during a switch: the
+ * worker already names the incoming fiber (or none, for the scheduler) as
+ * current, and the outgoing one is its prev until the switch is finished.
+ * The fault is the outgoing fiber's. Built by hand (a worker record and two
+ * fiber records with stacks far apart), since which frame of a real switch
+ * crosses the guard depends on the compiler. */
+static void test_overflow_in_switch_names_outgoing(void **state)
+{
+	(void)state;
+	static struct weft__worker wk;
+	static struct weft__fiber out, in;
+	out.id = 7;
+	strcpy(out.name, "outgoing");
+	out.stack = (struct shim_stack){.base = (void *)0x10000000, .size = 0x4000, .guard = 0x1000};
+	in.id = 8;
+	strcpy(in.name, "incoming");
+	in.stack = (struct shim_stack){.base = (void *)0x20000000, .size = 0x4000, .guard = 0x1000};
+	struct weft__worker *saved = weft__worker_self();
+	weft__set_worker(&wk);
+	char buf[512];
+	uintptr_t hit = 0x10000000 - 8; /* a push just below the outgoing stack */
+	wk.cur = &in;
+	wk.prev = &out;
+	size_t n1 = weft__name_fault(hit, buf, sizeof buf);
+	int named1 = n1 && strstr(buf, "\"outgoing\" overflowed") != NULL;
+	wk.cur = NULL; /* switching to the scheduler */
+	size_t n2 = weft__name_fault(hit, buf, sizeof buf);
+	int named2 = n2 && strstr(buf, "\"outgoing\" overflowed") != NULL;
+	wk.prev = NULL; /* switch finished: the address is nobody's */
+	size_t n3 = weft__name_fault(hit, buf, sizeof buf);
+	wk.cur = &in; /* the incoming fiber's own guard is still its own */
+	wk.prev = &out;
+	size_t n4 = weft__name_fault(0x20000000 - 8, buf, sizeof buf);
+	int named4 = n4 && strstr(buf, "\"incoming\" overflowed") != NULL;
+	weft__set_worker(saved);
+	assert_true(named1);
+	assert_true(named2);
+	assert_int_equal(n3, 0);
+	assert_true(named4);
+}
+
 #else
 
 /* A store just above the newest stack: unmapped, in no fiber's guard. */
@@ -319,6 +361,7 @@ int main(void)
 		cmocka_unit_test(test_overflow_named_default_stack),
 		cmocka_unit_test(test_overflow_small_stack_names_parent),
 		cmocka_unit_test(test_overflow_odd_size),
+		cmocka_unit_test(test_overflow_in_switch_names_outgoing),
 		cmocka_unit_test(test_foreign_fault_passed_on),
 		cmocka_unit_test(test_foreign_fault_recovered_overflow_still_reported),
 		cmocka_unit_test(test_foreign_fault_default_or_ignored),
