@@ -73,9 +73,13 @@ int weft_init(const weft_config_t *cfg)
 		}
 	}
 
-	struct weft__worker *ws = calloc(c.workers, sizeof *ws);
+	/* calloc would give malloc's alignment (16), not the 64 the deque's
+	 * fields need against false sharing. sizeof is a multiple of 64. */
+	size_t wbytes = c.workers * sizeof(struct weft__worker);
+	struct weft__worker *ws = aligned_alloc(_Alignof(struct weft__worker), wbytes);
 	if (!ws)
 		return -ENOMEM;
+	memset(ws, 0, wbytes);
 	e = shim_fault_init(weft__name_fault);
 	if (e) {
 		free(ws);
