@@ -17,19 +17,43 @@
 arch_switch:
 	.cfi_startproc
 	sub	sp, sp, #160
+	.cfi_def_cfa_offset 160
 	stp	x19, x20, [sp, #0]
+	.cfi_rel_offset x19, 0
+	.cfi_rel_offset x20, 8
 	stp	x21, x22, [sp, #16]
+	.cfi_rel_offset x21, 16
+	.cfi_rel_offset x22, 24
 	stp	x23, x24, [sp, #32]
+	.cfi_rel_offset x23, 32
+	.cfi_rel_offset x24, 40
 	stp	x25, x26, [sp, #48]
+	.cfi_rel_offset x25, 48
+	.cfi_rel_offset x26, 56
 	stp	x27, x28, [sp, #64]
+	.cfi_rel_offset x27, 64
+	.cfi_rel_offset x28, 72
 	stp	x29, x30, [sp, #80]
+	.cfi_rel_offset x29, 80
+	.cfi_rel_offset x30, 88
 	stp	d8, d9, [sp, #96]
+	.cfi_rel_offset d8, 96
+	.cfi_rel_offset d9, 104
 	stp	d10, d11, [sp, #112]
+	.cfi_rel_offset d10, 112
+	.cfi_rel_offset d11, 120
 	stp	d12, d13, [sp, #128]
+	.cfi_rel_offset d12, 128
+	.cfi_rel_offset d13, 136
 	stp	d14, d15, [sp, #144]
+	.cfi_rel_offset d14, 144
+	.cfi_rel_offset d15, 152
 	mov	x9, sp
 	str	x9, [x0]
 
+	/* The other context's frame has the same layout, so the CFI above
+	 * now describes it: an unwinder stopped here walks the incoming
+	 * context's stack. */
 	mov	sp, x1
 	ldp	x19, x20, [sp, #0]
 	ldp	x21, x22, [sp, #16]
@@ -41,7 +65,28 @@ arch_switch:
 	ldp	d10, d11, [sp, #112]
 	ldp	d12, d13, [sp, #128]
 	ldp	d14, d15, [sp, #144]
+	.cfi_restore x19
+	.cfi_restore x20
+	.cfi_restore x21
+	.cfi_restore x22
+	.cfi_restore x23
+	.cfi_restore x24
+	.cfi_restore x25
+	.cfi_restore x26
+	.cfi_restore x27
+	.cfi_restore x28
+	.cfi_restore x29
+	.cfi_restore x30
+	.cfi_restore d8
+	.cfi_restore d9
+	.cfi_restore d10
+	.cfi_restore d11
+	.cfi_restore d12
+	.cfi_restore d13
+	.cfi_restore d14
+	.cfi_restore d15
 	add	sp, sp, #160
+	.cfi_def_cfa_offset 0
 	br	x30
 	.cfi_endproc
 	.size	arch_switch, .-arch_switch
@@ -54,6 +99,13 @@ arch_switch:
 arch_fiber_start:
 	.cfi_startproc
 	.cfi_undefined x30
+	/* A fresh context resumes at arch_fiber_entry, just past this nop: an
+	 * unwinder looks a caller up at its return address minus one, which
+	 * then falls here, in this function and its FDE (return address
+	 * undefined: the walk ends), not at the end of arch_switch. */
+	nop
+	.globl	arch_fiber_entry
+arch_fiber_entry:
 	mov	x29, #0
 	mov	x0, x20
 	blr	x19

@@ -20,27 +20,58 @@
 arch_switch:
 	.cfi_startproc
 	pushq	%rbp
+	.cfi_adjust_cfa_offset 8
+	.cfi_rel_offset rbp, 0
 	pushq	%rbx
+	.cfi_adjust_cfa_offset 8
+	.cfi_rel_offset rbx, 0
 	pushq	%r12
+	.cfi_adjust_cfa_offset 8
+	.cfi_rel_offset r12, 0
 	pushq	%r13
+	.cfi_adjust_cfa_offset 8
+	.cfi_rel_offset r13, 0
 	pushq	%r14
+	.cfi_adjust_cfa_offset 8
+	.cfi_rel_offset r14, 0
 	pushq	%r15
+	.cfi_adjust_cfa_offset 8
+	.cfi_rel_offset r15, 0
 	subq	$8, %rsp
+	.cfi_adjust_cfa_offset 8
 	stmxcsr	(%rsp)
 	fnstcw	4(%rsp)
 	movq	%rsp, (%rdi)
 
+	/* The other context's frame has the same layout, so the CFI above
+	 * now describes it: an unwinder stopped here walks the incoming
+	 * context's stack. */
 	movq	%rsi, %rsp
 	ldmxcsr	(%rsp)
 	fldcw	4(%rsp)
 	addq	$8, %rsp
+	.cfi_adjust_cfa_offset -8
 	popq	%r15
+	.cfi_adjust_cfa_offset -8
+	.cfi_restore r15
 	popq	%r14
+	.cfi_adjust_cfa_offset -8
+	.cfi_restore r14
 	popq	%r13
+	.cfi_adjust_cfa_offset -8
+	.cfi_restore r13
 	popq	%r12
+	.cfi_adjust_cfa_offset -8
+	.cfi_restore r12
 	popq	%rbx
+	.cfi_adjust_cfa_offset -8
+	.cfi_restore rbx
 	popq	%rbp
+	.cfi_adjust_cfa_offset -8
+	.cfi_restore rbp
 	popq	%rcx
+	.cfi_adjust_cfa_offset -8
+	.cfi_register rip, rcx
 	jmpq	*%rcx
 	.cfi_endproc
 	.size	arch_switch, .-arch_switch
@@ -55,6 +86,13 @@ arch_switch:
 arch_fiber_start:
 	.cfi_startproc
 	.cfi_undefined rip
+	/* A fresh context resumes at arch_fiber_entry, just past this nop: an
+	 * unwinder looks a caller up at its return address minus one, which
+	 * then falls here, in this function and its FDE (return address
+	 * undefined: the walk ends), not at the end of arch_switch. */
+	nop
+	.globl	arch_fiber_entry
+arch_fiber_entry:
 	movq	%r13, %rdi
 	callq	*%r12
 	ud2
