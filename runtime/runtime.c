@@ -51,6 +51,13 @@ int weft_init(const weft_config_t *cfg)
 	}
 	if (c.stack_size < MIN_STACK || c.stack_size > MAX_STACK)
 		return -EINVAL;
+	/* The guard below each stack: $WEFT_GUARD_KB, else the CPU's default
+	 * (the shim's ARCH_STACK_GUARD). Checked before anything is set up. */
+	unsigned long guard_kb = 0;
+	if ((e = env_num("WEFT_GUARD_KB", 4, SHIM_STACK_GUARD_MAX / 1024, &v)) < 0)
+		return e;
+	if (e)
+		guard_kb = v;
 	unsigned known = WEFT_CFG_VIRTUAL_CLOCK | WEFT_CFG_REAL_CLOCK | WEFT_CFG_HOST_LOOP |
 			 WEFT_CFG_NO_QUIT_DUMP;
 	if ((c.flags & ~known) ||
@@ -80,6 +87,7 @@ int weft_init(const weft_config_t *cfg)
 	if (!ws)
 		return -ENOMEM;
 	memset(ws, 0, wbytes);
+	(void)shim_stack_guard_set(guard_kb * 1024); /* in range: checked above */
 	e = shim_fault_init(weft__name_fault);
 	if (e) {
 		free(ws);

@@ -6,9 +6,11 @@
  * child's stderr. On bare metal an overflow ends the machine, so each case is
  * a boot of its own: tests/test_overflow.bare.sh boots this image with
  * WT_CASE=<case> and checks the console and the exit status. */
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "arch_cpu.h"
 #include "internal.h"
 #include "shim.h"
 #include "testutil.h"
@@ -45,6 +47,72 @@ static void *spawn_overflower(void *arg)
 		return (void *)1;
 	weft_fiber_join(f, -1, NULL);
 	return NULL;
+}
+
+/* Large frames past the end of a full stack. A fiber fills its stack to
+ * within about 2 KiB of the bottom, then calls a function whose frame is 12,
+ * 32 or 60 KiB and writes its lowest byte first. Another fiber's stack of the
+ * same size lies just below the guard (stacks are carved upwards), so a frame
+ * that jumped the guard would write into it silently; the report must name
+ * the filling fiber. */
+#define BIG_FRAME(kb)                                                          \
+	static __attribute__((noinline)) int frame_##kb(void)                  \
+	{                                                                      \
+		volatile char buf[kb * 1024];                                  \
+		buf[0] = 1;                                                    \
+		buf[sizeof buf - 1] = 2;                                       \
+		return buf[0] + buf[sizeof buf - 1];                           \
+	}
+BIG_FRAME(12)
+BIG_FRAME(32)
+BIG_FRAME(60)
+
+#define BIG_STACK (32 * 1024)
+
+static int (*big_frame)(void);
+static uintptr_t fill_floor; /* fill the stack down to here */
+
+static __attribute__((noinline)) int fill(int depth)
+{
+	volatile char frame[256];
+	frame[0] = (char)depth;
+	if ((uintptr_t)frame > fill_floor)
+		return fill(depth + 1) + frame[0];
+	return big_frame() + frame[0];
+}
+
+static void *fill_then_big(void *arg)
+{
+	(void)arg;
+	volatile char here;
+	/* The stack's top is a few hundred bytes above here. */
+	fill_floor = (uintptr_t)&here - (BIG_STACK - 2048);
+	return (void *)(intptr_t)fill(0);
+}
+
+static weft_sem_t *below_gate;
+
+static void *wait_below(void *arg)
+{
+	(void)arg;
+	weft_sem_acquire(below_gate, -1);
+	return NULL;
+}
+
+static void big_frame_overflow(size_t kb)
+{
+	big_frame = kb == 12 ? frame_12 : kb == 32 ? frame_32 : frame_60;
+	if (weft_init(NULL) != 0 || weft_sem_create(&below_gate, 0) != 0)
+		_exit(3);
+	weft_attr_t below = {.name = "below", .stack_size = BIG_STACK};
+	weft_attr_t deep = {.name = "deep", .stack_size = BIG_STACK};
+	weft_fiber_t b, f;
+	if (weft_fiber_spawn(&b, &below, wait_below, NULL) != 0 ||
+	    weft_fiber_spawn(&f, &deep, fill_then_big, NULL) != 0)
+		_exit(4);
+	weft_fiber_join(f, -1, NULL);
+	weft_sem_release(below_gate);
+	weft_fiber_join(b, -1, NULL);
 }
 
 #if WT_LINUX
@@ -141,6 +209,51 @@ static void test_overflow_odd_size(void **state)
 	/* A size no pool has: a mapping of its own, guarded all the same. */
 	int st = in_child(overflow_from_main, 200 * 1024 + 100, out, sizeof out);
 	expect_report(st, out, "deep", 204 * 1024);
+}
+
+static void test_overflow_big_frames(void **state)
+{
+	(void)state;
+	char out[2048];
+	const size_t kbs[] = {12, 32, 60};
+	for (size_t i = 0; i < 3; i++) {
+		print_message("%zu KiB frame\n", kbs[i]);
+		int st = in_child(big_frame_overflow, kbs[i], out, sizeof out);
+		expect_report(st, out, "deep", BIG_STACK);
+	}
+}
+
+/* $WEFT_GUARD_KB sets the guard of stacks allocated after weft_init; past
+ * its limit weft_init refuses; unset, the CPU's default is back. */
+static void guard_sizes(size_t unused)
+{
+	(void)unused;
+	struct shim_stack s;
+	setenv("WEFT_GUARD_KB", "2048", 1);
+	if (weft_init(NULL) != -EINVAL)
+		_exit(10);
+	setenv("WEFT_GUARD_KB", "128", 1);
+	if (weft_init(NULL) != 0 || shim_stack_alloc(8192, &s) != 0)
+		_exit(11);
+	if (s.guard != 128 * 1024)
+		_exit(12);
+	shim_stack_free(&s);
+	weft_shutdown();
+	unsetenv("WEFT_GUARD_KB");
+	if (weft_init(NULL) != 0 || shim_stack_alloc(8192, &s) != 0)
+		_exit(13);
+	if (s.guard != shim_stack_round(ARCH_STACK_GUARD))
+		_exit(14);
+	_exit(0);
+}
+
+static void test_guard_size_configurable(void **state)
+{
+	(void)state;
+	char out[512];
+	int st = in_child(guard_sizes, 0, out, sizeof out);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
 }
 
 static volatile uintptr_t bad_addr = 16;
@@ -337,6 +450,9 @@ static const struct {
 	{"parent", overflow_from_fiber, 16 * 1024},
 	{"odd", overflow_from_main, 200 * 1024 + 100},
 	{"wild", wild_store, 0},
+	{"frame12", big_frame_overflow, 12},
+	{"frame32", big_frame_overflow, 32},
+	{"frame60", big_frame_overflow, 60},
 };
 
 int main(void)
@@ -361,6 +477,8 @@ int main(void)
 		cmocka_unit_test(test_overflow_named_default_stack),
 		cmocka_unit_test(test_overflow_small_stack_names_parent),
 		cmocka_unit_test(test_overflow_odd_size),
+		cmocka_unit_test(test_overflow_big_frames),
+		cmocka_unit_test(test_guard_size_configurable),
 		cmocka_unit_test(test_overflow_in_switch_names_outgoing),
 		cmocka_unit_test(test_foreign_fault_passed_on),
 		cmocka_unit_test(test_foreign_fault_recovered_overflow_still_reported),
