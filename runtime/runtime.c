@@ -51,6 +51,18 @@ int weft_init(const weft_config_t *cfg)
 	}
 	if (c.stack_size < MIN_STACK || c.stack_size > MAX_STACK)
 		return -EINVAL;
+	/* arch_switch moves the stack pointer but not a hardware shadow stack:
+	 * with one on, the first return after a switch would fault. */
+	if (arch_shadow_stack_on()) {
+		static const char msg[] =
+			"weft: this process runs with a hardware shadow stack (x86 CET "
+			"SHSTK or arm64 GCS), which weft's context switch does not "
+			"support; weft_init refuses (-ENOTSUP). Run the program with "
+			"shadow stacks off (glibc: GLIBC_TUNABLES=glibc.cpu.x86_shstk=off) "
+			"and do not link it with -z shstk.\n";
+		shim_console_write(msg, sizeof msg - 1);
+		return -ENOTSUP;
+	}
 	/* The guard below each stack: $WEFT_GUARD_KB, else the CPU's default
 	 * (the shim's ARCH_STACK_GUARD). Checked before anything is set up. */
 	unsigned long guard_kb = 0;

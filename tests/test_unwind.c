@@ -36,12 +36,12 @@ static void test_gdb_backtrace_inside_switch(void **state)
 		skip();
 	}
 	/* The first switch is the worker's scheduler entering the fiber.
-	 * 7 instructions in: the 6 pushes and the sub are done. 5 more: the
+	 * 8 instructions in (endbr64, 6 pushes, sub) the frame is pushed. 5 more: the
 	 * stack pointer is the fiber's, whose frame is its first. */
 	char cmd[8192], out[16384];
 	snprintf(cmd, sizeof cmd,
 		 "gdb -q -nx -batch -ex 'break arch_switch' -ex run "
-		 "-ex 'set scheduler-locking step' -ex 'stepi 7' -ex 'echo ==1\\n' -ex bt "
+		 "-ex 'set scheduler-locking step' -ex 'stepi 8' -ex 'echo ==1\\n' -ex bt "
 		 "-ex 'stepi 5' -ex 'echo ==2\\n' -ex bt -ex kill --args '%s' child 2>&1",
 		 self);
 	FILE *p = popen(cmd, "r");

@@ -7,8 +7,12 @@
  * low 64 bits of v8-v15 (d8-d15) are callee-saved. 160 bytes, 16-aligned:
  *   0: x19 x20  16: x21 x22  32: x23 x24  48: x25 x26  64: x27 x28
  *  80: x29 x30  96: d8 d9  112: d10 d11  128: d12 d13  144: d14 d15
- * We resume with br x30, an indirect branch, not ret: a ret whose target the
- * return-address predictor did not see called is mispredicted every time.
+ * We resume with ret, although the return-address predictor did not see the
+ * call it returns from: an indirect br would be checked by BTI, and the return
+ * address it lands on has no landing pad, so any BTI-guarded program would
+ * fault at the first switch. Each entry point starts with a landing pad (bti
+ * c, a hint: a no-op before ARMv8.5), and the property note below marks this
+ * file BTI-compatible.
  */
 	.text
 	.globl	arch_switch
@@ -16,6 +20,7 @@
 	.p2align 4
 arch_switch:
 	.cfi_startproc
+	hint	#34		/* bti c */
 	sub	sp, sp, #160
 	.cfi_def_cfa_offset 160
 	stp	x19, x20, [sp, #0]
@@ -87,7 +92,7 @@ arch_switch:
 	.cfi_restore d15
 	add	sp, sp, #160
 	.cfi_def_cfa_offset 0
-	br	x30
+	ret
 	.cfi_endproc
 	.size	arch_switch, .-arch_switch
 
@@ -106,6 +111,7 @@ arch_fiber_start:
 	nop
 	.globl	arch_fiber_entry
 arch_fiber_entry:
+	hint	#38		/* bti jc */
 	mov	x29, #0
 	mov	x0, x20
 	blr	x19
@@ -114,3 +120,16 @@ arch_fiber_entry:
 	.size	arch_fiber_start, .-arch_fiber_start
 
 	.section .note.GNU-stack,"",%progbits
+
+/* GNU_PROPERTY_AARCH64_FEATURE_1_AND = BTI: without this note the linker
+ * marks any program that links this file as not BTI-compatible. */
+	.section .note.gnu.property,"a"
+	.p2align 3
+	.long	4		/* name size */
+	.long	16		/* descriptor size */
+	.long	5		/* NT_GNU_PROPERTY_TYPE_0 */
+	.asciz	"GNU"
+	.long	0xc0000000	/* GNU_PROPERTY_AARCH64_FEATURE_1_AND */
+	.long	4		/* data size */
+	.long	1		/* GNU_PROPERTY_AARCH64_FEATURE_1_BTI */
+	.p2align 3

@@ -8,6 +8,10 @@
  * already on the stack (pushed by the call). We push the rest, swap rsp, pop
  * the other context's registers and resume it with pop + indirect jmp: a ret
  * whose target was not pushed by the matching call is mispredicted every time.
+ * The jmp is notrack: it lands on a return address, which has no endbr64, and
+ * IBT must not check it. Each entry point starts with endbr64, and the
+ * property note below marks this file IBT-compatible (not SHSTK: the switch
+ * does not move the shadow stack; weft_init refuses to run with one on).
  *
  * Frame, from the saved rsp upwards:
  *   0: mxcsr (4 bytes)  4: x87 cw (2 bytes, 2 pad)
@@ -19,6 +23,7 @@
 	.p2align 4
 arch_switch:
 	.cfi_startproc
+	endbr64
 	pushq	%rbp
 	.cfi_adjust_cfa_offset 8
 	.cfi_rel_offset rbp, 0
@@ -72,7 +77,7 @@ arch_switch:
 	popq	%rcx
 	.cfi_adjust_cfa_offset -8
 	.cfi_register rip, rcx
-	jmpq	*%rcx
+	notrack jmpq	*%rcx
 	.cfi_endproc
 	.size	arch_switch, .-arch_switch
 
@@ -93,6 +98,7 @@ arch_fiber_start:
 	nop
 	.globl	arch_fiber_entry
 arch_fiber_entry:
+	endbr64
 	movq	%r13, %rdi
 	callq	*%r12
 	ud2
@@ -100,3 +106,16 @@ arch_fiber_entry:
 	.size	arch_fiber_start, .-arch_fiber_start
 
 	.section .note.GNU-stack,"",@progbits
+
+/* GNU_PROPERTY_X86_FEATURE_1_AND = IBT: without this note the linker marks
+ * any program that links this file as not IBT-compatible. */
+	.section .note.gnu.property,"a"
+	.p2align 3
+	.long	4		/* name size */
+	.long	16		/* descriptor size */
+	.long	5		/* NT_GNU_PROPERTY_TYPE_0 */
+	.asciz	"GNU"
+	.long	0xc0000002	/* GNU_PROPERTY_X86_FEATURE_1_AND */
+	.long	4		/* data size */
+	.long	1		/* GNU_PROPERTY_X86_FEATURE_1_IBT */
+	.p2align 3
