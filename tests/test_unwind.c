@@ -25,7 +25,9 @@ static int child(void)
 	return 0;
 }
 
+#if defined(__x86_64__) && WT_LINUX
 static char self[4096];
+#endif
 
 static void test_gdb_backtrace_inside_switch(void **state)
 {
@@ -77,7 +79,7 @@ int main(int argc, char **argv)
 {
 	if (argc > 1 && strcmp(argv[1], "child") == 0)
 		return child();
-#if WT_LINUX
+#if defined(__x86_64__) && WT_LINUX
 	ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
 	if (n > 0)
 		self[n] = 0;
