@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* Indirect-branch protection survives linking libweft. On x86_64 every
- * object in libweft.a carries the IBT property (a relocatable link with
+ * object of libweft carries the IBT property (a relocatable link with
  * -z cet-report=error succeeds). On aarch64 weft's own code pages are made
  * BTI-guarded (mprotect with PROT_BTI, which qemu's max CPU enforces) and
  * fibers switch there: fresh and resumed contexts, several workers. A whole
@@ -109,7 +109,7 @@ static void test_bti_enforced(void **state)
 #endif
 
 #if defined(__x86_64__) && WT_LINUX
-static char lib[4096];
+static char lib[4096]; /* the library's objects */
 
 /* -z shstk turns off the report of a missing SHSTK property, which weft
  * does not claim (its switch does not move a shadow stack): what is left
@@ -148,7 +148,9 @@ int main(void)
 	guard_weft_pages();
 #endif
 #if defined(__x86_64__) && WT_LINUX
-	/* build/<target>/tests/test_branchprot -> build/<target>/libweft.a */
+	/* build/<target>/tests/test_branchprot -> build/<target>/libweft-internal.a,
+	 * every object of the library (what the suites link; make check does not
+	 * build libweft.a, the same objects made one) */
 	ssize_t n = readlink("/proc/self/exe", lib, sizeof lib - 16);
 	if (n > 0) {
 		lib[n] = 0;
@@ -157,7 +159,7 @@ int main(void)
 			if (slash)
 				*slash = 0;
 		}
-		strcat(lib, "/libweft.a");
+		strcat(lib, "/libweft-internal.a");
 	}
 #endif
 	const struct CMUnitTest tests[] = {
