@@ -129,7 +129,7 @@ static void test_ibt_property_in_every_object(void **state)
 	size_t n = fread(out, 1, sizeof out - 1, p);
 	out[n] = 0;
 	int st = pclose(p);
-	print_message("%s%s", cmd, out);
+	print_message("%s\n%s", cmd, out);
 	assert_int_equal(st, 0);
 	assert_null(strstr(out, "missing"));
 }
