@@ -40,7 +40,8 @@ static void test_gdb_backtrace_inside_switch(void **state)
 	/* The first switch is the worker's scheduler entering the fiber.
 	 * 8 instructions in (endbr64, 6 pushes, sub) the frame is pushed. 5 more: the
 	 * stack pointer is the fiber's, whose frame is its first. */
-	char cmd[8192], out[16384];
+	static char out[65536];
+	char cmd[8192];
 	snprintf(cmd, sizeof cmd,
 		 "gdb -q -nx -batch -ex 'break arch_switch' -ex run "
 		 "-ex 'set scheduler-locking step' -ex 'stepi 8' -ex 'echo ==1\\n' -ex bt "
@@ -48,11 +49,19 @@ static void test_gdb_backtrace_inside_switch(void **state)
 		 self);
 	FILE *p = popen(cmd, "r");
 	assert_non_null(p);
-	size_t n = fread(out, 1, sizeof out - 1, p);
+	/* Read to the end (gdb must not block on a full pipe); keep what fits. */
+	size_t n = 0, r;
+	char drain[4096];
+	while ((r = fread(n < sizeof out - 1 ? out + n : drain, 1,
+			  n < sizeof out - 1 ? sizeof out - 1 - n : sizeof drain, p)) > 0)
+		if (n < sizeof out - 1)
+			n += r;
 	out[n] = 0;
 	pclose(p);
 	char *one = strstr(out, "==1\n"), *two = strstr(out, "==2\n");
-	print_message("%s", one ? one : out);
+	/* print_message cuts long text short: gdb's output goes out whole. */
+	printf("%s\n", one ? one : out);
+	fflush(stdout);
 	assert_non_null(one);
 	assert_non_null(two);
 	*two = 0;
