@@ -40,4 +40,12 @@ void *arch_frame_init(void *top, void (*entry)(void *), void *arg);
  */
 size_t arch_backtrace(const void *sp, uintptr_t lo, uintptr_t hi, uintptr_t *pcs, size_t max);
 
+/*
+ * 1 if the calling thread runs with a hardware shadow stack (x86 CET SHSTK,
+ * arm64 GCS), which arch_switch does not switch: the first return after a
+ * switch would fault. 0 otherwise, or where the CPU has none. Leaves errno
+ * alone. Implemented in arch/<cpu>/shstk.c.
+ */
+int arch_shadow_stack_on(void);
+
 #endif

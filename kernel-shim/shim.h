@@ -10,9 +10,9 @@
 #include <stdint.h>
 
 /* ---- Guarded stacks ----------------------------------------------------
- * A stack is [base, base + size), with an inaccessible guard region of at
- * least one page directly below base: an overflow faults instead of
- * corrupting memory. Stacks of one size are carved from large slabs so that
+ * A stack is [base, base + size), with an inaccessible guard region directly
+ * below base (ARCH_STACK_GUARD bytes by default, whole pages; addresses only,
+ * no memory): an overflow faults instead of corrupting memory. Stacks of one size are carved from large slabs so that
  * many thousands of them cost a handful of kernel mappings. */
 struct shim_stack {
 	void *base;
@@ -28,6 +28,12 @@ int shim_stack_alloc(size_t size, struct shim_stack *out);
 
 /* Any thread. The stack goes back to a pool of its size for reuse. */
 void shim_stack_free(const struct shim_stack *s);
+
+/* The guard below stacks allocated from now on: bytes rounded up to pages,
+ * 0 for the default (ARCH_STACK_GUARD). 0, or -EINVAL above
+ * SHIM_STACK_GUARD_MAX. Stacks already allocated keep theirs. */
+#define SHIM_STACK_GUARD_MAX ((size_t)1 << 20)
+int shim_stack_guard_set(size_t bytes);
 
 /* How guard pages are made here, for diagnostics and tests: "madvise" (no
  * extra kernel mappings), "mprotect" (two mappings per stack), or another

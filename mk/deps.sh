@@ -168,6 +168,8 @@ cmd_host() {
 		curl wrk iproute2 procps ethtool
 	# make install's test builds an outside program with both of these.
 	ensure_packages pkg-config cmake
+	# tests/test_unwind reads gdb's backtrace from inside the switch.
+	ensure_packages gdb
 }
 
 # ---------------------------------------------------------------- bench

@@ -4,7 +4,8 @@
  * A handle is (generation << 32 | slot + 1) in a table of slots; a slot's
  * generation moves on when its fiber is freed, so a stale handle (joined
  * twice, detached, never valid) is told apart from a live one and gets
- * -ESRCH instead of reaching another fiber. Fiber structures come from a
+ * -ESRCH instead of reaching another fiber. A slot whose generation would
+ * wrap is retired instead of reused, so no handle is ever issued twice. Fiber structures come from a
  * pool and are never returned to malloc while the runtime runs, so a lookup
  * may read one that was just freed: it takes a reference only if the count is
  * not zero and then checks the handle again. A fiber holds one reference for
@@ -83,9 +84,13 @@ static void slot_free(struct weft__fiber *f)
 	weft__lock(&table_lock);
 	struct slot *s = slot_at(idx);
 	atomic_store_explicit(&s->f, NULL, memory_order_release);
-	s->gen++;
-	s->next_free = free_head;
-	free_head = idx + 1;
+	/* After 2^32 fibers the next generation would repeat the first: the
+	 * slot stays out of the free list for good (16 bytes lost). */
+	if (s->gen != UINT32_MAX) {
+		s->gen++;
+		s->next_free = free_head;
+		free_head = idx + 1;
+	}
 	f->handle = 0;
 	f->next = pool;
 	pool = f;
@@ -120,6 +125,15 @@ static int lookup(weft_fiber_t h, struct weft__fiber **out)
 	}
 	*out = f;
 	return 0;
+}
+
+void weft__fiber_slot_age(weft_fiber_t h, uint32_t gen)
+{
+	weft__lock(&table_lock);
+	struct slot *s = slot_at((uint32_t)h - 1);
+	if (s)
+		s->gen = gen;
+	weft__unlock(&table_lock);
 }
 
 int weft__fiber_lookup(weft_fiber_t h, struct weft__fiber **out)

@@ -354,6 +354,9 @@ void weft__fibers_each(void (*fn)(struct weft__fiber *f, void *ctx), void *ctx);
 /* The fiber a held handle names, with a reference (drop it with
  * weft__fiber_unref), or -ESRCH. */
 int weft__fiber_lookup(weft_fiber_t h, struct weft__fiber **out);
+/* Tests only: set the generation of the slot that handle h names, so that a
+ * generation's wrap is reached without 2^32 spawns. */
+void weft__fiber_slot_age(weft_fiber_t h, uint32_t gen);
 
 /* ---- Processes (mailbox.c) ---------------------------------------------- */
 

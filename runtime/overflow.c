@@ -28,16 +28,34 @@ static void put_num(struct out *o, uint64_t v, unsigned base)
 		*o->p++ = tmp[--n];
 }
 
+/* Is addr in f's guard (exact), or below it within a frame's reach (reach)? */
+static bool in_guard(const struct weft__fiber *f, uintptr_t addr, bool reach)
+{
+	if (!f)
+		return false;
+	uintptr_t base = (uintptr_t)f->stack.base;
+	uintptr_t lo = base - f->stack.guard - (reach ? f->stack.size : 0);
+	return addr < base && addr >= lo;
+}
+
 size_t weft__name_fault(uintptr_t addr, char *buf, size_t cap)
 {
 	struct weft__worker *w = weft__worker_self();
-	struct weft__fiber *f = w ? w->cur : NULL;
+	if (!w)
+		return 0;
+	/* During a switch the worker already names the incoming fiber as
+	 * current while the outgoing one (prev, until weft__finish_switch)
+	 * still pushes its registers on its own stack: an overflow there is
+	 * the outgoing fiber's. A hit in a guard itself names its owner;
+	 * only then is a frame that jumped past a guard considered. */
+	struct weft__fiber *cands[2] = {w->cur, w->prev}, *f = NULL;
+	for (int reach = 0; reach < 2 && !f; reach++)
+		for (int i = 0; i < 2 && !f; i++)
+			if (in_guard(cands[i], addr, reach))
+				f = cands[i];
 	if (!f)
 		return 0;
 	uintptr_t base = (uintptr_t)f->stack.base;
-	/* The guard page, or a frame large enough to jump over it. */
-	if (addr >= base || addr < base - f->stack.guard - f->stack.size)
-		return 0;
 	struct out o = {buf, buf + cap - 1};
 	put(&o, "weft: fiber ");
 	put_num(&o, f->id, 10);

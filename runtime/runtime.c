@@ -51,6 +51,25 @@ int weft_init(const weft_config_t *cfg)
 	}
 	if (c.stack_size < MIN_STACK || c.stack_size > MAX_STACK)
 		return -EINVAL;
+	/* arch_switch moves the stack pointer but not a hardware shadow stack:
+	 * with one on, the first return after a switch would fault. */
+	if (arch_shadow_stack_on()) {
+		static const char msg[] =
+			"weft: this process runs with a hardware shadow stack (x86 CET "
+			"SHSTK or arm64 GCS), which weft's context switch does not "
+			"support; weft_init refuses (-ENOTSUP). Run the program with "
+			"shadow stacks off (glibc: GLIBC_TUNABLES=glibc.cpu.x86_shstk=off) "
+			"and do not link it with -z shstk.\n";
+		shim_console_write(msg, sizeof msg - 1);
+		return -ENOTSUP;
+	}
+	/* The guard below each stack: $WEFT_GUARD_KB, else the CPU's default
+	 * (the shim's ARCH_STACK_GUARD). Checked before anything is set up. */
+	unsigned long guard_kb = 0;
+	if ((e = env_num("WEFT_GUARD_KB", 4, SHIM_STACK_GUARD_MAX / 1024, &v)) < 0)
+		return e;
+	if (e)
+		guard_kb = v;
 	unsigned known = WEFT_CFG_VIRTUAL_CLOCK | WEFT_CFG_REAL_CLOCK | WEFT_CFG_HOST_LOOP |
 			 WEFT_CFG_NO_QUIT_DUMP;
 	if ((c.flags & ~known) ||
@@ -73,9 +92,14 @@ int weft_init(const weft_config_t *cfg)
 		}
 	}
 
-	struct weft__worker *ws = calloc(c.workers, sizeof *ws);
+	/* calloc would give malloc's alignment (16), not the 64 the deque's
+	 * fields need against false sharing. sizeof is a multiple of 64. */
+	size_t wbytes = c.workers * sizeof(struct weft__worker);
+	struct weft__worker *ws = aligned_alloc(_Alignof(struct weft__worker), wbytes);
 	if (!ws)
 		return -ENOMEM;
+	memset(ws, 0, wbytes);
+	(void)shim_stack_guard_set(guard_kb * 1024); /* in range: checked above */
 	e = shim_fault_init(weft__name_fault);
 	if (e) {
 		free(ws);

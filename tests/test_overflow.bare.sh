@@ -47,6 +47,9 @@ site='spawned at tests/test_overflow.c:'
 check default 134 "$report" '"deep" overflowed its stack of 65536 bytes' "$site" 'by a plain thread'
 check parent 134 "$report" '"deep-child" overflowed its stack of 16384 bytes' "$site" '"parent-fiber"'
 check odd 134 "$report" '"deep" overflowed its stack of 208896 bytes' "$site"
+for kb in 12 32 60; do
+	check frame$kb 134 "$report" '"deep" overflowed its stack of 32768 bytes' "$site"
+done
 check wild 135 'weft: unexpected trap: cause 15 (store page fault)' 'sepc 0x' '!overflowed'
 
 echo "[==========] $((passed + ${#failed[@]})) test(s) run."

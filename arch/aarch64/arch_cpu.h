@@ -5,6 +5,12 @@
 
 #include <stdint.h>
 
+/* Guard below each fiber stack by default: one page. The toolchain file sets
+ * -fstack-clash-protection with --param stack-clash-protection-guard-size=12,
+ * so gcc probes every 4 KiB of a large frame (its default, 16, probes only
+ * every 64 KiB and a 12 KiB frame would jump a one-page guard). */
+#define ARCH_STACK_GUARD (4 * 1024)
+
 static inline void arch_relax(void) { __asm__ volatile("yield" ::: "memory"); }
 
 static inline uint64_t arch_cycles(void)

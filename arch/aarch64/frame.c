@@ -2,7 +2,7 @@
 /* The first frame of a new context on aarch64: what arch_switch loads. */
 #include "arch.h"
 
-void arch_fiber_start(void);
+void arch_fiber_entry(void); /* in arch_fiber_start, switch.S */
 
 void *arch_frame_init(void *top, void (*entry)(void *), void *arg)
 {
@@ -12,6 +12,6 @@ void *arch_frame_init(void *top, void (*entry)(void *), void *arg)
 		sp[i] = 0;
 	sp[0] = (uint64_t)entry;            /* x19 */
 	sp[1] = (uint64_t)arg;              /* x20 */
-	sp[11] = (uint64_t)arch_fiber_start; /* x30 */
+	sp[11] = (uint64_t)arch_fiber_entry; /* x30 */
 	return sp;
 }

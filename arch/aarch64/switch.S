@@ -7,8 +7,12 @@
  * low 64 bits of v8-v15 (d8-d15) are callee-saved. 160 bytes, 16-aligned:
  *   0: x19 x20  16: x21 x22  32: x23 x24  48: x25 x26  64: x27 x28
  *  80: x29 x30  96: d8 d9  112: d10 d11  128: d12 d13  144: d14 d15
- * We resume with br x30, an indirect branch, not ret: a ret whose target the
- * return-address predictor did not see called is mispredicted every time.
+ * We resume with ret, although the return-address predictor did not see the
+ * call it returns from: an indirect br would be checked by BTI, and the return
+ * address it lands on has no landing pad, so any BTI-guarded program would
+ * fault at the first switch. Each entry point starts with a landing pad (bti
+ * c, a hint: a no-op before ARMv8.5), and the property note below marks this
+ * file BTI-compatible.
  */
 	.text
 	.globl	arch_switch
@@ -16,20 +20,45 @@
 	.p2align 4
 arch_switch:
 	.cfi_startproc
+	hint	#34		/* bti c */
 	sub	sp, sp, #160
+	.cfi_def_cfa_offset 160
 	stp	x19, x20, [sp, #0]
+	.cfi_rel_offset x19, 0
+	.cfi_rel_offset x20, 8
 	stp	x21, x22, [sp, #16]
+	.cfi_rel_offset x21, 16
+	.cfi_rel_offset x22, 24
 	stp	x23, x24, [sp, #32]
+	.cfi_rel_offset x23, 32
+	.cfi_rel_offset x24, 40
 	stp	x25, x26, [sp, #48]
+	.cfi_rel_offset x25, 48
+	.cfi_rel_offset x26, 56
 	stp	x27, x28, [sp, #64]
+	.cfi_rel_offset x27, 64
+	.cfi_rel_offset x28, 72
 	stp	x29, x30, [sp, #80]
+	.cfi_rel_offset x29, 80
+	.cfi_rel_offset x30, 88
 	stp	d8, d9, [sp, #96]
+	.cfi_rel_offset d8, 96
+	.cfi_rel_offset d9, 104
 	stp	d10, d11, [sp, #112]
+	.cfi_rel_offset d10, 112
+	.cfi_rel_offset d11, 120
 	stp	d12, d13, [sp, #128]
+	.cfi_rel_offset d12, 128
+	.cfi_rel_offset d13, 136
 	stp	d14, d15, [sp, #144]
+	.cfi_rel_offset d14, 144
+	.cfi_rel_offset d15, 152
 	mov	x9, sp
 	str	x9, [x0]
 
+	/* The other context's frame has the same layout, so the CFI above
+	 * now describes it: an unwinder stopped here walks the incoming
+	 * context's stack. */
 	mov	sp, x1
 	ldp	x19, x20, [sp, #0]
 	ldp	x21, x22, [sp, #16]
@@ -41,8 +70,29 @@ arch_switch:
 	ldp	d10, d11, [sp, #112]
 	ldp	d12, d13, [sp, #128]
 	ldp	d14, d15, [sp, #144]
+	.cfi_restore x19
+	.cfi_restore x20
+	.cfi_restore x21
+	.cfi_restore x22
+	.cfi_restore x23
+	.cfi_restore x24
+	.cfi_restore x25
+	.cfi_restore x26
+	.cfi_restore x27
+	.cfi_restore x28
+	.cfi_restore x29
+	.cfi_restore x30
+	.cfi_restore d8
+	.cfi_restore d9
+	.cfi_restore d10
+	.cfi_restore d11
+	.cfi_restore d12
+	.cfi_restore d13
+	.cfi_restore d14
+	.cfi_restore d15
 	add	sp, sp, #160
-	br	x30
+	.cfi_def_cfa_offset 0
+	ret
 	.cfi_endproc
 	.size	arch_switch, .-arch_switch
 
@@ -54,6 +104,14 @@ arch_switch:
 arch_fiber_start:
 	.cfi_startproc
 	.cfi_undefined x30
+	/* A fresh context resumes at arch_fiber_entry, just past this nop: an
+	 * unwinder looks a caller up at its return address minus one, which
+	 * then falls here, in this function and its FDE (return address
+	 * undefined: the walk ends), not at the end of arch_switch. */
+	nop
+	.globl	arch_fiber_entry
+arch_fiber_entry:
+	hint	#38		/* bti jc */
 	mov	x29, #0
 	mov	x0, x20
 	blr	x19
@@ -62,3 +120,16 @@ arch_fiber_start:
 	.size	arch_fiber_start, .-arch_fiber_start
 
 	.section .note.GNU-stack,"",%progbits
+
+/* GNU_PROPERTY_AARCH64_FEATURE_1_AND = BTI: without this note the linker
+ * marks any program that links this file as not BTI-compatible. */
+	.section .note.gnu.property,"a"
+	.p2align 3
+	.long	4		/* name size */
+	.long	16		/* descriptor size */
+	.long	5		/* NT_GNU_PROPERTY_TYPE_0 */
+	.asciz	"GNU"
+	.long	0xc0000000	/* GNU_PROPERTY_AARCH64_FEATURE_1_AND */
+	.long	4		/* data size */
+	.long	1		/* GNU_PROPERTY_AARCH64_FEATURE_1_BTI */
+	.p2align 3

@@ -17,37 +17,67 @@
 arch_switch:
 	.cfi_startproc
 	addi	sp, sp, -208
+	.cfi_def_cfa_offset 208
 	sd	ra, 0(sp)
+	.cfi_rel_offset ra, 0
 	sd	s0, 8(sp)
+	.cfi_rel_offset s0, 8
 	sd	s1, 16(sp)
+	.cfi_rel_offset s1, 16
 	sd	s2, 24(sp)
+	.cfi_rel_offset s2, 24
 	sd	s3, 32(sp)
+	.cfi_rel_offset s3, 32
 	sd	s4, 40(sp)
+	.cfi_rel_offset s4, 40
 	sd	s5, 48(sp)
+	.cfi_rel_offset s5, 48
 	sd	s6, 56(sp)
+	.cfi_rel_offset s6, 56
 	sd	s7, 64(sp)
+	.cfi_rel_offset s7, 64
 	sd	s8, 72(sp)
+	.cfi_rel_offset s8, 72
 	sd	s9, 80(sp)
+	.cfi_rel_offset s9, 80
 	sd	s10, 88(sp)
+	.cfi_rel_offset s10, 88
 	sd	s11, 96(sp)
+	.cfi_rel_offset s11, 96
 #ifdef __riscv_flen
 	fsd	fs0, 104(sp)
+	.cfi_rel_offset fs0, 104
 	fsd	fs1, 112(sp)
+	.cfi_rel_offset fs1, 112
 	fsd	fs2, 120(sp)
+	.cfi_rel_offset fs2, 120
 	fsd	fs3, 128(sp)
+	.cfi_rel_offset fs3, 128
 	fsd	fs4, 136(sp)
+	.cfi_rel_offset fs4, 136
 	fsd	fs5, 144(sp)
+	.cfi_rel_offset fs5, 144
 	fsd	fs6, 152(sp)
+	.cfi_rel_offset fs6, 152
 	fsd	fs7, 160(sp)
+	.cfi_rel_offset fs7, 160
 	fsd	fs8, 168(sp)
+	.cfi_rel_offset fs8, 168
 	fsd	fs9, 176(sp)
+	.cfi_rel_offset fs9, 176
 	fsd	fs10, 184(sp)
+	.cfi_rel_offset fs10, 184
 	fsd	fs11, 192(sp)
+	.cfi_rel_offset fs11, 192
 #endif
 	sd	sp, 0(a0)
 
+	/* The other context's frame has the same layout, so the CFI above
+	 * now describes it: an unwinder stopped here walks the incoming
+	 * context's stack (its resume address is in t1 until ra gets it). */
 	mv	sp, a1
 	ld	t1, 0(sp)
+	.cfi_register ra, t1
 	ld	s0, 8(sp)
 	ld	s1, 16(sp)
 	ld	s2, 24(sp)
@@ -75,7 +105,35 @@ arch_switch:
 	fld	fs11, 192(sp)
 #endif
 	mv	ra, t1
+	.cfi_restore ra
+	.cfi_restore s0
+	.cfi_restore s1
+	.cfi_restore s2
+	.cfi_restore s3
+	.cfi_restore s4
+	.cfi_restore s5
+	.cfi_restore s6
+	.cfi_restore s7
+	.cfi_restore s8
+	.cfi_restore s9
+	.cfi_restore s10
+	.cfi_restore s11
+#ifdef __riscv_flen
+	.cfi_restore fs0
+	.cfi_restore fs1
+	.cfi_restore fs2
+	.cfi_restore fs3
+	.cfi_restore fs4
+	.cfi_restore fs5
+	.cfi_restore fs6
+	.cfi_restore fs7
+	.cfi_restore fs8
+	.cfi_restore fs9
+	.cfi_restore fs10
+	.cfi_restore fs11
+#endif
 	addi	sp, sp, 208
+	.cfi_def_cfa_offset 0
 	jr	t1
 	.cfi_endproc
 	.size	arch_switch, .-arch_switch
@@ -88,6 +146,13 @@ arch_switch:
 arch_fiber_start:
 	.cfi_startproc
 	.cfi_undefined ra
+	/* A fresh context resumes at arch_fiber_entry, just past this nop: an
+	 * unwinder looks a caller up at its return address minus one, which
+	 * then falls here, in this function and its FDE (return address
+	 * undefined: the walk ends), not at the end of arch_switch. */
+	nop
+	.globl	arch_fiber_entry
+arch_fiber_entry:
 	li	s0, 0
 	mv	a0, s2
 	jalr	s1

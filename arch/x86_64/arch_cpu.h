@@ -5,6 +5,11 @@
 
 #include <stdint.h>
 
+/* Guard below each fiber stack by default: one page. gcc's
+ * -fstack-clash-protection (board/toolchain) probes every 4 KiB of a large
+ * frame as it allocates it, so no frame of code built with it jumps a page. */
+#define ARCH_STACK_GUARD (4 * 1024)
+
 static inline void arch_relax(void) { __asm__ volatile("pause" ::: "memory"); }
 
 static inline uint64_t arch_cycles(void)

@@ -2,7 +2,7 @@
 /* The first frame of a new context on x86_64: what arch_switch pops. */
 #include "arch.h"
 
-void arch_fiber_start(void);
+void arch_fiber_entry(void); /* in arch_fiber_start, switch.S */
 
 void *arch_frame_init(void *top, void (*entry)(void *), void *arg)
 {
@@ -10,7 +10,7 @@ void *arch_frame_init(void *top, void (*entry)(void *), void *arg)
 
 	/* After the resume address is popped rsp == top, 16-byte aligned, so
 	 * arch_fiber_start's call gives entry the ABI's alignment. */
-	*--sp = (uint64_t)arch_fiber_start;
+	*--sp = (uint64_t)arch_fiber_entry;
 	*--sp = 0;                        /* rbp */
 	*--sp = 0;                        /* rbx */
 	*--sp = (uint64_t)entry;          /* r12 */

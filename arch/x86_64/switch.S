@@ -8,6 +8,10 @@
  * already on the stack (pushed by the call). We push the rest, swap rsp, pop
  * the other context's registers and resume it with pop + indirect jmp: a ret
  * whose target was not pushed by the matching call is mispredicted every time.
+ * The jmp is notrack: it lands on a return address, which has no endbr64, and
+ * IBT must not check it. Each entry point starts with endbr64, and the
+ * property note below marks this file IBT-compatible (not SHSTK: the switch
+ * does not move the shadow stack; weft_init refuses to run with one on).
  *
  * Frame, from the saved rsp upwards:
  *   0: mxcsr (4 bytes)  4: x87 cw (2 bytes, 2 pad)
@@ -19,29 +23,61 @@
 	.p2align 4
 arch_switch:
 	.cfi_startproc
+	endbr64
 	pushq	%rbp
+	.cfi_adjust_cfa_offset 8
+	.cfi_rel_offset rbp, 0
 	pushq	%rbx
+	.cfi_adjust_cfa_offset 8
+	.cfi_rel_offset rbx, 0
 	pushq	%r12
+	.cfi_adjust_cfa_offset 8
+	.cfi_rel_offset r12, 0
 	pushq	%r13
+	.cfi_adjust_cfa_offset 8
+	.cfi_rel_offset r13, 0
 	pushq	%r14
+	.cfi_adjust_cfa_offset 8
+	.cfi_rel_offset r14, 0
 	pushq	%r15
+	.cfi_adjust_cfa_offset 8
+	.cfi_rel_offset r15, 0
 	subq	$8, %rsp
+	.cfi_adjust_cfa_offset 8
 	stmxcsr	(%rsp)
 	fnstcw	4(%rsp)
 	movq	%rsp, (%rdi)
 
+	/* The other context's frame has the same layout, so the CFI above
+	 * now describes it: an unwinder stopped here walks the incoming
+	 * context's stack. */
 	movq	%rsi, %rsp
 	ldmxcsr	(%rsp)
 	fldcw	4(%rsp)
 	addq	$8, %rsp
+	.cfi_adjust_cfa_offset -8
 	popq	%r15
+	.cfi_adjust_cfa_offset -8
+	.cfi_restore r15
 	popq	%r14
+	.cfi_adjust_cfa_offset -8
+	.cfi_restore r14
 	popq	%r13
+	.cfi_adjust_cfa_offset -8
+	.cfi_restore r13
 	popq	%r12
+	.cfi_adjust_cfa_offset -8
+	.cfi_restore r12
 	popq	%rbx
+	.cfi_adjust_cfa_offset -8
+	.cfi_restore rbx
 	popq	%rbp
+	.cfi_adjust_cfa_offset -8
+	.cfi_restore rbp
 	popq	%rcx
-	jmpq	*%rcx
+	.cfi_adjust_cfa_offset -8
+	.cfi_register rip, rcx
+	notrack jmpq	*%rcx
 	.cfi_endproc
 	.size	arch_switch, .-arch_switch
 
@@ -55,6 +91,14 @@ arch_switch:
 arch_fiber_start:
 	.cfi_startproc
 	.cfi_undefined rip
+	/* A fresh context resumes at arch_fiber_entry, just past this nop: an
+	 * unwinder looks a caller up at its return address minus one, which
+	 * then falls here, in this function and its FDE (return address
+	 * undefined: the walk ends), not at the end of arch_switch. */
+	nop
+	.globl	arch_fiber_entry
+arch_fiber_entry:
+	endbr64
 	movq	%r13, %rdi
 	callq	*%r12
 	ud2
@@ -62,3 +106,16 @@ arch_fiber_start:
 	.size	arch_fiber_start, .-arch_fiber_start
 
 	.section .note.GNU-stack,"",@progbits
+
+/* GNU_PROPERTY_X86_FEATURE_1_AND = IBT: without this note the linker marks
+ * any program that links this file as not IBT-compatible. */
+	.section .note.gnu.property,"a"
+	.p2align 3
+	.long	4		/* name size */
+	.long	16		/* descriptor size */
+	.long	5		/* NT_GNU_PROPERTY_TYPE_0 */
+	.asciz	"GNU"
+	.long	0xc0000002	/* GNU_PROPERTY_X86_FEATURE_1_AND */
+	.long	4		/* data size */
+	.long	1		/* GNU_PROPERTY_X86_FEATURE_1_IBT */
+	.p2align 3

@@ -4,7 +4,12 @@
 LIBC ?= musl
 CROSS_ARCH := aarch64
 AR := aarch64-linux-gnu-ar
-CFLAGS_ARCH := -fstack-clash-protection
+# gcc probes a large frame every 2^guard-size bytes; its default (16) lets a
+# 12 KiB frame jump the one-page guard (ARCH_STACK_GUARD), 12 does not.
+# -mbranch-protection=bti: landing pads and the BTI property note in every
+# object, so a program linking libweft keeps BTI (switch.S has its own).
+CFLAGS_ARCH := -fstack-clash-protection --param stack-clash-protection-guard-size=12 \
+	-mbranch-protection=bti
 LDFLAGS_ARCH := -static
 DEPS := cross aarch64 $(LIBC)
 RUN := qemu-aarch64

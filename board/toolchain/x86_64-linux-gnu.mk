@@ -13,5 +13,7 @@ CMOCKA_CFLAGS :=
 CMOCKA_LIBS := -lcmocka
 endif
 AR := ar
-CFLAGS_ARCH := -fstack-clash-protection
+# -fcf-protection=branch: endbr64 landing pads and the IBT property note in
+# every object, so a program linking libweft keeps IBT (switch.S has its own).
+CFLAGS_ARCH := -fstack-clash-protection -fcf-protection=branch
 RUN :=

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Guarded fiber stacks on bare metal. Each stack gets fresh addresses in the
- * Sv39 stack window with GUARD bytes of unmapped addresses below it, and its
+ * Sv39 stack window with a guard of unmapped addresses below it (ARCH_STACK_GUARD
+ * by default, shim_stack_guard_set; it costs window, not memory), and its
  * own physical pages mapped eagerly (a fault inside the trap handler could not
  * allocate a page safely). Freed stacks keep their pages in a pool of their
  * size; when RAM runs out, pooled stacks give their pages back and keep only
@@ -8,10 +9,10 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "arch_cpu.h"
 #include "bare.h"
 #include "shim.h"
 
-#define GUARD (16 * 1024UL)
 #define MAX_STACK ((size_t)1 << 30)
 #define NCLASS 8
 
@@ -22,12 +23,26 @@ struct pooled {
 };
 
 struct size_class {
-	size_t size;
+	size_t size, guard;
 	struct pooled *free;
 };
 
 static struct size_class classes[NCLASS];
 static uintptr_t next_va = VM_STACK_BASE;
+static size_t guard_bytes; /* for new stacks; 0 = ARCH_STACK_GUARD */
+
+int shim_stack_guard_set(size_t bytes)
+{
+	if (bytes > SHIM_STACK_GUARD_MAX)
+		return -EINVAL;
+	guard_bytes = (bytes + PAGE_SIZE - 1) & ~(PAGE_SIZE - 1);
+	return 0;
+}
+
+static size_t guard_now(void)
+{
+	return guard_bytes ? guard_bytes : (ARCH_STACK_GUARD + PAGE_SIZE - 1) & ~(PAGE_SIZE - 1);
+}
 
 size_t shim_stack_round(size_t size) { return (size + PAGE_SIZE - 1) & ~(PAGE_SIZE - 1); }
 
@@ -74,13 +89,14 @@ static int map_range(uintptr_t base, size_t size)
 	return 0;
 }
 
-static struct size_class *class_of(size_t size, int create)
+static struct size_class *class_of(size_t size, size_t guard, int create)
 {
 	for (int i = 0; i < NCLASS; i++) {
-		if (classes[i].size == size)
+		if (classes[i].size == size && classes[i].guard == guard)
 			return &classes[i];
 		if (create && classes[i].size == 0) {
 			classes[i].size = size;
+			classes[i].guard = guard;
 			return &classes[i];
 		}
 	}
@@ -88,11 +104,11 @@ static struct size_class *class_of(size_t size, int create)
 }
 
 /* Put a stack's addresses (and its pages, if backed) in its size's pool. */
-static void pool_put(uintptr_t base, size_t size, int backed)
+static void pool_put(uintptr_t base, size_t size, size_t guard, int backed)
 {
 	struct pooled *p = malloc(sizeof *p);
 	int on = irq_save();
-	struct size_class *c = class_of(size, 1);
+	struct size_class *c = class_of(size, guard, 1);
 	if (p && c) {
 		p->base = base;
 		p->backed = backed;
@@ -115,13 +131,14 @@ int shim_stack_alloc(size_t size, struct shim_stack *out)
 		return -EINVAL;
 	size = shim_stack_round(size);
 	int on = irq_save();
-	struct size_class *c = class_of(size, 0);
+	size_t guard = guard_now();
+	struct size_class *c = class_of(size, guard, 0);
 	struct pooled *p = c ? c->free : NULL;
 	if (p)
 		c->free = p->next;
 	uintptr_t base = 0;
-	if (!p && next_va + GUARD + size <= VM_STACK_BASE + VM_STACK_SIZE) {
-		base = next_va + GUARD;
+	if (!p && next_va + guard + size <= VM_STACK_BASE + VM_STACK_SIZE) {
+		base = next_va + guard;
 		next_va = base + size;
 	}
 	irq_restore(on);
@@ -134,13 +151,16 @@ int shim_stack_alloc(size_t size, struct shim_stack *out)
 		return -ENOMEM; /* the stack window's addresses are used up */
 	}
 	if (!backed && map_range(base, size) != 0) {
-		pool_put(base, size, 0);
+		pool_put(base, size, guard, 0);
 		return -ENOMEM;
 	}
 	out->base = (void *)base;
 	out->size = size;
-	out->guard = GUARD;
+	out->guard = guard;
 	return 0;
 }
 
-void shim_stack_free(const struct shim_stack *s) { pool_put((uintptr_t)s->base, s->size, 1); }
+void shim_stack_free(const struct shim_stack *s)
+{
+	pool_put((uintptr_t)s->base, s->size, s->guard, 1);
+}

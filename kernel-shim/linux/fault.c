@@ -1,10 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /* Stack overflow reports: a SIGSEGV/SIGBUS handler on an alternate stack asks
- * the runtime whether the address is in a fiber's guard page, prints which
- * fiber overflowed, and aborts. Any other fault is handed back to the default
- * action, so ordinary crashes look as they always do. */
+ * the runtime whether the address is in a fiber's guard, prints which fiber
+ * overflowed, and aborts. Any other fault is handed to whatever handled the
+ * signal before weft_init, the way the kernel would have delivered it, while
+ * weft's handler stays installed: a program's handler that recovers (a GC's
+ * write barrier, a lazy mapping) does not cost later overflows their report. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,10 +34,58 @@ static shim_fault_namer namer;
 static struct sigaction previous[2]; /* SIGSEGV, SIGBUS before ours */
 static _Thread_local void *altstack;
 
+/* Deliver a fault that is not an overflow as the kernel would have without
+ * us: to the handler that was there before (with its mask, SA_NODEFER and
+ * SA_RESETHAND honoured), or by the default action. */
+static void pass_on(int sig, siginfo_t *si, void *uc)
+{
+	struct sigaction *prev = &previous[sig == SIGBUS];
+	struct sigaction act = *prev;
+	/* Sent by kill() or sigqueue() (si_code <= 0), not by a fault: the
+	 * instruction does not repeat, so an ignored signal is just dropped. A
+	 * real fault cannot be ignored: the kernel resets an ignored (or
+	 * blocked) SIGSEGV to the default action and the process dies. */
+	bool sent = si->si_code <= 0;
+	if (act.sa_handler == SIG_IGN && sent)
+		return;
+	flush_coverage(); /* the process may die: the default, or that handler */
+	if (act.sa_handler == SIG_DFL || act.sa_handler == SIG_IGN) {
+		/* The default action kills the process with this signal (and a
+		 * core dump). Give the signal back to the kernel: a fault
+		 * repeats when we return; a sent signal is sent again, pending
+		 * until this handler returns, since it is blocked while we run. */
+		signal(sig, SIG_DFL);
+		if (sent)
+			raise(sig);
+		return;
+	}
+	if (act.sa_flags & SA_RESETHAND) {
+		/* One-shot: the kernel resets it before the call. */
+		prev->sa_handler = SIG_DFL;
+		prev->sa_flags = 0;
+	}
+	/* The mask the kernel would have set for that handler; returning from
+	 * ours restores the interrupted context's mask (from uc). */
+	sigset_t mask = act.sa_mask;
+	if (!(act.sa_flags & SA_NODEFER))
+		sigaddset(&mask, sig);
+	pthread_sigmask(SIG_BLOCK, &mask, NULL);
+	if (act.sa_flags & SA_NODEFER) {
+		sigset_t self;
+		sigemptyset(&self);
+		sigaddset(&self, sig);
+		pthread_sigmask(SIG_UNBLOCK, &self, NULL);
+	}
+	if (act.sa_flags & SA_SIGINFO)
+		act.sa_sigaction(sig, si, uc);
+	else
+		act.sa_handler(sig);
+}
+
 static void on_fault(int sig, siginfo_t *si, void *uc)
 {
-	(void)uc;
 	char buf[512];
+	int saved = errno;
 	size_t n = namer ? namer((uintptr_t)si->si_addr, buf, sizeof buf) : 0;
 	if (n) {
 		shim_console_write(buf, n);
@@ -41,11 +93,8 @@ static void on_fault(int sig, siginfo_t *si, void *uc)
 		signal(SIGABRT, SIG_DFL);
 		abort();
 	}
-	/* Not ours: put back whatever handled it before us (the default
-	 * action, or a program's own handler) and return; the faulting
-	 * instruction runs again and that handler sees it. */
-	flush_coverage();
-	sigaction(sig, &previous[sig == SIGBUS], NULL);
+	pass_on(sig, si, uc);
+	errno = saved;
 }
 
 int shim_fault_thread_init(void)

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* Guarded fiber stacks on Linux: carved from slabs, one guard page under each.
+/* Guarded fiber stacks on Linux: carved from slabs, a guard under each
+ * (ARCH_STACK_GUARD by default, shim_stack_guard_set).
  *
  * A separately mmap'd stack with an mprotect'd guard costs two kernel mappings,
  * and vm.max_map_count (65,530) then caps a process near 32,700 fibers. So
@@ -18,6 +19,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "arch_cpu.h"
 #include "shim.h"
 
 #ifndef MADV_GUARD_INSTALL
@@ -34,6 +36,7 @@ struct free_stack {
 
 struct size_class {
 	size_t size;              /* usable bytes, page multiple */
+	size_t guard;             /* guard bytes below each, page multiple */
 	struct free_stack *free;  /* freed stacks, linked through their top */
 	char *carve, *carve_end;  /* unused part of the newest slab */
 };
@@ -42,6 +45,7 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct size_class classes[NCLASS];
 static size_t page;
 static int guard_mode; /* 0 unknown, 1 madvise works, 2 use mprotect */
+static size_t guard_bytes; /* for new stacks; 0 = ARCH_STACK_GUARD */
 
 static size_t page_size(void)
 {
@@ -84,13 +88,30 @@ static int guard(char *lo, size_t len)
 	return mprotect(lo, len, PROT_NONE) == 0 ? 0 : -errno;
 }
 
-static struct size_class *class_for(size_t size)
+int shim_stack_guard_set(size_t bytes)
+{
+	if (bytes > SHIM_STACK_GUARD_MAX)
+		return -EINVAL;
+	pthread_mutex_lock(&lock);
+	guard_bytes = shim_stack_round(bytes);
+	pthread_mutex_unlock(&lock);
+	return 0;
+}
+
+static size_t guard_now(void)
+{
+	return guard_bytes ? guard_bytes : shim_stack_round(ARCH_STACK_GUARD);
+}
+
+/* Stacks of one size and one guard share a class. */
+static struct size_class *class_for(size_t size, size_t g)
 {
 	for (int i = 0; i < NCLASS; i++) {
-		if (classes[i].size == size)
+		if (classes[i].size == size && classes[i].guard == g)
 			return &classes[i];
 		if (classes[i].size == 0) {
 			classes[i].size = size;
+			classes[i].guard = g;
 			return &classes[i];
 		}
 	}
@@ -101,7 +122,7 @@ static struct size_class *class_for(size_t size)
  * Called with the lock held. */
 static int carve(struct size_class *c, char **base)
 {
-	size_t p = page_size(), span = c->size + p;
+	size_t g = c->guard, span = c->size + g;
 	if (c->carve_end - c->carve < (ptrdiff_t)span) {
 		size_t bytes = span > SLAB_BYTES / 4 ? span : SLAB_BYTES / span * span;
 		char *m = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
@@ -111,10 +132,10 @@ static int carve(struct size_class *c, char **base)
 		c->carve = m;
 		c->carve_end = m + bytes;
 	}
-	int err = guard(c->carve, p);
+	int err = guard(c->carve, g);
 	if (err)
 		return err == -EAGAIN ? -ENOMEM : err;
-	*base = c->carve + p;
+	*base = c->carve + g;
 	c->carve += span;
 	return 0;
 }
@@ -138,7 +159,8 @@ static int stack_alloc(size_t size, struct shim_stack *out)
 	size = shim_stack_round(size);
 
 	pthread_mutex_lock(&lock);
-	struct size_class *c = class_for(size);
+	size_t g = guard_now();
+	struct size_class *c = class_for(size, g);
 	int err = 0;
 	char *base = NULL;
 	if (c && c->free) {
@@ -151,22 +173,21 @@ static int stack_alloc(size_t size, struct shim_stack *out)
 	pthread_mutex_unlock(&lock);
 
 	if (!c) { /* an unusual size: a mapping of its own */
-		size_t p = page_size();
-		char *m = mmap(NULL, size + p, PROT_READ | PROT_WRITE,
+		char *m = mmap(NULL, size + g, PROT_READ | PROT_WRITE,
 			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
 		if (m == MAP_FAILED)
 			return -ENOMEM;
-		if (mprotect(m, p, PROT_NONE) != 0) {
-			munmap(m, size + p);
+		if (mprotect(m, g, PROT_NONE) != 0) {
+			munmap(m, size + g);
 			return -ENOMEM;
 		}
-		base = m + p;
+		base = m + g;
 	} else if (err) {
 		return err;
 	}
 	out->base = base;
 	out->size = size;
-	out->guard = page_size();
+	out->guard = g;
 	return 0;
 }
 
@@ -175,7 +196,7 @@ void shim_stack_free(const struct shim_stack *s)
 	pthread_mutex_lock(&lock);
 	struct size_class *c = NULL;
 	for (int i = 0; i < NCLASS; i++)
-		if (classes[i].size == s->size)
+		if (classes[i].size == s->size && classes[i].guard == s->guard)
 			c = &classes[i];
 	if (c) {
 		struct free_stack *f = (struct free_stack *)((char *)s->base + s->size) - 1;
