@@ -159,6 +159,18 @@ $(LWIP_PIC_OBJS): $(O)/lwip-pic/%.o: $(LWIP_TREE)/.patched $(DEPS_MK)
 	$(Q)$(CC) $(LWIP_CFLAGS) -fPIC -c $(LWIP_TREE)/$*.c -o $@
 $(OBJS) $(PIC_OBJS): | $(LWIP_TREE)/.patched
 
+# The flags the objects were compiled with: a change (a toolchain file's, a
+# CFLAGS= on the command line) rebuilds them, which make's own dependencies
+# would not. $(O)/cflags is rewritten only when the flags differ.
+FLAGS_STAMP := $(O)/cflags
+ifneq ($(filter-out clean test bench bench-smoke run deps help uninstall,$(or $(MAKECMDGOALS),all)),)
+FLAGS_NOW := $(CC) $(ALL_CFLAGS) $(LIB_VISIBILITY) | $(LWIP_CFLAGS) | $(PUBLIC_CFLAGS)
+ifneq ($(shell cat $(FLAGS_STAMP) 2>/dev/null),$(strip $(FLAGS_NOW)))
+$(shell mkdir -p $(O) && printf '%s\n' '$(strip $(FLAGS_NOW))' >$(FLAGS_STAMP))
+endif
+endif
+$(OBJS) $(PIC_OBJS) $(LWIP_OBJS) $(LWIP_PIC_OBJS): $(FLAGS_STAMP)
+
 $(INTERNAL_LIB): $(OBJS) $(LWIP_OBJS)
 	@rm -f $@
 	@$(if $(Q),echo '  AR      $@')
