@@ -192,12 +192,13 @@ $(O)/libweft.so: $(PIC_OBJS) $(LWIP_PIC_OBJS) mk/libweft.map
 	$(Q)$(CC) -shared $(ALL_LDFLAGS) -Wl,--version-script=mk/libweft.map -o $@ \
 		$(PIC_OBJS) $(LWIP_PIC_OBJS) $(LIBS)
 
-# The suites test internals too (the deque, stacks, the overflow report).
+# The suites test internals too (the deque, stacks, the overflow report);
+# -lm for test_fpenv's fesetround (glibc keeps it in libm).
 $(O)/tests/%: tests/%.c tests/testutil.c tests/testutil.h $(INTERNAL_LIB)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo '  LD      $@')
 	$(Q)$(CC) $(ALL_CFLAGS) -D_GNU_SOURCE $(CMOCKA_CFLAGS) -Itests -o $@ $< tests/testutil.c \
-		$(INTERNAL_LIB) $(CMOCKA_LIBS) $(ALL_LDFLAGS) $(LIBS)
+		$(INTERNAL_LIB) $(CMOCKA_LIBS) $(ALL_LDFLAGS) $(LIBS) -lm
 
 # Examples are what a user writes: the public headers and libweft.a only.
 $(O)/examples/%: examples/%.c $(LIB)

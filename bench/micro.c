@@ -4,8 +4,10 @@
  * and prints "bench: NAME VALUE UNIT" lines for the harness.
  *
  * Usage: micro ROW [ARGS]      no ROW: every row at a tiny size
- *   switch N        N ping-pongs through arch_switch (MXCSR and x87 control
- *                   word saved): ns per one-way switch
+ *   switch N        N ping-pongs through arch_switch, the default switch (the
+ *                   FP control state is the worker's): ns per one-way switch
+ *   switchfp N      the same with each side keeping its own FP control state,
+ *                   as two WEFT_ATTR_FPENV fibers do (runtime/switch.c)
  *   spawn N         N fibers spawned, run and joined in batches of 1,000 by a
  *                   fiber on one worker: ns per fiber
  *   chan N W        N round trips over two unbuffered channels between two
@@ -86,12 +88,41 @@ static long proc_kb(const char *key)
 /* ---- switch: the raw context switch ------------------------------------ */
 
 static void *main_sp, *co_sp;
+static arch_fpenv_t main_fp, co_fp;
 
 static void co_body(void *arg)
 {
 	(void)arg;
 	for (;;)
 		arch_switch(&co_sp, main_sp);
+}
+
+static void co_body_fp(void *arg)
+{
+	(void)arg;
+	for (;;) {
+		arch_fpenv_save(&co_fp);
+		arch_fpenv_load(&main_fp);
+		arch_switch(&co_sp, main_sp);
+	}
+}
+
+static void row_switch_fp(long n)
+{
+	struct shim_stack st;
+	if (shim_stack_alloc(64 * 1024, &st) != 0)
+		die("shim_stack_alloc", -1);
+	co_sp = arch_frame_init((char *)st.base + st.size, co_body_fp, NULL);
+	arch_fpenv_save(&co_fp);
+	int64_t t0 = shim_now();
+	for (long i = 0; i < n; i++) {
+		arch_fpenv_save(&main_fp);
+		arch_fpenv_load(&co_fp);
+		arch_switch(&main_sp, co_sp);
+	}
+	int64_t t1 = shim_now();
+	shim_stack_free(&st);
+	printf("bench: switchfp %.3f ns\n", (double)(t1 - t0) / (2.0 * (double)n));
 }
 
 static void row_switch(long n)
@@ -359,6 +390,8 @@ int main(int argc, char **argv)
 	int all = strcmp(row, "all") == 0;
 	if (all || !strcmp(row, "switch"))
 		row_switch(num(argc, argv, 2, 100000));
+	if (all || !strcmp(row, "switchfp"))
+		row_switch_fp(num(argc, argv, 2, 100000));
 	if (all || !strcmp(row, "spawn"))
 		row_spawn(num(argc, argv, 2, 10000));
 	if (all || !strcmp(row, "chan"))

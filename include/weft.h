@@ -173,14 +173,26 @@ typedef struct weft_attr {
 	unsigned fls;      /* local storage: WEFT_FLS_EMPTY (0), _SHARE or _COPY */
 	struct weft_chan *supervisor; /* NULL, or a channel of weft_exit_t that
 				       * gets {pid, status} when the fiber ends */
+	unsigned flags;    /* WEFT_ATTR_* below; 0 = defaults */
 } weft_attr_t;
+
+enum {
+	/* The floating-point control state (rounding mode, exception masks:
+	 * MXCSR and the x87 control word, FPCR, frm) belongs to the worker
+	 * thread and is not switched: a fiber that changes it puts it back
+	 * before it blocks or yields. A fiber spawned with this flag keeps its
+	 * own instead, across every switch and move to another worker,
+	 * starting from the state its spawner had. Costs a save and a load
+	 * of that state at each of its switches. */
+	WEFT_ATTR_FPENV = 1,
+};
 
 /* Create a fiber running fn(arg) and queue it. attr may be NULL. If out is
  * NULL the fiber starts detached; otherwise *out receives a handle that must
  * be joined or detached. Callable from fibers and plain threads. Returns 0,
  * -EINVAL (fn NULL; stack_size below 4 KiB or above 1 GiB; fls not a
- * WEFT_FLS_* mode; a supervisor channel whose elements are not
- * sizeof(weft_exit_t)), -ENOMEM (no memory for the fiber, its stack, a
+ * WEFT_FLS_* mode; flags other than WEFT_ATTR_*; a supervisor channel whose
+ * elements are not sizeof(weft_exit_t)), -ENOMEM (no memory for the fiber, its stack, a
  * local-storage table or a supervised fiber's pid: the runtime keeps
  * running), -ESRCH (runtime not running). The macro records the spawn site
  * for diagnostics. */

@@ -154,7 +154,8 @@ run_group()
 
 micro_rows()
 {
-	run_group "run_micro weft $MICRO switch $SWITCH_N" "run_micro boost $P/boost switch $SWITCH_N"
+	run_group "run_micro weft $MICRO switch $SWITCH_N" "run_micro weft $MICRO switchfp $SWITCH_N" \
+		"run_micro boost $P/boost switch $SWITCH_N"
 	run_group "run_micro weft $MICRO spawn $SPAWN_N" "run_micro boost $P/boost spawn $SPAWN_N" \
 		"run_micro go1 env GOMAXPROCS=1 $GOB spawn $SPAWN_N"
 	run_group "run_micro weft1 $MICRO chan $CHAN_N 1" "run_micro go1 env GOMAXPROCS=1 $GOB chan $CHAN_N"
@@ -440,7 +441,8 @@ LWIP_NOTE=
 ROWS=$OUT/rows.tsv
 # id, benchmark, weft key, anchor key, anchor, direction, target, unit
 cat >"$ROWS" <<EOF
-switch	one-way switch, FP control state saved, $(k $SWITCH_N) ping-pongs	weft.switch	boost.switch	Boost.Context jump_fcontext	le	0.8	ns
+switch	one-way switch, the default (FP control the worker's), $(k $SWITCH_N) ping-pongs	weft.switch	boost.switch	Boost.Context jump_fcontext	le	0.5	ns
+switch_fp	one-way switch keeping the FP control state (WEFT_ATTR_FPENV), $(k $SWITCH_N) ping-pongs	weft.switchfp	boost.switch	Boost.Context jump_fcontext	le	1.0	ns
 spawn_boost	spawn + run + join, $(k $SPAWN_N), one worker	weft.spawn	boost.spawn	Boost.Fiber, pooled stacks	le	1.0	ns
 spawn_go	spawn + run + join, $(k $SPAWN_N), one worker	weft.spawn	go1.spawn	Go go + WaitGroup, GOMAXPROCS=1	le	0.25	ns
 chan1	unbuffered channel round trip, $(k $CHAN_N), 1 worker	weft1.chan	go1.chan	Go, GOMAXPROCS=1	le	0.35	ns

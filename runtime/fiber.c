@@ -201,7 +201,8 @@ static int spawn(weft_fiber_t *out, const weft_attr_t *attr, weft_fn fn, void *a
 	/* Fiber context: the local-storage mode and the supervisor channel. */
 	unsigned fls_mode = attr ? attr->fls : WEFT_FLS_EMPTY;
 	weft_chan_t *sup = attr ? attr->supervisor : NULL;
-	if (fls_mode > WEFT_FLS_COPY ||
+	unsigned aflags = attr ? attr->flags : 0;
+	if (fls_mode > WEFT_FLS_COPY || (aflags & ~(unsigned)WEFT_ATTR_FPENV) ||
 	    (sup && weft__chan_elem_size(sup) != sizeof(weft_exit_t)))
 		return -EINVAL;
 
@@ -290,6 +291,10 @@ static int spawn(weft_fiber_t *out, const weft_attr_t *attr, weft_fn fn, void *a
 	if (!(flags & FF_SERVICE) && atomic_load(&weft__rt.draining))
 		weft__cancel_request(f);
 	weft__ctx_create(&f->ctx, stack.base, stack.size);
+	if (aflags & WEFT_ATTR_FPENV) {
+		f->ctx.fp_own = true;
+		arch_fpenv_save(&f->ctx.fpenv); /* the spawner's, to start from */
+	}
 	f->ctx.sp = arch_frame_init((char *)stack.base + stack.size, fiber_main, f);
 	if (out)
 		*out = f->handle;

@@ -60,6 +60,8 @@ enum {
  * running on the thread's own stack. */
 struct weft__ctx {
 	void *sp;
+	bool fp_own;           /* keeps its own FP control state (WEFT_ATTR_FPENV) */
+	arch_fpenv_t fpenv;    /* ... saved here while it is switched out */
 	void *stack_lo;   /* for sanitizers: the stack's lowest address */
 	size_t stack_len;
 	void *san_fake;   /* ASan's fake-stack handle while switched out */
@@ -145,6 +147,8 @@ struct weft__worker {
 	struct weft__fiber *prev;        /* the context we just left ... */
 	int prev_act;                    /* ... and what to finish for it */
 	struct weft__fiber *yielded;     /* yielded fibers, newest first */
+	arch_fpenv_t fpenv;              /* the worker's FP control state, kept
+					  * while a WEFT_ATTR_FPENV fiber runs */
 	unsigned tick;
 	uint64_t rng;
 	shim_thread_t thread;

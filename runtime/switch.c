@@ -17,6 +17,7 @@
 
 void weft__ctx_create(struct weft__ctx *c, void *lo, size_t len)
 {
+	c->fp_own = false;
 	c->stack_lo = lo;
 	c->stack_len = len;
 	c->san_fake = NULL;
@@ -38,6 +39,7 @@ void weft__ctx_destroy(struct weft__ctx *c)
 
 void weft__ctx_adopt_thread(struct weft__ctx *c)
 {
+	c->fp_own = false;
 	c->stack_lo = NULL; /* learnt at the first switch away from it */
 	c->stack_len = 0;
 	c->san_fake = NULL;
@@ -71,9 +73,24 @@ void weft__ctx_entered(struct weft__ctx *self)
 static WEFT_NOIPA int errno_get(void) { return errno; }
 static WEFT_NOIPA void errno_set(int e) { errno = e; }
 
+/* The floating-point control state (rounding mode, exception masks)
+ * belongs to the worker: the switch leaves it alone on every CPU. A fiber
+ * spawned with WEFT_ATTR_FPENV keeps its own: saved into its context when it
+ * leaves, and the worker's state (saved as it came in) put back for whatever
+ * runs next; on whichever worker it resumes, its own is loaded. Everything
+ * between here and the switch is integer code, so loading early is safe. */
+static void fp_switch(struct weft__ctx *from, struct weft__ctx *to)
+{
+	struct weft__worker *w = weft__worker_self();
+	arch_fpenv_save(from->fp_own ? &from->fpenv : &w->fpenv);
+	arch_fpenv_load(to->fp_own ? &to->fpenv : &w->fpenv);
+}
+
 void weft__ctx_switch(struct weft__ctx *from, struct weft__ctx *to, bool dying)
 {
 	int saved_errno = errno_get();
+	if (from->fp_own | to->fp_own)
+		fp_switch(from, to);
 #ifdef WEFT_ASAN
 	__sanitizer_start_switch_fiber(dying ? NULL : &from->san_fake, to->stack_lo, to->stack_len);
 #endif

@@ -20,4 +20,20 @@ static inline uint64_t arch_cycles(void)
 	return v;
 }
 
+/* The floating-point control state a fiber with WEFT_ATTR_FPENV keeps as
+ * its own (runtime/switch.c): FPCR. */
+typedef struct {
+	uint64_t fpcr;
+} arch_fpenv_t;
+
+static inline void arch_fpenv_save(arch_fpenv_t *e)
+{
+	__asm__ volatile("mrs %0, fpcr" : "=r"(e->fpcr));
+}
+
+static inline void arch_fpenv_load(const arch_fpenv_t *e)
+{
+	__asm__ volatile("msr fpcr, %0" : : "r"(e->fpcr));
+}
+
 #endif

@@ -22,4 +22,20 @@ static inline uint64_t arch_cycles(void)
 	return v;
 }
 
+/* The floating-point control state a fiber with WEFT_ATTR_FPENV keeps as
+ * its own (runtime/switch.c): the dynamic rounding mode, frm. */
+typedef struct {
+	uint64_t frm;
+} arch_fpenv_t;
+
+static inline void arch_fpenv_save(arch_fpenv_t *e)
+{
+	__asm__ volatile("frrm %0" : "=r"(e->frm));
+}
+
+static inline void arch_fpenv_load(const arch_fpenv_t *e)
+{
+	__asm__ volatile("fsrm %0" : : "r"(e->frm));
+}
+
 #endif

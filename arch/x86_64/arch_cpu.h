@@ -19,4 +19,21 @@ static inline uint64_t arch_cycles(void)
 	return ((uint64_t)hi << 32) | lo;
 }
 
+/* The floating-point control state a fiber with WEFT_ATTR_FPENV keeps as
+ * its own (runtime/switch.c): MXCSR and the x87 control word. */
+typedef struct {
+	uint32_t mxcsr;
+	uint16_t x87cw;
+} arch_fpenv_t;
+
+static inline void arch_fpenv_save(arch_fpenv_t *e)
+{
+	__asm__ volatile("stmxcsr %0\n\tfnstcw %1" : "=m"(e->mxcsr), "=m"(e->x87cw));
+}
+
+static inline void arch_fpenv_load(const arch_fpenv_t *e)
+{
+	__asm__ volatile("ldmxcsr %0\n\tfldcw %1" : : "m"(e->mxcsr), "m"(e->x87cw));
+}
+
 #endif

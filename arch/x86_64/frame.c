@@ -17,6 +17,6 @@ void *arch_frame_init(void *top, void (*entry)(void *), void *arg)
 	*--sp = (uint64_t)arg;            /* r13 */
 	*--sp = 0;                        /* r14 */
 	*--sp = 0;                        /* r15 */
-	*--sp = 0x1f80 | ((uint64_t)0x037f << 32); /* default MXCSR, x87 cw */
+	*--sp = 0;                        /* reserved */
 	return sp;
 }

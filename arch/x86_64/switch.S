@@ -3,8 +3,12 @@
  * void arch_switch(void **save_sp, void *new_sp);
  * void arch_fiber_start(void);       (first frame only, see frame.c)
  *
- * System V x86_64: rbx rbp r12-r15 and rsp are callee-saved, and so are the
- * control bits of MXCSR and the x87 control word. The return address is
+ * System V x86_64: rbx rbp r12-r15 and rsp are callee-saved. The control
+ * bits of MXCSR and the x87 control word are callee-saved too, but they
+ * belong to the worker thread, not to the fiber: the switch leaves them
+ * alone, as on aarch64 and riscv64, and a fiber spawned with WEFT_ATTR_FPENV
+ * has its own saved and restored around the switch (runtime/switch.c). The
+ * return address is
  * already on the stack (pushed by the call). We push the rest, swap rsp, pop
  * the other context's registers and resume it with pop + indirect jmp: a ret
  * whose target was not pushed by the matching call is mispredicted every time.
@@ -14,7 +18,8 @@
  * does not move the shadow stack; weft_init refuses to run with one on).
  *
  * Frame, from the saved rsp upwards:
- *   0: mxcsr (4 bytes)  4: x87 cw (2 bytes, 2 pad)
+ *   0: (8 bytes reserved, not read: keeps the layout frame.c and the
+ *       backtrace know, and rsp 16-byte aligned at the resume)
  *   8: r15  16: r14  24: r13  32: r12  40: rbx  48: rbp  56: resume address
  */
 	.text
@@ -44,16 +49,12 @@ arch_switch:
 	.cfi_rel_offset r15, 0
 	subq	$8, %rsp
 	.cfi_adjust_cfa_offset 8
-	stmxcsr	(%rsp)
-	fnstcw	4(%rsp)
 	movq	%rsp, (%rdi)
 
 	/* The other context's frame has the same layout, so the CFI above
 	 * now describes it: an unwinder stopped here walks the incoming
 	 * context's stack. */
 	movq	%rsi, %rsp
-	ldmxcsr	(%rsp)
-	fldcw	4(%rsp)
 	addq	$8, %rsp
 	.cfi_adjust_cfa_offset -8
 	popq	%r15
