@@ -209,6 +209,10 @@ void weft__finish_switch(struct weft__worker *w);
 
 /* Wake one idle worker (a new timer, new work from outside). */
 void weft__kick_idle(void);
+/* Wake one idle worker if nobody is already looking for work (idle.c). */
+void weft__wake_one(bool even_if_spinning);
+/* Workers on the idle list now (a snapshot). */
+int weft__idle_count(void);
 
 /* The host loop (poll.c) borrows these: make w the calling thread's worker
  * (NULL: none), run f on it, and sleep as an idle worker until woken, the

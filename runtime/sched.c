@@ -13,23 +13,19 @@
  * With the virtual clock, idle workers sleep without a timeout and the last
  * one to go idle moves the clock to the next deadline instead.
  *
+ * Idle workers, waking them and the virtual clock's move are idle.c's; the
+ * runtime's counters are stats.c's.
+ *
  * Waking only queues (push, don't run): a fiber never runs on another fiber's
  * stack, so chains of wakes stay flat. A fiber is only made visible to other
  * workers by the context that runs after it (weft__finish_switch), once its
  * registers are saved. */
-#include <limits.h>
-
-#include "fence.h"
 #include "internal.h"
 
 struct weft__rt weft__rt;
 
 static _Thread_local struct weft__worker *tls_worker;
 
-static weft__lock_t idle_lock = WEFT__LOCK_INIT;
-static struct weft__worker *idle_list[WEFT_MAX_WORKERS];
-static _Atomic int nidle;
-static weft__lock_t vclock_lock = WEFT__LOCK_INIT;
 
 struct weft__worker *weft__worker_self(void) { return tls_worker; }
 
@@ -173,8 +169,6 @@ static struct weft__fiber *steal(struct weft__worker *w)
 	return NULL;
 }
 
-static void wake_one(bool even_if_spinning);
-
 /* Move the yielded fibers (newest first) to the deque so that the oldest is
  * taken first and the rest can be stolen; if more than the one this worker
  * takes next is there, an idle worker may have them. */
@@ -190,7 +184,7 @@ void weft__flush_yielded(struct weft__worker *w)
 		n++;
 	}
 	if (n > 1)
-		wake_one(false);
+		weft__wake_one(false);
 }
 
 /* A fiber yielded while another worker sleeps: the yielded fibers go to the
@@ -213,7 +207,7 @@ static void share_yielded(struct weft__worker *w)
 		n++;
 	}
 	gq_push_list(head, tail, n);
-	wake_one(false);
+	weft__wake_one(false);
 }
 
 struct weft__fiber *weft__find_work(struct weft__worker *w)
@@ -248,152 +242,6 @@ struct weft__fiber *weft__find_work(struct weft__worker *w)
 	return NULL;
 }
 
-/* ---- Idle workers ------------------------------------------------------- */
-
-bool weft__work_queued(void)
-{
-	if (atomic_load_explicit(&weft__rt.gq_len, memory_order_acquire) > 0)
-		return true;
-	for (unsigned i = 0; i < weft__rt.nworkers; i++)
-		if (weft__deque_size(&weft__rt.workers[i].dq) > 0)
-			return true;
-	return false;
-}
-
-static bool work_visible(void)
-{
-	if (weft__work_queued() || atomic_load(&weft__rt.irq_sweep))
-		return true;
-	int64_t t = weft__timer_next();
-	return t != INT64_MAX && t <= weft__now();
-}
-
-static bool idle_remove(struct weft__worker *w)
-{
-	bool found = false;
-	weft__lock(&idle_lock);
-	int n = atomic_load_explicit(&nidle, memory_order_relaxed);
-	for (int i = 0; i < n; i++) {
-		if (idle_list[i] == w) {
-			idle_list[i] = idle_list[n - 1];
-			atomic_store_explicit(&nidle, n - 1, memory_order_relaxed);
-			found = true;
-			break;
-		}
-	}
-	weft__unlock(&idle_lock);
-	return found;
-}
-
-static void wake_worker(struct weft__worker *w)
-{
-	atomic_store_explicit(&w->wake, 1, memory_order_release);
-	weft__fence();
-	if (atomic_load(&w->in_poll))
-		shim_io_wake();
-	shim_wake(&w->wake, 1);
-}
-
-/* Wake one idle worker if nobody is already looking for work. The woken
- * worker starts out counted as spinning, so a burst of readies wakes one. */
-static void wake_one(bool even_if_spinning)
-{
-	weft__fence();
-	if (atomic_load_explicit(&nidle, memory_order_relaxed) == 0)
-		return;
-	if (!even_if_spinning && atomic_load_explicit(&weft__rt.nspinning, memory_order_relaxed))
-		return;
-	weft__lock(&idle_lock);
-	struct weft__worker *w = NULL;
-	int n = atomic_load_explicit(&nidle, memory_order_relaxed);
-	if (n > 0) {
-		w = idle_list[n - 1];
-		atomic_store_explicit(&nidle, n - 1, memory_order_relaxed);
-		atomic_fetch_add_explicit(&weft__rt.nspinning, 1, memory_order_relaxed);
-	}
-	weft__unlock(&idle_lock);
-	if (w)
-		wake_worker(w);
-}
-
-void weft__kick_idle(void) { wake_one(true); }
-
-/* The virtual clock's one move, by an idle worker already on the idle list:
- * if every worker is idle, nothing is queued and no I/O is ready, the clock
- * jumps to the earliest deadline (or to cap, the host loop's, if sooner)
- * and what is due fires. Under a lock, so two workers going idle together
- * cannot both move it: the second sees the first one's fired fibers queued.
- * Ready I/O is looked at first (without blocking). When another worker is
- * blocked in the reactor's poll, it is woken instead: it comes round, finds
- * itself the last idle worker and moves the clock after its own look.
- * Returns true if the clock moved. */
-static bool vclock_advance(int64_t cap)
-{
-	bool moved = false;
-	weft__lock(&vclock_lock);
-	if (atomic_load(&nidle) == (int)weft__rt.nworkers && !work_visible()) {
-		bool quiet = true;
-		if (weft__io_pending()) {
-			if (weft__io_poll(0, NULL)) {
-				quiet = !work_visible();
-			} else if (weft__io_pending()) {
-				/* Not for lack of waiters: another worker holds
-				 * the poll. */
-				shim_io_wake();
-				quiet = false;
-			}
-		}
-		int64_t t = weft__timer_next();
-		if (cap >= 0 && cap < t)
-			t = cap;
-		if (quiet && t != INT64_MAX) {
-			weft__vclock_set(t);
-			weft__timer_fire_due();
-			moved = true;
-		}
-	}
-	weft__unlock(&vclock_lock);
-	return moved;
-}
-
-/* Sleep until woken, the next timer or cap (-1: none). Returns true when a
- * waker picked us (we then count as spinning). */
-bool weft__sleep_idle(struct weft__worker *w, int64_t cap)
-{
-	atomic_store_explicit(&w->wake, 0, memory_order_relaxed);
-	weft__lock(&idle_lock);
-	int n = atomic_load_explicit(&nidle, memory_order_relaxed);
-	idle_list[n] = w;
-	atomic_store_explicit(&nidle, n + 1, memory_order_relaxed);
-	weft__unlock(&idle_lock);
-	weft__fence();
-
-	/* Work queued between our last look and our joining the idle list is
-	 * seen here: its waker either saw us idle or we see its work. */
-	if (!work_visible() && !atomic_load(&weft__rt.stopping)) {
-		int64_t t = weft__timer_next();
-		int64_t deadline = t == INT64_MAX ? -1 : t;
-		if (cap >= 0 && (deadline < 0 || cap < deadline))
-			deadline = cap;
-		if (weft__vclock_on()) {
-			if (vclock_advance(cap))
-				goto out;
-			deadline = -1; /* a virtual deadline is no real time */
-		}
-		/* With fibers waiting on I/O, one idle worker sleeps in the
-		 * reactor's poll instead of its futex; what the poll completes
-		 * lands on this worker's deque. */
-		if (!weft__io_poll(deadline, w)) {
-			while (!atomic_load_explicit(&w->wake, memory_order_acquire) &&
-			       !atomic_load(&weft__rt.stopping))
-				if (shim_wait(&w->wake, 0, deadline) == -ETIMEDOUT)
-					break;
-		}
-	}
-out:
-	return !idle_remove(w);
-}
-
 /* ---- Switching ---------------------------------------------------------- */
 
 void weft__ready(struct weft__fiber *f)
@@ -403,7 +251,7 @@ void weft__ready(struct weft__fiber *f)
 		push_local(w, f);
 	else
 		gq_push_list(f, f, 1);
-	wake_one(false);
+	weft__wake_one(false);
 }
 
 void weft__finish_switch(struct weft__worker *w)
@@ -416,7 +264,7 @@ void weft__finish_switch(struct weft__worker *w)
 	case ACT_YIELD:
 		p->next = w->yielded;
 		w->yielded = p;
-		if (atomic_load_explicit(&nidle, memory_order_relaxed) > 0)
+		if (weft__idle_count() > 0)
 			share_yielded(w);
 		break;
 	case ACT_PARK: {
@@ -527,7 +375,7 @@ void weft__worker_main(void *arg)
 			 * last spinner does, or it waits behind this fiber. */
 			if (f && (weft__deque_size(&w->dq) > 0 ||
 				  atomic_load_explicit(&weft__rt.gq_len, memory_order_acquire) > 0))
-				wake_one(false);
+				weft__wake_one(false);
 		}
 		if (f)
 			weft__run(w, f);
@@ -541,56 +389,8 @@ void weft__worker_main(void *arg)
 	tls_worker = NULL;
 }
 
-void weft__kick_all(void)
-{
-	for (unsigned i = 0; i < weft__rt.nworkers; i++)
-		wake_worker(&weft__rt.workers[i]);
-}
-
-void weft__workers_stop(void)
-{
-	atomic_store(&weft__rt.stopping, 1);
-	for (unsigned i = 0; i < weft__rt.nworkers; i++)
-		wake_worker(&weft__rt.workers[i]);
-}
-
 int weft_worker_index(void)
 {
 	struct weft__worker *w = weft__worker_self();
 	return w && w->cur ? w->index : -1;
-}
-
-int weft_stats(weft_stats_t *out)
-{
-	if (!out)
-		return -EINVAL;
-	if (!atomic_load(&weft__rt.running))
-		return -ESRCH;
-	*out = (weft_stats_t){.workers = weft__rt.nworkers};
-	for (unsigned i = 0; i < weft__rt.nworkers; i++)
-		out->switches += atomic_load_explicit(&weft__rt.workers[i].switches,
-						      memory_order_relaxed);
-	out->fibers = (uint64_t)atomic_load(&weft__rt.live) + (uint64_t)atomic_load(&weft__rt.services);
-	out->spawned = weft__fibers_spawned();
-	return 0;
-}
-
-int weft_worker_stats(unsigned i, weft_worker_stats_t *out)
-{
-	if (!out)
-		return -EINVAL;
-	if (!atomic_load(&weft__rt.running))
-		return -ESRCH;
-	if (i >= weft__rt.nworkers)
-		return -EINVAL;
-	struct weft__worker *w = &weft__rt.workers[i];
-	*out = (weft_worker_stats_t){
-		.switches = atomic_load_explicit(&w->switches, memory_order_relaxed),
-		.steals = atomic_load_explicit(&w->steals, memory_order_relaxed),
-		.parks = atomic_load_explicit(&w->parks, memory_order_relaxed),
-		.wakes = atomic_load_explicit(&w->wakes, memory_order_relaxed),
-	};
-	int64_t q = weft__deque_size(&w->dq);
-	out->queued = q > 0 ? (uint64_t)q : 0;
-	return 0;
 }

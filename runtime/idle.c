@@ -1,0 +1,175 @@
+/* SPDX-License-Identifier: MIT */
+/* Idle workers: a worker that found nothing to run joins the idle list and
+ * sleeps on its own futex word (or, with fibers waiting on I/O, in the
+ * reactor's poll) until a waker picks it from the list or its next timer is
+ * due. A waker wakes one idle worker only if nobody is already spinning for
+ * work, and the woken worker starts out counted as spinning, so a burst of
+ * readies wakes one. With the virtual clock, idle workers sleep without a
+ * timeout and the last one to go idle moves the clock to the next deadline
+ * instead. */
+#include <limits.h>
+
+#include "fence.h"
+#include "internal.h"
+
+static weft__lock_t idle_lock = WEFT__LOCK_INIT;
+static struct weft__worker *idle_list[WEFT_MAX_WORKERS];
+static _Atomic int nidle;
+static weft__lock_t vclock_lock = WEFT__LOCK_INIT;
+
+int weft__idle_count(void) { return atomic_load_explicit(&nidle, memory_order_relaxed); }
+
+bool weft__work_queued(void)
+{
+	if (atomic_load_explicit(&weft__rt.gq_len, memory_order_acquire) > 0)
+		return true;
+	for (unsigned i = 0; i < weft__rt.nworkers; i++)
+		if (weft__deque_size(&weft__rt.workers[i].dq) > 0)
+			return true;
+	return false;
+}
+
+static bool work_visible(void)
+{
+	if (weft__work_queued() || atomic_load(&weft__rt.irq_sweep))
+		return true;
+	int64_t t = weft__timer_next();
+	return t != INT64_MAX && t <= weft__now();
+}
+
+static bool idle_remove(struct weft__worker *w)
+{
+	bool found = false;
+	weft__lock(&idle_lock);
+	int n = atomic_load_explicit(&nidle, memory_order_relaxed);
+	for (int i = 0; i < n; i++) {
+		if (idle_list[i] == w) {
+			idle_list[i] = idle_list[n - 1];
+			atomic_store_explicit(&nidle, n - 1, memory_order_relaxed);
+			found = true;
+			break;
+		}
+	}
+	weft__unlock(&idle_lock);
+	return found;
+}
+
+static void wake_worker(struct weft__worker *w)
+{
+	atomic_store_explicit(&w->wake, 1, memory_order_release);
+	weft__fence();
+	if (atomic_load(&w->in_poll))
+		shim_io_wake();
+	shim_wake(&w->wake, 1);
+}
+
+void weft__wake_one(bool even_if_spinning)
+{
+	weft__fence();
+	if (atomic_load_explicit(&nidle, memory_order_relaxed) == 0)
+		return;
+	if (!even_if_spinning && atomic_load_explicit(&weft__rt.nspinning, memory_order_relaxed))
+		return;
+	weft__lock(&idle_lock);
+	struct weft__worker *w = NULL;
+	int n = atomic_load_explicit(&nidle, memory_order_relaxed);
+	if (n > 0) {
+		w = idle_list[n - 1];
+		atomic_store_explicit(&nidle, n - 1, memory_order_relaxed);
+		atomic_fetch_add_explicit(&weft__rt.nspinning, 1, memory_order_relaxed);
+	}
+	weft__unlock(&idle_lock);
+	if (w)
+		wake_worker(w);
+}
+
+void weft__kick_idle(void) { weft__wake_one(true); }
+
+/* The virtual clock's one move, by an idle worker already on the idle list:
+ * if every worker is idle, nothing is queued and no I/O is ready, the clock
+ * jumps to the earliest deadline (or to cap, the host loop's, if sooner)
+ * and what is due fires. Under a lock, so two workers going idle together
+ * cannot both move it: the second sees the first one's fired fibers queued.
+ * Ready I/O is looked at first (without blocking). When another worker is
+ * blocked in the reactor's poll, it is woken instead: it comes round, finds
+ * itself the last idle worker and moves the clock after its own look.
+ * Returns true if the clock moved. */
+static bool vclock_advance(int64_t cap)
+{
+	bool moved = false;
+	weft__lock(&vclock_lock);
+	if (atomic_load(&nidle) == (int)weft__rt.nworkers && !work_visible()) {
+		bool quiet = true;
+		if (weft__io_pending()) {
+			if (weft__io_poll(0, NULL)) {
+				quiet = !work_visible();
+			} else if (weft__io_pending()) {
+				/* Not for lack of waiters: another worker holds
+				 * the poll. */
+				shim_io_wake();
+				quiet = false;
+			}
+		}
+		int64_t t = weft__timer_next();
+		if (cap >= 0 && cap < t)
+			t = cap;
+		if (quiet && t != INT64_MAX) {
+			weft__vclock_set(t);
+			weft__timer_fire_due();
+			moved = true;
+		}
+	}
+	weft__unlock(&vclock_lock);
+	return moved;
+}
+
+/* Sleep until woken, the next timer or cap (-1: none). Returns true when a
+ * waker picked us (we then count as spinning). */
+bool weft__sleep_idle(struct weft__worker *w, int64_t cap)
+{
+	atomic_store_explicit(&w->wake, 0, memory_order_relaxed);
+	weft__lock(&idle_lock);
+	int n = atomic_load_explicit(&nidle, memory_order_relaxed);
+	idle_list[n] = w;
+	atomic_store_explicit(&nidle, n + 1, memory_order_relaxed);
+	weft__unlock(&idle_lock);
+	weft__fence();
+
+	/* Work queued between our last look and our joining the idle list is
+	 * seen here: its waker either saw us idle or we see its work. */
+	if (!work_visible() && !atomic_load(&weft__rt.stopping)) {
+		int64_t t = weft__timer_next();
+		int64_t deadline = t == INT64_MAX ? -1 : t;
+		if (cap >= 0 && (deadline < 0 || cap < deadline))
+			deadline = cap;
+		if (weft__vclock_on()) {
+			if (vclock_advance(cap))
+				goto out;
+			deadline = -1; /* a virtual deadline is no real time */
+		}
+		/* With fibers waiting on I/O, one idle worker sleeps in the
+		 * reactor's poll instead of its futex; what the poll completes
+		 * lands on this worker's deque. */
+		if (!weft__io_poll(deadline, w)) {
+			while (!atomic_load_explicit(&w->wake, memory_order_acquire) &&
+			       !atomic_load(&weft__rt.stopping))
+				if (shim_wait(&w->wake, 0, deadline) == -ETIMEDOUT)
+					break;
+		}
+	}
+out:
+	return !idle_remove(w);
+}
+
+void weft__kick_all(void)
+{
+	for (unsigned i = 0; i < weft__rt.nworkers; i++)
+		wake_worker(&weft__rt.workers[i]);
+}
+
+void weft__workers_stop(void)
+{
+	atomic_store(&weft__rt.stopping, 1);
+	for (unsigned i = 0; i < weft__rt.nworkers; i++)
+		wake_worker(&weft__rt.workers[i]);
+}
