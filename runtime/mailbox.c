@@ -1,9 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* Pids and mailboxes: a registry from pid to mailbox, and messages copied
- * in by any number of senders and out by the one owner.
+/* Mailboxes: messages copied in by any number of senders and out by the one
+ * owner (the registry from pid to mailbox is pid.c).
  *
- * A pid is a 64-bit number from one counter, never reused, shared by fibers
- * and step-processes. A fiber gets its pid and its mailbox together, the
+ * A fiber gets its pid and its mailbox together, the
  * first time anyone asks for the pid (weft_pid_self, weft_fiber_pid,
  * weft_msg_recv): a fiber that never uses messages costs one pointer. The
  * fiber's exit path (weft__mbox_exit, before its result settles) swaps that
@@ -23,57 +22,10 @@
 
 #include "process.h"
 
-/* ---- The registry ------------------------------------------------------- */
-
-#define NSHARD 16
-
-struct shard {
-	weft__lock_t lock;
-	uint32_t n, nb; /* entries; buckets, a power of two (0: none yet) */
-	struct weft__mbox **b;
-};
-
-static struct shard shards[NSHARD];
-static _Atomic uint64_t next_pid = 1;
-
-static struct shard *shard_of(uint64_t pid)
-{
-	return &shards[pid % NSHARD];
-}
-
-static size_t bucket_of(const struct shard *s, uint64_t pid)
-{
-	return (size_t)(((pid / NSHARD) * 0x9e3779b97f4a7c15ull) >> 32) & (s->nb - 1);
-}
-
-/* Double the buckets (shard locked). Without memory the chains just grow,
- * unless there are no buckets at all. */
-static int grow(struct shard *s)
-{
-	uint32_t nb = s->nb ? s->nb * 2 : 16;
-	struct weft__mbox **b = calloc(nb, sizeof *b);
-	if (!b)
-		return s->nb ? 0 : -ENOMEM;
-	struct shard t = {.nb = nb, .b = b};
-	for (uint32_t i = 0; i < s->nb; i++) {
-		struct weft__mbox *mb = s->b[i];
-		while (mb) {
-			struct weft__mbox *next = mb->hnext;
-			size_t k = bucket_of(&t, mb->pid);
-			mb->hnext = b[k];
-			b[k] = mb;
-			mb = next;
-		}
-	}
-	free(s->b);
-	s->b = b;
-	s->nb = nb;
-	return 0;
-}
+/* ---- Mailboxes ---------------------------------------------------------- */
 
 int weft__mbox_register(struct weft__mbox *mb, bool step)
 {
-	mb->pid = atomic_fetch_add(&next_pid, 1);
 	atomic_store(&mb->refs, 1);
 	mb->lock = (weft__lock_t)WEFT__LOCK_INIT;
 	mb->closed = 0;
@@ -82,62 +34,8 @@ int weft__mbox_register(struct weft__mbox *mb, bool step)
 	mb->cap = WEFT_MAILBOX_CAP;
 	mb->head = mb->tail = NULL;
 	mb->senders = mb->receiver = NULL;
-	struct shard *s = shard_of(mb->pid);
-	weft__lock(&s->lock);
-	int e = s->n >= s->nb ? grow(s) : 0;
-	if (e == 0) {
-		size_t k = bucket_of(s, mb->pid);
-		mb->hnext = s->b[k];
-		s->b[k] = mb;
-		s->n++;
-	}
-	weft__unlock(&s->lock);
-	return e;
+	return weft__pid_register(mb);
 }
-
-struct weft__mbox *weft__mbox_get(uint64_t pid)
-{
-	if (pid == 0)
-		return NULL;
-	struct shard *s = shard_of(pid);
-	weft__lock(&s->lock);
-	struct weft__mbox *mb = s->nb ? s->b[bucket_of(s, pid)] : NULL;
-	while (mb && mb->pid != pid)
-		mb = mb->hnext;
-	if (mb)
-		atomic_fetch_add_explicit(&mb->refs, 1, memory_order_relaxed);
-	weft__unlock(&s->lock);
-	return mb;
-}
-
-static void unregister(struct weft__mbox *mb)
-{
-	struct shard *s = shard_of(mb->pid);
-	weft__lock(&s->lock);
-	struct weft__mbox **pp = &s->b[bucket_of(s, mb->pid)];
-	while (*pp && *pp != mb)
-		pp = &(*pp)->hnext;
-	if (*pp) {
-		*pp = mb->hnext;
-		s->n--;
-	}
-	weft__unlock(&s->lock);
-}
-
-void weft__mbox_each_step(void (*fn)(struct weft__mbox *mb))
-{
-	for (int i = 0; i < NSHARD; i++) {
-		struct shard *s = &shards[i];
-		weft__lock(&s->lock);
-		for (uint32_t k = 0; k < s->nb; k++)
-			for (struct weft__mbox *mb = s->b[k]; mb; mb = mb->hnext)
-				if (mb->step)
-					fn(mb);
-		weft__unlock(&s->lock);
-	}
-}
-
-/* ---- Mailboxes ---------------------------------------------------------- */
 
 static void append(struct weft__mbox *mb, struct weft__msg *m)
 {
@@ -162,7 +60,7 @@ static void admit(struct weft__mbox *mb)
 
 void weft__mbox_close(struct weft__mbox *mb)
 {
-	unregister(mb);
+	weft__pid_unregister(mb);
 	weft__lock(&mb->lock);
 	mb->closed = 1;
 	struct weft__waiter *w;

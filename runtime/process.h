@@ -31,7 +31,12 @@ struct weft__mbox {
  * on weft_msg_send finds it. 0 or -ENOMEM. */
 int weft__mbox_register(struct weft__mbox *mb, bool step);
 
-/* The live mailbox registered under pid, with a reference, or NULL. */
+/* pid.c: give mb a new pid and publish it under that pid (0 or -ENOMEM);
+ * take it out again. */
+int weft__pid_register(struct weft__mbox *mb);
+void weft__pid_unregister(struct weft__mbox *mb);
+
+/* pid.c: the live mailbox registered under pid, with a reference, or NULL. */
 struct weft__mbox *weft__mbox_get(uint64_t pid);
 
 /* Take mb out of the registry (sends from then on fail with -ESRCH at
