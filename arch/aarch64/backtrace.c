@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /* A parked context's call chain on aarch64, for weft_dump. switch.S saved
- * x29 at sp+80 and x30 (the resume address) at sp+88; a frame record is
- * {previous x29, return address} at [x29]. */
+ * x29 and x30 (the resume address) in its frame (frame.h); a frame record
+ * is {previous x29, return address} at [x29]. */
 #include "arch.h"
+#include "frame.h"
 
-#define SAVED_FP 80
-#define SAVED_PC 88
+#define SAVED_FP FRAME_X29
+#define SAVED_PC FRAME_X30
 #define REC_FP 0
 #define REC_PC 8
 

@@ -4,7 +4,7 @@
  * void arch_fiber_start(void);       (first frame only, see frame.c)
  *
  * AAPCS64: x19-x28, the frame pointer x29, the link register x30, sp and the
- * low 64 bits of v8-v15 (d8-d15) are callee-saved. 160 bytes, 16-aligned:
+ * low 64 bits of v8-v15 (d8-d15) are callee-saved. FRAME_SIZE (160) bytes, 16-aligned, named in frame.h:
  *   0: x19 x20  16: x21 x22  32: x23 x24  48: x25 x26  64: x27 x28
  *  80: x29 x30  96: d8 d9  112: d10 d11  128: d12 d13  144: d14 d15
  * We resume with ret, although the return-address predictor did not see the
@@ -14,6 +14,8 @@
  * c, a hint: a no-op before ARMv8.5), and the property note below marks this
  * file BTI-compatible.
  */
+#include "frame.h"
+
 	.text
 	.globl	arch_switch
 	.type	arch_switch, %function
@@ -21,38 +23,38 @@
 arch_switch:
 	.cfi_startproc
 	hint	#34		/* bti c */
-	sub	sp, sp, #160
-	.cfi_def_cfa_offset 160
-	stp	x19, x20, [sp, #0]
-	.cfi_rel_offset x19, 0
-	.cfi_rel_offset x20, 8
-	stp	x21, x22, [sp, #16]
-	.cfi_rel_offset x21, 16
-	.cfi_rel_offset x22, 24
-	stp	x23, x24, [sp, #32]
-	.cfi_rel_offset x23, 32
-	.cfi_rel_offset x24, 40
-	stp	x25, x26, [sp, #48]
-	.cfi_rel_offset x25, 48
-	.cfi_rel_offset x26, 56
-	stp	x27, x28, [sp, #64]
-	.cfi_rel_offset x27, 64
-	.cfi_rel_offset x28, 72
-	stp	x29, x30, [sp, #80]
-	.cfi_rel_offset x29, 80
-	.cfi_rel_offset x30, 88
-	stp	d8, d9, [sp, #96]
-	.cfi_rel_offset d8, 96
-	.cfi_rel_offset d9, 104
-	stp	d10, d11, [sp, #112]
-	.cfi_rel_offset d10, 112
-	.cfi_rel_offset d11, 120
-	stp	d12, d13, [sp, #128]
-	.cfi_rel_offset d12, 128
-	.cfi_rel_offset d13, 136
-	stp	d14, d15, [sp, #144]
-	.cfi_rel_offset d14, 144
-	.cfi_rel_offset d15, 152
+	sub	sp, sp, #FRAME_SIZE
+	.cfi_def_cfa_offset FRAME_SIZE
+	stp	x19, x20, [sp, #FRAME_X19]
+	.cfi_rel_offset x19, FRAME_X19
+	.cfi_rel_offset x20, FRAME_X20
+	stp	x21, x22, [sp, #FRAME_X21]
+	.cfi_rel_offset x21, FRAME_X21
+	.cfi_rel_offset x22, FRAME_X22
+	stp	x23, x24, [sp, #FRAME_X23]
+	.cfi_rel_offset x23, FRAME_X23
+	.cfi_rel_offset x24, FRAME_X24
+	stp	x25, x26, [sp, #FRAME_X25]
+	.cfi_rel_offset x25, FRAME_X25
+	.cfi_rel_offset x26, FRAME_X26
+	stp	x27, x28, [sp, #FRAME_X27]
+	.cfi_rel_offset x27, FRAME_X27
+	.cfi_rel_offset x28, FRAME_X28
+	stp	x29, x30, [sp, #FRAME_X29]
+	.cfi_rel_offset x29, FRAME_X29
+	.cfi_rel_offset x30, FRAME_X30
+	stp	d8, d9, [sp, #FRAME_D8]
+	.cfi_rel_offset d8, FRAME_D8
+	.cfi_rel_offset d9, FRAME_D9
+	stp	d10, d11, [sp, #FRAME_D10]
+	.cfi_rel_offset d10, FRAME_D10
+	.cfi_rel_offset d11, FRAME_D11
+	stp	d12, d13, [sp, #FRAME_D12]
+	.cfi_rel_offset d12, FRAME_D12
+	.cfi_rel_offset d13, FRAME_D13
+	stp	d14, d15, [sp, #FRAME_D14]
+	.cfi_rel_offset d14, FRAME_D14
+	.cfi_rel_offset d15, FRAME_D15
 	mov	x9, sp
 	str	x9, [x0]
 
@@ -60,16 +62,16 @@ arch_switch:
 	 * now describes it: an unwinder stopped here walks the incoming
 	 * context's stack. */
 	mov	sp, x1
-	ldp	x19, x20, [sp, #0]
-	ldp	x21, x22, [sp, #16]
-	ldp	x23, x24, [sp, #32]
-	ldp	x25, x26, [sp, #48]
-	ldp	x27, x28, [sp, #64]
-	ldp	x29, x30, [sp, #80]
-	ldp	d8, d9, [sp, #96]
-	ldp	d10, d11, [sp, #112]
-	ldp	d12, d13, [sp, #128]
-	ldp	d14, d15, [sp, #144]
+	ldp	x19, x20, [sp, #FRAME_X19]
+	ldp	x21, x22, [sp, #FRAME_X21]
+	ldp	x23, x24, [sp, #FRAME_X23]
+	ldp	x25, x26, [sp, #FRAME_X25]
+	ldp	x27, x28, [sp, #FRAME_X27]
+	ldp	x29, x30, [sp, #FRAME_X29]
+	ldp	d8, d9, [sp, #FRAME_D8]
+	ldp	d10, d11, [sp, #FRAME_D10]
+	ldp	d12, d13, [sp, #FRAME_D12]
+	ldp	d14, d15, [sp, #FRAME_D14]
 	.cfi_restore x19
 	.cfi_restore x20
 	.cfi_restore x21
@@ -90,7 +92,7 @@ arch_switch:
 	.cfi_restore d13
 	.cfi_restore d14
 	.cfi_restore d15
-	add	sp, sp, #160
+	add	sp, sp, #FRAME_SIZE
 	.cfi_def_cfa_offset 0
 	ret
 	.cfi_endproc

@@ -1,17 +1,18 @@
 /* SPDX-License-Identifier: MIT */
 /* The first frame of a new context on riscv64: what arch_switch loads. */
 #include "arch.h"
+#include "frame.h"
 
 void arch_fiber_entry(void); /* in arch_fiber_start, switch.S */
 
 void *arch_frame_init(void *top, void (*entry)(void *), void *arg)
 {
-	uint64_t *sp = (uint64_t *)((uintptr_t)top & ~(uintptr_t)15) - 26;
+	uint64_t *sp = (uint64_t *)(((uintptr_t)top & ~(uintptr_t)15) - FRAME_SIZE);
 
-	for (int i = 0; i < 26; i++)
+	for (int i = 0; i < FRAME_SIZE / 8; i++)
 		sp[i] = 0;
-	sp[0] = (uint64_t)arch_fiber_entry; /* ra */
-	sp[2] = (uint64_t)entry;            /* s1 */
-	sp[3] = (uint64_t)arg;              /* s2 */
+	sp[FRAME_RA / 8] = (uint64_t)arch_fiber_entry;
+	sp[FRAME_S1 / 8] = (uint64_t)entry;
+	sp[FRAME_S2 / 8] = (uint64_t)arg;
 	return sp;
 }

@@ -5,70 +5,72 @@
  *
  * RISC-V psABI: ra, sp, s0-s11 and, with the F/D extensions, fs0-fs11 are
  * callee-saved. Vector registers are caller-saved, so a cooperative switch
- * never saves them. 208 bytes (16-aligned):
+ * never saves them. FRAME_SIZE (208) bytes, 16-aligned, named in frame.h:
  *   0: ra  8..96: s0-s11  104..192: fs0-fs11
  * We resume with jr t1, not ret: jalr through ra or t0 is a return hint to the
  * return-address stack, and a return the stack did not see called mispredicts.
  */
+#include "frame.h"
+
 	.text
 	.globl	arch_switch
 	.type	arch_switch, @function
 	.p2align 2
 arch_switch:
 	.cfi_startproc
-	addi	sp, sp, -208
-	.cfi_def_cfa_offset 208
-	sd	ra, 0(sp)
-	.cfi_rel_offset ra, 0
-	sd	s0, 8(sp)
-	.cfi_rel_offset s0, 8
-	sd	s1, 16(sp)
-	.cfi_rel_offset s1, 16
-	sd	s2, 24(sp)
-	.cfi_rel_offset s2, 24
-	sd	s3, 32(sp)
-	.cfi_rel_offset s3, 32
-	sd	s4, 40(sp)
-	.cfi_rel_offset s4, 40
-	sd	s5, 48(sp)
-	.cfi_rel_offset s5, 48
-	sd	s6, 56(sp)
-	.cfi_rel_offset s6, 56
-	sd	s7, 64(sp)
-	.cfi_rel_offset s7, 64
-	sd	s8, 72(sp)
-	.cfi_rel_offset s8, 72
-	sd	s9, 80(sp)
-	.cfi_rel_offset s9, 80
-	sd	s10, 88(sp)
-	.cfi_rel_offset s10, 88
-	sd	s11, 96(sp)
-	.cfi_rel_offset s11, 96
+	addi	sp, sp, -FRAME_SIZE
+	.cfi_def_cfa_offset FRAME_SIZE
+	sd	ra, FRAME_RA(sp)
+	.cfi_rel_offset ra, FRAME_RA
+	sd	s0, FRAME_S0(sp)
+	.cfi_rel_offset s0, FRAME_S0
+	sd	s1, FRAME_S1(sp)
+	.cfi_rel_offset s1, FRAME_S1
+	sd	s2, FRAME_S2(sp)
+	.cfi_rel_offset s2, FRAME_S2
+	sd	s3, FRAME_S3(sp)
+	.cfi_rel_offset s3, FRAME_S3
+	sd	s4, FRAME_S4(sp)
+	.cfi_rel_offset s4, FRAME_S4
+	sd	s5, FRAME_S5(sp)
+	.cfi_rel_offset s5, FRAME_S5
+	sd	s6, FRAME_S6(sp)
+	.cfi_rel_offset s6, FRAME_S6
+	sd	s7, FRAME_S7(sp)
+	.cfi_rel_offset s7, FRAME_S7
+	sd	s8, FRAME_S8(sp)
+	.cfi_rel_offset s8, FRAME_S8
+	sd	s9, FRAME_S9(sp)
+	.cfi_rel_offset s9, FRAME_S9
+	sd	s10, FRAME_S10(sp)
+	.cfi_rel_offset s10, FRAME_S10
+	sd	s11, FRAME_S11(sp)
+	.cfi_rel_offset s11, FRAME_S11
 #ifdef __riscv_flen
-	fsd	fs0, 104(sp)
-	.cfi_rel_offset fs0, 104
-	fsd	fs1, 112(sp)
-	.cfi_rel_offset fs1, 112
-	fsd	fs2, 120(sp)
-	.cfi_rel_offset fs2, 120
-	fsd	fs3, 128(sp)
-	.cfi_rel_offset fs3, 128
-	fsd	fs4, 136(sp)
-	.cfi_rel_offset fs4, 136
-	fsd	fs5, 144(sp)
-	.cfi_rel_offset fs5, 144
-	fsd	fs6, 152(sp)
-	.cfi_rel_offset fs6, 152
-	fsd	fs7, 160(sp)
-	.cfi_rel_offset fs7, 160
-	fsd	fs8, 168(sp)
-	.cfi_rel_offset fs8, 168
-	fsd	fs9, 176(sp)
-	.cfi_rel_offset fs9, 176
-	fsd	fs10, 184(sp)
-	.cfi_rel_offset fs10, 184
-	fsd	fs11, 192(sp)
-	.cfi_rel_offset fs11, 192
+	fsd	fs0, FRAME_FS0(sp)
+	.cfi_rel_offset fs0, FRAME_FS0
+	fsd	fs1, FRAME_FS1(sp)
+	.cfi_rel_offset fs1, FRAME_FS1
+	fsd	fs2, FRAME_FS2(sp)
+	.cfi_rel_offset fs2, FRAME_FS2
+	fsd	fs3, FRAME_FS3(sp)
+	.cfi_rel_offset fs3, FRAME_FS3
+	fsd	fs4, FRAME_FS4(sp)
+	.cfi_rel_offset fs4, FRAME_FS4
+	fsd	fs5, FRAME_FS5(sp)
+	.cfi_rel_offset fs5, FRAME_FS5
+	fsd	fs6, FRAME_FS6(sp)
+	.cfi_rel_offset fs6, FRAME_FS6
+	fsd	fs7, FRAME_FS7(sp)
+	.cfi_rel_offset fs7, FRAME_FS7
+	fsd	fs8, FRAME_FS8(sp)
+	.cfi_rel_offset fs8, FRAME_FS8
+	fsd	fs9, FRAME_FS9(sp)
+	.cfi_rel_offset fs9, FRAME_FS9
+	fsd	fs10, FRAME_FS10(sp)
+	.cfi_rel_offset fs10, FRAME_FS10
+	fsd	fs11, FRAME_FS11(sp)
+	.cfi_rel_offset fs11, FRAME_FS11
 #endif
 	sd	sp, 0(a0)
 
@@ -78,31 +80,31 @@ arch_switch:
 	mv	sp, a1
 	ld	t1, 0(sp)
 	.cfi_register ra, t1
-	ld	s0, 8(sp)
-	ld	s1, 16(sp)
-	ld	s2, 24(sp)
-	ld	s3, 32(sp)
-	ld	s4, 40(sp)
-	ld	s5, 48(sp)
-	ld	s6, 56(sp)
-	ld	s7, 64(sp)
-	ld	s8, 72(sp)
-	ld	s9, 80(sp)
-	ld	s10, 88(sp)
-	ld	s11, 96(sp)
+	ld	s0, FRAME_S0(sp)
+	ld	s1, FRAME_S1(sp)
+	ld	s2, FRAME_S2(sp)
+	ld	s3, FRAME_S3(sp)
+	ld	s4, FRAME_S4(sp)
+	ld	s5, FRAME_S5(sp)
+	ld	s6, FRAME_S6(sp)
+	ld	s7, FRAME_S7(sp)
+	ld	s8, FRAME_S8(sp)
+	ld	s9, FRAME_S9(sp)
+	ld	s10, FRAME_S10(sp)
+	ld	s11, FRAME_S11(sp)
 #ifdef __riscv_flen
-	fld	fs0, 104(sp)
-	fld	fs1, 112(sp)
-	fld	fs2, 120(sp)
-	fld	fs3, 128(sp)
-	fld	fs4, 136(sp)
-	fld	fs5, 144(sp)
-	fld	fs6, 152(sp)
-	fld	fs7, 160(sp)
-	fld	fs8, 168(sp)
-	fld	fs9, 176(sp)
-	fld	fs10, 184(sp)
-	fld	fs11, 192(sp)
+	fld	fs0, FRAME_FS0(sp)
+	fld	fs1, FRAME_FS1(sp)
+	fld	fs2, FRAME_FS2(sp)
+	fld	fs3, FRAME_FS3(sp)
+	fld	fs4, FRAME_FS4(sp)
+	fld	fs5, FRAME_FS5(sp)
+	fld	fs6, FRAME_FS6(sp)
+	fld	fs7, FRAME_FS7(sp)
+	fld	fs8, FRAME_FS8(sp)
+	fld	fs9, FRAME_FS9(sp)
+	fld	fs10, FRAME_FS10(sp)
+	fld	fs11, FRAME_FS11(sp)
 #endif
 	mv	ra, t1
 	.cfi_restore ra
@@ -132,7 +134,7 @@ arch_switch:
 	.cfi_restore fs10
 	.cfi_restore fs11
 #endif
-	addi	sp, sp, 208
+	addi	sp, sp, FRAME_SIZE
 	.cfi_def_cfa_offset 0
 	jr	t1
 	.cfi_endproc

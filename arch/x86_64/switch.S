@@ -17,7 +17,7 @@
  * property note below marks this file IBT-compatible (not SHSTK: the switch
  * does not move the shadow stack; weft_init refuses to run with one on).
  *
- * Frame, from the saved rsp upwards:
+ * Frame, from the saved rsp upwards (named in frame.h):
  *   0: (8 bytes reserved, not read: keeps the layout frame.c and the
  *       backtrace know, and rsp 16-byte aligned at the resume)
  *   8: r15  16: r14  24: r13  32: r12  40: rbx  48: rbp  56: resume address
