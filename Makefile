@@ -255,13 +255,15 @@ deps:
 	@mk/deps.sh $(DEPS)
 
 # httpd on qemu-virt over virtio-net, QEMU's user network forwarding the
-# host's port $(HTTP_PORT) to the guest's port 80. Ctrl-C stops QEMU.
+# host's port $(HTTP_PORT) to the guest's port 80. A foreground program:
+# Ctrl-C (or a SIGTERM to make) stops QEMU, so does QEMU's escape Ctrl-A x;
+# a port already in use is said so before QEMU starts.
 HTTP_PORT ?= 8080
 run:
 	@mk/deps.sh bare
 	@$(MAKE) --no-print-directory TARGET=qemu-virt O=build/qemu-virt all
-	@echo "weft: httpd on qemu-virt: http://localhost:$(HTTP_PORT)/ (Ctrl-C stops it)"
-	QEMU_NETDEV=user,hostfwd=tcp:127.0.0.1:$(HTTP_PORT)-:80 QEMU_TIMEOUT=0 \
+	@echo "weft: httpd on qemu-virt: http://localhost:$(HTTP_PORT)/ (Ctrl-C or Ctrl-A x stops it)"
+	exec env QEMU_NETDEV=user,hostfwd=tcp:127.0.0.1:$(HTTP_PORT)-:80 QEMU_TIMEOUT=0 \
 		qemu/run-qemu-virt.sh build/qemu-virt/examples/httpd WEFT_NETIF=virtio HTTPD_PORT=80
 
 # make test runs every target and variant itself; a TARGET= given to it

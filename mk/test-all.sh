@@ -90,6 +90,20 @@ else
 	summary+=("net: build failed")
 	status=1
 fi
+# `make run` in a pseudo-terminal: Ctrl-C, Ctrl-A x and a SIGTERM to make
+# stop QEMU; a port in use is said so (tests/run/make_run.sh).
+echo "== make run in a terminal (tests/run/make_run.sh)"
+if make --no-print-directory -j"$jobs" TARGET=qemu-virt all >/dev/null; then
+	out=$(timeout 600 tests/run/make_run.sh 2>&1)
+	rc=$?
+	echo "$out"
+	line=$(echo "$out" | grep -E '^make_run: [0-9]+ passed, [0-9]+ failed' | tail -1)
+	summary+=("${line:-make_run: no tally (exit $rc)}")
+	[ $rc -eq 0 ] || status=1
+else
+	summary+=("make_run: build failed")
+	status=1
+fi
 # Every row of make bench at tiny sizes: the harness still builds, runs and
 # writes its table, CSV and plot (mk/bench.sh --smoke; no timing is judged).
 echo "== make bench-smoke"
