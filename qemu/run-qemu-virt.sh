@@ -40,6 +40,7 @@ fwd=${QEMU_NETDEV:-}
 while [[ $fwd =~ hostfwd=tcp:([0-9.]*):([0-9]+)- ]]; do
 	addr=${BASH_REMATCH[1]:-127.0.0.1} port=${BASH_REMATCH[2]}
 	fwd=${fwd#*"${BASH_REMATCH[0]}"}
+	# shellcheck disable=SC2016 # $0 and $1 are the inner shell's
 	if timeout 2 bash -c 'exec 3<>"/dev/tcp/$0/$1"' "$addr" "$port" 2>/dev/null; then
 		echo "$0: port $port on $addr is already in use (another make run?):" \
 			"stop that, or choose another (make run HTTP_PORT=8081)" >&2
@@ -52,6 +53,7 @@ done
 # (mon:stdio would pass Ctrl-C to the guest: the multiplexer, which holds
 # the escapes, is asked for by name, with the terminal's signals on.)
 if [ -t 0 ]; then
+	# shellcheck disable=SC2054 # the commas are inside option values
 	console=(-chardev stdio,id=con,mux=on,signal=on -serial chardev:con)
 	exec 3<&0
 else

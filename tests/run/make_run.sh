@@ -32,10 +32,10 @@ free_port()
 }
 
 # start LABEL PORT: `make run` in a pseudo-terminal whose input is the fifo
-# on fd 3; SCRIPT is script's pid, MAKE make's, QEMU QEMU's (its -pidfile).
+# on fd 3; SCRIPT is script's pid, MAKEPID make's, QEMU QEMU's (its -pidfile).
 start()
 {
-	local lbl=$1 port=$2 i
+	local lbl=$1 port=$2
 	rm -f "$tmp/in" "$tmp/pid"
 	mkfifo "$tmp/in"
 	OUT=$tmp/$lbl.out
@@ -44,28 +44,28 @@ start()
 	SCRIPT=$!
 	T_PIDS+=("$SCRIPT")
 	exec 3>"$tmp/in"
-	QEMU= MAKE=
+	QEMU="" MAKEPID=""
 	serving() { grep -q 'httpd: serving' "$OUT" && [ -s "$tmp/pid" ]; }
 	if ! wait_until 90 serving; then
 		bad "$lbl: make run boots httpd" "$(tail -3 "$OUT" | tr -d '\r')"
 		return 1
 	fi
 	QEMU=$(cat "$tmp/pid")
-	MAKE=$(ps -o pid= --ppid "$SCRIPT" | tr -d ' ')
+	MAKEPID=$(ps -o pid= --ppid "$SCRIPT" | tr -d ' ')
 	# script's child leads a session of its own: the cleanup's handle.
-	T_SESSIONS+=("$MAKE")
-	ok "$lbl: make run boots httpd (QEMU $QEMU, make $MAKE)"
+	T_SESSIONS+=("$MAKEPID")
+	ok "$lbl: make run boots httpd (QEMU $QEMU, make $MAKEPID)"
 }
 
 # stopped LABEL: QEMU and make are gone within 10 s, and script ended.
 stopped()
 {
 	local lbl=$1
-	gone() { ! kill -0 "$QEMU" 2>/dev/null && ! kill -0 "$MAKE" 2>/dev/null; }
+	gone() { ! kill -0 "$QEMU" 2>/dev/null && ! kill -0 "$MAKEPID" 2>/dev/null; }
 	if wait_until 10 gone; then
 		ok "$lbl: QEMU and make are gone"
 	else
-		bad "$lbl: QEMU and make are gone" "still running: $(ps -o pid=,args= -p "$QEMU,$MAKE" | cut -c1-60)"
+		bad "$lbl: QEMU and make are gone" "still running: $(ps -o pid=,args= -p "$QEMU,$MAKEPID" | cut -c1-60)"
 	fi
 	exec 3>&-
 	stop_wait "$SCRIPT" 10
@@ -98,7 +98,7 @@ fi
 
 # SIGTERM to make, as a service manager or a script would stop it.
 if start sigterm "$port"; then
-	kill -TERM "$MAKE"
+	kill -TERM "$MAKEPID"
 	stopped sigterm
 fi
 t_done
