@@ -71,7 +71,9 @@ PUBLIC_CFLAGS := -std=c11 $(WARN) $(CFLAGS) $(CFLAGS_ARCH) $(SAN) -Iinclude -MMD
 ALL_LDFLAGS := $(LDFLAGS_ARCH) $(SAN) $(LDFLAGS)
 LIBS := $(LIBS_OS) $(LIBS_ARCH)
 
-SRCS := $(wildcard arch/$(ARCH)/*.S arch/$(ARCH)/*.c) $(BOARD_SRCS) \
+# tools/gdb/weft-gdb.py rides in the library's .debug_gdb_scripts section
+# (tools/gdb/scripts.S), which gdb reads to load it (docs/debugging.md).
+SRCS := tools/gdb/scripts.S $(wildcard arch/$(ARCH)/*.S arch/$(ARCH)/*.c) $(BOARD_SRCS) \
 	$(wildcard kernel-shim/$(SHIM)/*.c) $(wildcard runtime/*.c) $(wildcard net/*.c)
 OBJS := $(patsubst %,$(O)/obj/%.o,$(SRCS))
 PIC_OBJS := $(patsubst %,$(O)/pic/%.o,$(SRCS))
@@ -137,6 +139,9 @@ $(O)/pic/%.o: % $(DEPS_MK)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo '  CC      $@')
 	$(Q)$(CC) $(ALL_CFLAGS) $(LIB_VISIBILITY) -fPIC -c $< -o $@
+
+# The assembler includes the script with .incbin: a dependency make sees.
+$(O)/obj/tools/gdb/scripts.S.o $(O)/pic/tools/gdb/scripts.S.o: tools/gdb/weft-gdb.py
 
 # runtime/ keeps frame pointers: weft_dump walks a parked fiber's stack with
 # them (arch_backtrace) up to the call that parked it in the program's code.
@@ -204,6 +209,13 @@ $(O)/examples/%: examples/%.c $(LIB)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo '  LD      $@')
 	$(Q)$(CC) $(PUBLIC_CFLAGS) -o $@ $< $(LIB) $(ALL_LDFLAGS) $(LIBS)
+
+# Programs that tests/gdb/check.sh debugs: built as a user's, with -O0 so
+# their own frames stay whole in a backtrace.
+$(O)/tests/gdb/%: tests/gdb/%.c $(LIB)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo '  LD      $@')
+	$(Q)$(CC) $(PUBLIC_CFLAGS) -O0 -g -o $@ $< $(LIB) $(ALL_LDFLAGS) $(LIBS)
 
 # bench/switch.c and bench/micro.c time internals (arch_switch,
 # shim_stack_alloc) beside the public calls: they see the private headers.
