@@ -7,7 +7,8 @@
 # Usage
 #   mk/deps.sh host                  Debian packages for native x86_64 builds
 #                                    (gcc, make, libcmocka-dev, sanitizer runtimes)
-#                                    and the network tests' clients (curl, wrk, ip).
+#                                    and the network tests' clients (curl, wrk, ip),
+#                                    gdb and gdb-multiarch (tests/gdb/check.sh).
 #   mk/deps.sh cross ARCH LIBC       ARCH: aarch64 | riscv64, LIBC: musl | glibc.
 #                                    Cross gcc, qemu-user, the musl and cmocka
 #                                    source packages; builds musl (LIBC=musl) and
@@ -168,8 +169,10 @@ cmd_host() {
 		curl wrk iproute2 procps ethtool
 	# make install's test builds an outside program with both of these.
 	ensure_packages pkg-config cmake
-	# tests/test_unwind reads gdb's backtrace from inside the switch.
-	ensure_packages gdb
+	# tests/test_unwind reads gdb's backtrace from inside the switch;
+	# tests/gdb/check.sh runs weft's gdb extension (gdb-multiarch for the
+	# cross CPUs under qemu-user).
+	ensure_packages gdb gdb-multiarch
 }
 
 # ---------------------------------------------------------------- bench

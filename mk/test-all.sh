@@ -104,6 +104,24 @@ else
 	summary+=("make_run: build failed")
 	status=1
 fi
+# weft's gdb extension: a core file and a live process on linux-x86_64, and
+# qemu-user's gdbstub for aarch64 and riscv64 (tests/gdb/check.sh).
+echo "== gdb: info fibers, fiber N bt (tests/gdb/check.sh)"
+gdb_built=yes
+for t in linux-x86_64 linux-aarch64 linux-riscv64; do
+	make --no-print-directory -j"$jobs" TARGET=$t build/$t/tests/gdb/parked >/dev/null || gdb_built=no
+done
+if [ $gdb_built = yes ]; then
+	out=$(timeout 900 tests/gdb/check.sh 2>&1)
+	rc=$?
+	echo "$out"
+	line=$(echo "$out" | grep -E '^gdb: [0-9]+ passed, [0-9]+ failed' | tail -1)
+	summary+=("${line:-gdb: no tally (exit $rc)}")
+	[ $rc -eq 0 ] || status=1
+else
+	summary+=("gdb: build failed")
+	status=1
+fi
 # Every row of make bench at tiny sizes: the harness still builds, runs and
 # writes its table, CSV and plot (mk/bench.sh --smoke; no timing is judged).
 echo "== make bench-smoke"
