@@ -101,7 +101,7 @@ x86()
 		skip "core file" "core_pattern is a pipe ($pattern): no core file here"
 	else
 		{ (cd "$tmp" && ulimit -c unlimited && exec timeout 60 "$OLDPWD/$bin" abort) >/dev/null 2>&1; } 2>/dev/null
-		local core= c
+		local core='' c
 		for c in "$tmp"/core*; do [ -e "$c" ] && core=$c && break; done
 		if [ -z "$core" ]; then
 			bad "parked abort leaves a core file" "core_pattern '$pattern', ulimit -c $(ulimit -c)"
