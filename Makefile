@@ -3,6 +3,7 @@
 #            [TOOLCHAIN=file.mk] [O=dir] [VARIANT=asan|tsan] [LIBC=musl|glibc]
 #            [all|lib|tests|check|clean]
 #       make run    boot httpd on qemu-system-riscv64 (qemu-virt): http://localhost:8080/
+#       make debug  the same image halted under gdb-multiarch (QEMU's gdbstub)
 #       make test   every target and build variant; one summary line each
 #       make coverage  line coverage of linux-x86_64's suites, per directory
 TARGET ?= linux-x86_64
@@ -24,7 +25,7 @@ O ?= build/$(TARGET)$(if $(VARIANT),-$(VARIANT))$(if $(CROSS_ARCH),$(if $(filter
 # is first used: a build of another into it stops here, before it can mix
 # objects or run a binary of another CPU.
 BUILD_CONFIG := TARGET=$(TARGET) VARIANT=$(VARIANT) LIBC=$(LIBC) TOOLCHAIN=$(TOOLCHAIN)
-ifneq ($(filter-out clean test bench bench-smoke run deps help uninstall,$(or $(MAKECMDGOALS),all)),)
+ifneq ($(filter-out clean test bench bench-smoke run debug deps help uninstall,$(or $(MAKECMDGOALS),all)),)
 BUILT_CONFIG := $(shell cat $(O)/config 2>/dev/null)
 ifeq ($(BUILT_CONFIG),)
 $(shell mkdir -p $(O) && echo '$(BUILD_CONFIG)' >$(O)/config)
@@ -140,6 +141,11 @@ $(O)/pic/%.o: % $(DEPS_MK)
 	@$(if $(Q),echo '  CC      $@')
 	$(Q)$(CC) $(ALL_CFLAGS) $(LIB_VISIBILITY) -fPIC -c $< -o $@
 
+# A bare-metal image links libweft.a as an archive: ask for the member
+# that holds the section (on Linux, libweft.a is one object anyway).
+ifeq ($(SHIM),bare)
+ALL_LDFLAGS += -Wl,-u,weft__gdb_scripts
+endif
 # The assembler includes the script with .incbin: a dependency make sees.
 $(O)/obj/tools/gdb/scripts.S.o $(O)/pic/tools/gdb/scripts.S.o: tools/gdb/weft-gdb.py
 
@@ -277,6 +283,19 @@ run:
 	@echo "weft: httpd on qemu-virt: http://localhost:$(HTTP_PORT)/ (Ctrl-C or Ctrl-A x stops it)"
 	exec env QEMU_NETDEV=user,hostfwd=tcp:127.0.0.1:$(HTTP_PORT)-:80 QEMU_TIMEOUT=0 \
 		qemu/run-qemu-virt.sh build/qemu-virt/examples/httpd WEFT_NETIF=virtio HTTPD_PORT=80
+
+# An image of qemu-virt (default: httpd, networked as by make run) booted
+# halted with QEMU's gdbstub,
+# and gdb-multiarch attached with its symbols and weft's gdb extension
+# (info fibers, fiber N bt): qemu/debug-qemu-virt.sh, docs/debugging.md.
+# make debug DEBUG_IMAGE=build/qemu-virt/examples/hello GDB_PORT=1235
+DEBUG_IMAGE ?= build/qemu-virt/examples/httpd
+.PHONY: debug
+debug:
+	@mk/deps.sh bare
+	@$(MAKE) --no-print-directory TARGET=qemu-virt O=build/qemu-virt all
+	exec env QEMU_NETDEV=user,hostfwd=tcp:127.0.0.1:$(HTTP_PORT)-:80 \
+		qemu/debug-qemu-virt.sh $(DEBUG_IMAGE) WEFT_NETIF=virtio HTTPD_PORT=80
 
 # make test runs every target and variant itself; a TARGET= given to it
 # would be forced into each of its builds.

@@ -17,7 +17,8 @@
 #                                    gcc, picolibc, qemu-system-riscv64 with OpenSBI,
 #                                    u-boot-tools and device-tree-compiler (mkimage -f,
 #                                    dtc, fdtget), u-boot-qemu (U-Boot for qemu-virt,
-#                                    tests/boot/uboot.sh); CMocka for picolibc.
+#                                    tests/boot/uboot.sh), gdb-multiarch (make debug);
+#                                    CMocka for picolibc.
 #   mk/deps.sh lwip                  Debian's lwIP source package into the cache
 #                                    (src/lwip): the Makefile's default LWIP_DIR.
 #   mk/deps.sh bench                 What `make bench` compares weft with: Go,
@@ -424,7 +425,7 @@ BARE_ARCH_FLAGS=(-march=rv64imafdc -mabi=lp64d -mcmodel=medany)
 
 cmd_bare() {
 	ensure_packages make dpkg-dev gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf \
-		qemu-system-misc opensbi u-boot-tools device-tree-compiler u-boot-qemu
+		qemu-system-misc opensbi u-boot-tools device-tree-compiler u-boot-qemu gdb-multiarch
 	ensure_sources
 	ensure_cmocka riscv64 picolibc
 }

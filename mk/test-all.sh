@@ -104,11 +104,12 @@ else
 	summary+=("make_run: build failed")
 	status=1
 fi
-# weft's gdb extension: a core file and a live process on linux-x86_64, and
-# qemu-user's gdbstub for aarch64 and riscv64 (tests/gdb/check.sh).
+# weft's gdb extension: a core file and a live process on linux-x86_64,
+# qemu-user's gdbstub for aarch64 and riscv64, QEMU's for qemu-virt
+# (tests/gdb/check.sh).
 echo "== gdb: info fibers, fiber N bt (tests/gdb/check.sh)"
 gdb_built=yes
-for t in linux-x86_64 linux-aarch64 linux-riscv64; do
+for t in linux-x86_64 linux-aarch64 linux-riscv64 qemu-virt; do
 	make --no-print-directory -j"$jobs" TARGET=$t build/$t/tests/gdb/parked >/dev/null || gdb_built=no
 done
 if [ $gdb_built = yes ]; then

@@ -8,7 +8,10 @@
 #     wait_for_order and supervise;
 #   - linux-x86_64, a live process: the same, the extension loaded by hand;
 #   - linux-aarch64 and linux-riscv64 under qemu-user's gdbstub, with
-#     gdb-multiarch (skipped when their build or gdb-multiarch is missing).
+#     gdb-multiarch;
+#   - qemu-virt through QEMU's gdbstub (qemu/debug-qemu-virt.sh, as make
+#     debug runs it).
+# A CPU whose build or gdb-multiarch is missing is skipped.
 # Builds nothing (make TARGET=... build/TARGET/tests/gdb/parked does).
 # One line per check, then "gdb: N passed, M failed, S skipped".
 # Usage: tests/gdb/check.sh [TARGET...]   (default: the three above)
@@ -147,14 +150,31 @@ cross()
 	expect "$t" "$out"
 }
 
+# qemu-virt: the image booted halted under QEMU's gdbstub by
+# qemu/debug-qemu-virt.sh (what make debug runs), gdb-multiarch attached.
+virt()
+{
+	local bin=build/qemu-virt/tests/gdb/parked out=$tmp/qemu-virt.out port
+	echo "== qemu-virt (QEMU's gdbstub, qemu/debug-qemu-virt.sh)"
+	command -v gdb-multiarch >/dev/null || { skip "qemu-virt" "no gdb-multiarch (mk/deps.sh bare)"; return; }
+	[ -f "$bin" ] || { skip "qemu-virt" "$bin not built (make TARGET=qemu-virt $bin)"; return; }
+	port=$((20000 + ($$ + 1) % 20000))
+	GDB_PORT=$port QEMU_CONSOLE=$tmp/qemu-virt.console timeout 120 qemu/debug-qemu-virt.sh "$bin" -- \
+		-batch -ex 'break gdb_stop_here' -ex continue -ex "source $tmp/bt.py" -ex kill \
+		</dev/null >"$out" 2>&1
+	expect "qemu-virt" "$out"
+	has "qemu-virt: the guest's console went to QEMU_CONSOLE" "$tmp/qemu-virt.console" 'OpenSBI'
+}
+
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(linux-x86_64 linux-aarch64 linux-riscv64)
+[ ${#targets[@]} -gt 0 ] || targets=(linux-x86_64 linux-aarch64 linux-riscv64 qemu-virt)
 for t in "${targets[@]}"; do
 	case $t in
 	linux-x86_64) x86 ;;
 	linux-aarch64) cross "$t" qemu-aarch64 ;;
 	linux-riscv64) cross "$t" qemu-riscv64 ;;
-	*) bad "target $t" "not one of linux-x86_64, linux-aarch64, linux-riscv64" ;;
+	qemu-virt) virt ;;
+	*) bad "target $t" "not one of linux-x86_64, linux-aarch64, linux-riscv64, qemu-virt" ;;
 	esac
 done
 echo "gdb: $passed passed, $failed failed, $skipped skipped"

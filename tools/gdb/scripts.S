@@ -7,6 +7,11 @@
  * first line, its text, a NUL. Not loaded into memory: it costs the file
  * its size and nothing at run time. */
 	.pushsection .debug_gdb_scripts, "MS", @progbits, 1
+/* Named so that a link from an archive can ask for it (-u): bare-metal
+ * images link libweft.a as an archive, whose members come in only when
+ * something refers to them. */
+	.globl	weft__gdb_scripts
+weft__gdb_scripts:
 	.byte	4
 	.ascii	"weft-gdb.py\n"
 	.incbin	"tools/gdb/weft-gdb.py"
