@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: MIT
 # weft: make [TARGET=linux-x86_64|linux-aarch64|linux-riscv64|qemu-virt|milkv-duo]
-#            [TOOLCHAIN=file.mk] [O=dir] [VARIANT=asan|tsan] [LIBC=musl|glibc]
+#            [TOOLCHAIN=file.mk] [O=dir] [VARIANT=asan|tsan|valgrind] [LIBC=musl|glibc]
 #            [all|lib|tests|check|clean]
 #       make run    boot httpd on qemu-system-riscv64 (qemu-virt): http://localhost:8080/
 #       make debug  the same image halted under gdb-multiarch (QEMU's gdbstub)
@@ -46,10 +46,24 @@ endif
 
 CFLAGS_SAN_asan := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 CFLAGS_SAN_tsan := -fsanitize=thread
+# valgrind: fiber stacks registered with valgrind (kernel-shim/linux/stack.c),
+# and `check` runs VALGRIND_SUITES under memcheck, failing on any error.
+CFLAGS_SAN_valgrind := -DWEFT_VALGRIND
 ifneq ($(VARIANT),)
 ifeq ($(CFLAGS_SAN_$(VARIANT)),)
-$(error unknown VARIANT '$(VARIANT)': asan or tsan)
+$(error unknown VARIANT '$(VARIANT)': asan, tsan or valgrind)
 endif
+endif
+ifeq ($(VARIANT),valgrind)
+ifneq ($(SHIM),linux)
+$(error VARIANT=valgrind is for the Linux targets)
+endif
+# Not test_sched (105 s under memcheck: near its limit on a loaded machine),
+# test_net (lwIP's load) or test_overflow (faults on purpose).
+VALGRIND_SUITES ?= test_chan test_fiber test_future test_select test_sync test_generator test_fls \
+	test_cancel test_combine test_supervise test_process test_holdoff test_time test_vclock \
+	test_runtime test_stack test_dump test_interrupt test_poll test_io test_deque
+RUN := valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite
 endif
 SAN := $(CFLAGS_SAN_$(VARIANT))
 
@@ -231,6 +245,8 @@ $(O)/bench/%: bench/%.c $(INTERNAL_LIB)
 	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $< $(INTERNAL_LIB) $(ALL_LDFLAGS) $(LIBS)
 
 tests: $(TESTS)
+# What check runs: every suite, or under valgrind the chosen ones.
+CHECK_TESTS := $(if $(filter valgrind,$(VARIANT)),$(addprefix $(O)/tests/,$(VALGRIND_SUITES)),$(TESTS))
 
 # Boards that boot from a bootloader (board.mk: IMAGES := yes) get, for each
 # example, a raw binary, a FIT image for U-Boot (the binary and the board's
@@ -267,7 +283,7 @@ check: tests
 	@if [ "$(SHIM)" = bare ] && [ -z "$(RUN)" ]; then \
 		echo "$(TARGET): nothing here can run its images (make builds and checks them)" >&2; exit 1; fi
 	@WEFT_SHIM=$(SHIM) mk/run-tests.sh "$(TARGET)$(if $(VARIANT),-$(VARIANT))$(if $(WEFT_BOOTARGS), $(WEFT_BOOTARGS))" \
-		"$(VARIANT)" "$(RUN)" $(TESTS)
+		"$(VARIANT)" "$(RUN)" $(CHECK_TESTS)
 
 deps:
 	@mk/deps.sh $(DEPS)

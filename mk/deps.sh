@@ -8,7 +8,8 @@
 #   mk/deps.sh host                  Debian packages for native x86_64 builds
 #                                    (gcc, make, libcmocka-dev, sanitizer runtimes)
 #                                    and the network tests' clients (curl, wrk, ip),
-#                                    gdb and gdb-multiarch (tests/gdb/check.sh).
+#                                    gdb and gdb-multiarch (tests/gdb/check.sh),
+#                                    valgrind (make VARIANT=valgrind check).
 #   mk/deps.sh cross ARCH LIBC       ARCH: aarch64 | riscv64, LIBC: musl | glibc.
 #                                    Cross gcc, qemu-user, the musl and cmocka
 #                                    source packages; builds musl (LIBC=musl) and
@@ -174,6 +175,8 @@ cmd_host() {
 	# tests/gdb/check.sh runs weft's gdb extension (gdb-multiarch for the
 	# cross CPUs under qemu-user).
 	ensure_packages gdb gdb-multiarch
+	# make VARIANT=valgrind: valgrind and its client-request headers.
+	ensure_packages valgrind
 }
 
 # ---------------------------------------------------------------- bench

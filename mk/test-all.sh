@@ -123,6 +123,23 @@ else
 	summary+=("gdb: build failed")
 	status=1
 fi
+# Fiber stacks registered with valgrind, a chosen set of suites under
+# memcheck, any error a failure (make VARIANT=valgrind check).
+c="TARGET=linux-x86_64 VARIANT=valgrind"
+echo "== make $c check"
+# shellcheck disable=SC2086
+if make --no-print-directory -j"$jobs" $c tests >/dev/null; then
+	# shellcheck disable=SC2086
+	out=$(make --no-print-directory $c check 2>&1)
+	rc=$?
+	echo "$out"
+	line=$(echo "$out" | grep -E ': [0-9]+ passed, [0-9]+ failed' | tail -1)
+	summary+=("${line:-$c: no tally (exit $rc)}")
+	[ $rc -eq 0 ] || status=1
+else
+	summary+=("$c: build failed")
+	status=1
+fi
 # Every row of make bench at tiny sizes: the harness still builds, runs and
 # writes its table, CSV and plot (mk/bench.sh --smoke; no timing is judged).
 echo "== make bench-smoke"
