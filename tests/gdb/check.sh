@@ -123,6 +123,17 @@ x86()
 		-ex "source tools/gdb/weft-gdb.py" -ex 'break gdb_stop_here' -ex run \
 		-ex "source $tmp/bt.py" -ex kill "$bin" >"$out" 2>&1
 	expect "live process" "$out"
+	# A field the script does not find (as after a rename in the runtime):
+	# named once, its column "?", the rest still listed.
+	sed 's/_field(f, "parent_id")/_field(f, "parent_gone")/' tools/gdb/weft-gdb.py >"$tmp/renamed.py"
+	out=$tmp/renamed.out
+	timeout 120 gdb -nx -batch -iex 'set auto-load python-scripts off' \
+		-ex "source $tmp/renamed.py" -ex 'break gdb_stop_here' -ex run -ex 'info fibers' \
+		-ex kill "$bin" >"$out" 2>&1
+	has "a field missing: named in a message" "$out" \
+		"^weft-gdb: struct weft__fiber has no field 'parent_gone': .*\(shown as \?\)$"
+	has "a field missing: its column is ?, the rest listed" "$out" \
+		'^[0-9]+ +"child" +parked +chan recv +- +tests/gdb/parked\.c:[0-9]+ +\?$'
 	has "live process: a bad fiber id is a clear error" <(timeout 60 gdb -nx -batch \
 		-iex "add-auto-load-safe-path $PWD/build" -ex 'break gdb_stop_here' -ex run \
 		-ex 'fiber 999' -ex kill "$bin" 2>&1) 'no fiber 999 \(info fibers lists them\)'
