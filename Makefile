@@ -87,8 +87,8 @@ ALL_LDFLAGS := $(LDFLAGS_ARCH) $(SAN) $(LDFLAGS)
 LIBS := $(LIBS_OS) $(LIBS_ARCH)
 
 # tools/gdb/weft-gdb.py rides in the library's .debug_gdb_scripts section
-# (tools/gdb/scripts.S), which gdb reads to load it (docs/debugging.md).
-SRCS := tools/gdb/scripts.S $(wildcard arch/$(ARCH)/*.S arch/$(ARCH)/*.c) $(BOARD_SRCS) \
+# (tools/gdb/scripts.c), which gdb reads to load it (docs/debugging.md).
+SRCS := tools/gdb/scripts.c $(wildcard arch/$(ARCH)/*.S arch/$(ARCH)/*.c) $(BOARD_SRCS) \
 	$(wildcard kernel-shim/$(SHIM)/*.c) $(wildcard runtime/*.c) $(wildcard net/*.c)
 OBJS := $(patsubst %,$(O)/obj/%.o,$(SRCS))
 PIC_OBJS := $(patsubst %,$(O)/pic/%.o,$(SRCS))
@@ -161,7 +161,7 @@ ifeq ($(SHIM),bare)
 ALL_LDFLAGS += -Wl,-u,weft__gdb_scripts
 endif
 # The assembler includes the script with .incbin: a dependency make sees.
-$(O)/obj/tools/gdb/scripts.S.o $(O)/pic/tools/gdb/scripts.S.o: tools/gdb/weft-gdb.py
+$(O)/obj/tools/gdb/scripts.c.o $(O)/pic/tools/gdb/scripts.c.o: tools/gdb/weft-gdb.py
 
 # runtime/ keeps frame pointers: weft_dump walks a parked fiber's stack with
 # them (arch_backtrace) up to the call that parked it in the program's code.
@@ -301,9 +301,9 @@ run:
 		qemu/run-qemu-virt.sh build/qemu-virt/examples/httpd WEFT_NETIF=virtio HTTPD_PORT=80
 
 # An image of qemu-virt (default: httpd, networked as by make run) booted
-# halted with QEMU's gdbstub,
-# and gdb-multiarch attached with its symbols and weft's gdb extension
-# (info fibers, fiber N bt): qemu/debug-qemu-virt.sh, docs/debugging.md.
+# halted with QEMU's gdbstub, and gdb-multiarch attached with its symbols and
+# weft's gdb extension (info fibers, fiber N bt): qemu/debug-qemu-virt.sh,
+# docs/debugging.md.
 # make debug DEBUG_IMAGE=build/qemu-virt/examples/hello GDB_PORT=1235
 DEBUG_IMAGE ?= build/qemu-virt/examples/httpd
 .PHONY: debug
