@@ -1,8 +1,9 @@
 # SPDX-License-Identifier: MIT
 # weft: make [TARGET=linux-x86_64|linux-aarch64|linux-riscv64|qemu-virt|milkv-duo]
-#            [TOOLCHAIN=file.mk] [O=dir] [VARIANT=asan|tsan] [LIBC=musl|glibc]
+#            [TOOLCHAIN=file.mk] [O=dir] [VARIANT=asan|tsan|valgrind] [LIBC=musl|glibc]
 #            [all|lib|tests|check|clean]
 #       make run    boot httpd on qemu-system-riscv64 (qemu-virt): http://localhost:8080/
+#       make debug  the same image halted under gdb-multiarch (QEMU's gdbstub)
 #       make test   every target and build variant; one summary line each
 #       make coverage  line coverage of linux-x86_64's suites, per directory
 TARGET ?= linux-x86_64
@@ -24,7 +25,7 @@ O ?= build/$(TARGET)$(if $(VARIANT),-$(VARIANT))$(if $(CROSS_ARCH),$(if $(filter
 # is first used: a build of another into it stops here, before it can mix
 # objects or run a binary of another CPU.
 BUILD_CONFIG := TARGET=$(TARGET) VARIANT=$(VARIANT) LIBC=$(LIBC) TOOLCHAIN=$(TOOLCHAIN)
-ifneq ($(filter-out clean test bench bench-smoke run deps help uninstall,$(or $(MAKECMDGOALS),all)),)
+ifneq ($(filter-out clean test bench bench-smoke run debug deps help uninstall,$(or $(MAKECMDGOALS),all)),)
 BUILT_CONFIG := $(shell cat $(O)/config 2>/dev/null)
 ifeq ($(BUILT_CONFIG),)
 $(shell mkdir -p $(O) && echo '$(BUILD_CONFIG)' >$(O)/config)
@@ -45,10 +46,24 @@ endif
 
 CFLAGS_SAN_asan := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 CFLAGS_SAN_tsan := -fsanitize=thread
+# valgrind: fiber stacks registered with valgrind (kernel-shim/linux/stack.c),
+# and `check` runs VALGRIND_SUITES under memcheck, failing on any error.
+CFLAGS_SAN_valgrind := -DWEFT_VALGRIND
 ifneq ($(VARIANT),)
 ifeq ($(CFLAGS_SAN_$(VARIANT)),)
-$(error unknown VARIANT '$(VARIANT)': asan or tsan)
+$(error unknown VARIANT '$(VARIANT)': asan, tsan or valgrind)
 endif
+endif
+ifeq ($(VARIANT),valgrind)
+ifneq ($(SHIM),linux)
+$(error VARIANT=valgrind is for the Linux targets)
+endif
+# Not test_sched (105 s under memcheck: near its limit on a loaded machine),
+# test_net (lwIP's load) or test_overflow (faults on purpose).
+VALGRIND_SUITES ?= test_chan test_fiber test_future test_select test_sync test_generator test_fls \
+	test_cancel test_combine test_supervise test_process test_holdoff test_time test_vclock \
+	test_runtime test_stack test_dump test_interrupt test_poll test_io test_deque
+RUN := valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite
 endif
 SAN := $(CFLAGS_SAN_$(VARIANT))
 
@@ -71,7 +86,9 @@ PUBLIC_CFLAGS := -std=c11 $(WARN) $(CFLAGS) $(CFLAGS_ARCH) $(SAN) -Iinclude -MMD
 ALL_LDFLAGS := $(LDFLAGS_ARCH) $(SAN) $(LDFLAGS)
 LIBS := $(LIBS_OS) $(LIBS_ARCH)
 
-SRCS := $(wildcard arch/$(ARCH)/*.S arch/$(ARCH)/*.c) $(BOARD_SRCS) \
+# tools/gdb/weft-gdb.py rides in the library's .debug_gdb_scripts section
+# (tools/gdb/scripts.c), which gdb reads to load it (docs/debugging.md).
+SRCS := tools/gdb/scripts.c $(wildcard arch/$(ARCH)/*.S arch/$(ARCH)/*.c) $(BOARD_SRCS) \
 	$(wildcard kernel-shim/$(SHIM)/*.c) $(wildcard runtime/*.c) $(wildcard net/*.c)
 OBJS := $(patsubst %,$(O)/obj/%.o,$(SRCS))
 PIC_OBJS := $(patsubst %,$(O)/pic/%.o,$(SRCS))
@@ -137,6 +154,14 @@ $(O)/pic/%.o: % $(DEPS_MK)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo '  CC      $@')
 	$(Q)$(CC) $(ALL_CFLAGS) $(LIB_VISIBILITY) -fPIC -c $< -o $@
+
+# A bare-metal image links libweft.a as an archive: ask for the member
+# that holds the section (on Linux, libweft.a is one object anyway).
+ifeq ($(SHIM),bare)
+ALL_LDFLAGS += -Wl,-u,weft__gdb_scripts
+endif
+# The assembler includes the script with .incbin: a dependency make sees.
+$(O)/obj/tools/gdb/scripts.c.o $(O)/pic/tools/gdb/scripts.c.o: tools/gdb/weft-gdb.py
 
 # runtime/ keeps frame pointers: weft_dump walks a parked fiber's stack with
 # them (arch_backtrace) up to the call that parked it in the program's code.
@@ -206,6 +231,13 @@ $(O)/examples/%: examples/%.c $(LIB)
 	@$(if $(Q),echo '  LD      $@')
 	$(Q)$(CC) $(PUBLIC_CFLAGS) -o $@ $< $(LIB) $(ALL_LDFLAGS) $(LIBS)
 
+# Programs that tests/gdb/check.sh debugs: built as a user's, with -O0 so
+# their own frames stay whole in a backtrace.
+$(O)/tests/gdb/%: tests/gdb/%.c $(LIB)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo '  LD      $@')
+	$(Q)$(CC) $(PUBLIC_CFLAGS) -O0 -g -o $@ $< $(LIB) $(ALL_LDFLAGS) $(LIBS)
+
 # bench/switch.c and bench/micro.c time internals (arch_switch,
 # shim_stack_alloc) beside the public calls: they see the private headers.
 $(O)/bench/%: bench/%.c $(INTERNAL_LIB)
@@ -214,6 +246,8 @@ $(O)/bench/%: bench/%.c $(INTERNAL_LIB)
 	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $< $(INTERNAL_LIB) $(ALL_LDFLAGS) $(LIBS)
 
 tests: $(TESTS)
+# What check runs: every suite, or under valgrind the chosen ones.
+CHECK_TESTS := $(if $(filter valgrind,$(VARIANT)),$(addprefix $(O)/tests/,$(VALGRIND_SUITES)),$(TESTS))
 
 # Boards that boot from a bootloader (board.mk: IMAGES := yes) get, for each
 # example, a raw binary, a FIT image for U-Boot (the binary and the board's
@@ -250,20 +284,35 @@ check: tests
 	@if [ "$(SHIM)" = bare ] && [ -z "$(RUN)" ]; then \
 		echo "$(TARGET): nothing here can run its images (make builds and checks them)" >&2; exit 1; fi
 	@WEFT_SHIM=$(SHIM) mk/run-tests.sh "$(TARGET)$(if $(VARIANT),-$(VARIANT))$(if $(WEFT_BOOTARGS), $(WEFT_BOOTARGS))" \
-		"$(VARIANT)" "$(RUN)" $(TESTS)
+		"$(VARIANT)" "$(RUN)" $(CHECK_TESTS)
 
 deps:
 	@mk/deps.sh $(DEPS)
 
 # httpd on qemu-virt over virtio-net, QEMU's user network forwarding the
-# host's port $(HTTP_PORT) to the guest's port 80. Ctrl-C stops QEMU.
+# host's port $(HTTP_PORT) to the guest's port 80. A foreground program:
+# Ctrl-C (or a SIGTERM to make) stops QEMU, so does QEMU's escape Ctrl-A x;
+# a port already in use is said so before QEMU starts.
 HTTP_PORT ?= 8080
 run:
 	@mk/deps.sh bare
 	@$(MAKE) --no-print-directory TARGET=qemu-virt O=build/qemu-virt all
-	@echo "weft: httpd on qemu-virt: http://localhost:$(HTTP_PORT)/ (Ctrl-C stops it)"
-	QEMU_NETDEV=user,hostfwd=tcp:127.0.0.1:$(HTTP_PORT)-:80 QEMU_TIMEOUT=0 \
+	@echo "weft: httpd on qemu-virt: http://localhost:$(HTTP_PORT)/ (Ctrl-C or Ctrl-A x stops it)"
+	exec env QEMU_NETDEV=user,hostfwd=tcp:127.0.0.1:$(HTTP_PORT)-:80 QEMU_TIMEOUT=0 \
 		qemu/run-qemu-virt.sh build/qemu-virt/examples/httpd WEFT_NETIF=virtio HTTPD_PORT=80
+
+# An image of qemu-virt (default: httpd, networked as by make run) booted
+# halted with QEMU's gdbstub, and gdb-multiarch attached with its symbols and
+# weft's gdb extension (info fibers, fiber N bt): qemu/debug-qemu-virt.sh,
+# docs/debugging.md.
+# make debug DEBUG_IMAGE=build/qemu-virt/examples/hello GDB_PORT=1235
+DEBUG_IMAGE ?= build/qemu-virt/examples/httpd
+.PHONY: debug
+debug:
+	@mk/deps.sh bare
+	@$(MAKE) --no-print-directory TARGET=qemu-virt O=build/qemu-virt all
+	exec env QEMU_NETDEV=user,hostfwd=tcp:127.0.0.1:$(HTTP_PORT)-:80 \
+		qemu/debug-qemu-virt.sh $(DEBUG_IMAGE) WEFT_NETIF=virtio HTTPD_PORT=80
 
 # make test runs every target and variant itself; a TARGET= given to it
 # would be forced into each of its builds.

@@ -18,6 +18,7 @@ struct shim_stack {
 	void *base;
 	size_t size;
 	size_t guard; /* bytes of guard below base */
+	unsigned tool_id; /* valgrind's id of the stack (Linux, VARIANT=valgrind), else 0 */
 };
 
 /* Round a requested stack size up to what shim_stack_alloc would give. */

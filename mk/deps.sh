@@ -7,7 +7,9 @@
 # Usage
 #   mk/deps.sh host                  Debian packages for native x86_64 builds
 #                                    (gcc, make, libcmocka-dev, sanitizer runtimes)
-#                                    and the network tests' clients (curl, wrk, ip).
+#                                    and the network tests' clients (curl, wrk, ip),
+#                                    gdb and gdb-multiarch (tests/gdb/check.sh),
+#                                    valgrind (make VARIANT=valgrind check).
 #   mk/deps.sh cross ARCH LIBC       ARCH: aarch64 | riscv64, LIBC: musl | glibc.
 #                                    Cross gcc, qemu-user, the musl and cmocka
 #                                    source packages; builds musl (LIBC=musl) and
@@ -16,7 +18,8 @@
 #                                    gcc, picolibc, qemu-system-riscv64 with OpenSBI,
 #                                    u-boot-tools and device-tree-compiler (mkimage -f,
 #                                    dtc, fdtget), u-boot-qemu (U-Boot for qemu-virt,
-#                                    tests/boot/uboot.sh); CMocka for picolibc.
+#                                    tests/boot/uboot.sh), gdb-multiarch (make debug);
+#                                    CMocka for picolibc.
 #   mk/deps.sh lwip                  Debian's lwIP source package into the cache
 #                                    (src/lwip): the Makefile's default LWIP_DIR.
 #   mk/deps.sh bench                 What `make bench` compares weft with: Go,
@@ -168,8 +171,12 @@ cmd_host() {
 		curl wrk iproute2 procps ethtool
 	# make install's test builds an outside program with both of these.
 	ensure_packages pkg-config cmake
-	# tests/test_unwind reads gdb's backtrace from inside the switch.
-	ensure_packages gdb
+	# tests/test_unwind reads gdb's backtrace from inside the switch;
+	# tests/gdb/check.sh runs weft's gdb extension (gdb-multiarch for the
+	# cross CPUs under qemu-user).
+	ensure_packages gdb gdb-multiarch
+	# make VARIANT=valgrind: valgrind and its client-request headers.
+	ensure_packages valgrind
 }
 
 # ---------------------------------------------------------------- bench
@@ -421,7 +428,7 @@ BARE_ARCH_FLAGS=(-march=rv64imafdc -mabi=lp64d -mcmodel=medany)
 
 cmd_bare() {
 	ensure_packages make dpkg-dev gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf \
-		qemu-system-misc opensbi u-boot-tools device-tree-compiler u-boot-qemu
+		qemu-system-misc opensbi u-boot-tools device-tree-compiler u-boot-qemu gdb-multiarch
 	ensure_sources
 	ensure_cmocka riscv64 picolibc
 }

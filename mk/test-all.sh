@@ -90,6 +90,56 @@ else
 	summary+=("net: build failed")
 	status=1
 fi
+# `make run` in a pseudo-terminal: Ctrl-C, Ctrl-A x and a SIGTERM to make
+# stop QEMU; a port in use is said so (tests/run/make_run.sh).
+echo "== make run in a terminal (tests/run/make_run.sh)"
+if make --no-print-directory -j"$jobs" TARGET=qemu-virt all >/dev/null; then
+	out=$(timeout 600 tests/run/make_run.sh 2>&1)
+	rc=$?
+	echo "$out"
+	line=$(echo "$out" | grep -E '^make_run: [0-9]+ passed, [0-9]+ failed' | tail -1)
+	summary+=("${line:-make_run: no tally (exit $rc)}")
+	[ $rc -eq 0 ] || status=1
+else
+	summary+=("make_run: build failed")
+	status=1
+fi
+# weft's gdb extension: a core file and a live process on linux-x86_64,
+# qemu-user's gdbstub for aarch64 and riscv64, QEMU's for qemu-virt
+# (tests/gdb/check.sh).
+echo "== gdb: info fibers, fiber N bt (tests/gdb/check.sh)"
+gdb_built=yes
+for t in linux-x86_64 linux-aarch64 linux-riscv64 qemu-virt; do
+	make --no-print-directory -j"$jobs" TARGET=$t build/$t/tests/gdb/parked >/dev/null || gdb_built=no
+done
+if [ $gdb_built = yes ]; then
+	out=$(timeout 900 tests/gdb/check.sh 2>&1)
+	rc=$?
+	echo "$out"
+	line=$(echo "$out" | grep -E '^gdb: [0-9]+ passed, [0-9]+ failed' | tail -1)
+	summary+=("${line:-gdb: no tally (exit $rc)}")
+	[ $rc -eq 0 ] || status=1
+else
+	summary+=("gdb: build failed")
+	status=1
+fi
+# Fiber stacks registered with valgrind, a chosen set of suites under
+# memcheck, any error a failure (make VARIANT=valgrind check).
+c="TARGET=linux-x86_64 VARIANT=valgrind"
+echo "== make $c check"
+# shellcheck disable=SC2086
+if make --no-print-directory -j"$jobs" $c tests >/dev/null; then
+	# shellcheck disable=SC2086
+	out=$(make --no-print-directory $c check 2>&1)
+	rc=$?
+	echo "$out"
+	line=$(echo "$out" | grep -E ': [0-9]+ passed, [0-9]+ failed' | tail -1)
+	summary+=("${line:-$c: no tally (exit $rc)}")
+	[ $rc -eq 0 ] || status=1
+else
+	summary+=("$c: build failed")
+	status=1
+fi
 # Every row of make bench at tiny sizes: the harness still builds, runs and
 # writes its table, CSV and plot (mk/bench.sh --smoke; no timing is judged).
 echo "== make bench-smoke"

@@ -34,10 +34,52 @@ if [ -n "${QEMU_NETDEV:-}" ]; then
 	net=(-netdev "$QEMU_NETDEV,id=n0" -device virtio-net-device,netdev=n0)
 	[ "${QEMU_VIRTIO_MODERN:-0}" = 1 ] && net+=(-global virtio-mmio.force-legacy=false)
 fi
+# A port forwarded by QEMU_NETDEV's hostfwd=tcp:ADDR:PORT-... that something
+# already listens on: say so, instead of QEMU's one line about a rule.
+fwd=${QEMU_NETDEV:-}
+while [[ $fwd =~ hostfwd=tcp:([0-9.]*):([0-9]+)- ]]; do
+	addr=${BASH_REMATCH[1]:-127.0.0.1} port=${BASH_REMATCH[2]}
+	fwd=${fwd#*"${BASH_REMATCH[0]}"}
+	# shellcheck disable=SC2016 # $0 and $1 are the inner shell's
+	if timeout 2 bash -c 'exec 3<>"/dev/tcp/$0/$1"' "$addr" "$port" 2>/dev/null; then
+		echo "$0: port $port on $addr is already in use (another make run?):" \
+			"stop that, or choose another (make run HTTP_PORT=8081)" >&2
+		exit 2
+	fi
+done
+# On a terminal, QEMU reads it: the console is the guest's, Ctrl-A x quits
+# QEMU (Ctrl-A h lists the other escapes) and Ctrl-C stops it. Otherwise the
+# guest reads nothing.
+# (mon:stdio would pass Ctrl-C to the guest: the multiplexer, which holds
+# the escapes, is asked for by name, with the terminal's signals on.)
+if [ -t 0 ]; then
+	# shellcheck disable=SC2054 # the commas are inside option values
+	console=(-chardev stdio,id=con,mux=on,signal=on -serial chardev:con)
+	exec 3<&0
+else
+	console=(-serial stdio)
+	exec 3</dev/null
+fi
+# QEMU runs in this shell's process group (timeout --foreground), so a
+# terminal's Ctrl-C reaches it; a signal to this script (make's SIGTERM, a
+# hang-up) is passed on to timeout, which passes it to QEMU. QEMU_TIMEOUT=0
+# is no limit.
 # No Sstc, as on the Duo's C906: the timer goes through OpenSBI.
 # shellcheck disable=SC2086
-timeout "${QEMU_TIMEOUT:-900}" qemu-system-riscv64 -M virt -cpu rv64,sstc=off -smp 1 \
-	-m "${QEMU_MEM:-256M}" -bios default -display none -monitor none -serial stdio \
-	-no-reboot ${net[@]+"${net[@]}"} -kernel "$img" -append "${WEFT_BOOTARGS:-} $*" ${QEMU_EXTRA:-} </dev/null |
-	tr -d '\r'
-exit "${PIPESTATUS[0]}"
+timeout --foreground "${QEMU_TIMEOUT:-900}" qemu-system-riscv64 -M virt -cpu rv64,sstc=off -smp 1 \
+	-m "${QEMU_MEM:-256M}" -bios default -display none -monitor none "${console[@]}" \
+	-no-reboot ${net[@]+"${net[@]}"} -kernel "$img" -append "${WEFT_BOOTARGS:-} $*" ${QEMU_EXTRA:-} \
+	<&3 > >(tr -d '\r') &
+qemu=$!
+exec 3<&-
+trap 'kill -TERM "$qemu" 2>/dev/null' INT TERM HUP
+# wait returns early when a trapped signal arrives: wait again for the
+# status QEMU (or timeout) ends with.
+while :; do
+	wait "$qemu"
+	rc=$?
+	kill -0 "$qemu" 2>/dev/null || break
+done
+# The console's last lines (tr ends when QEMU's output closes).
+wait
+exit "$rc"

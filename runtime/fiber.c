@@ -478,3 +478,19 @@ void weft__fibers_each(void (*fn)(struct weft__fiber *f, void *ctx), void *ctx)
 		weft__fiber_unref(f);
 	}
 }
+
+struct weft__fiber *weft__fiber_peek(uint64_t id)
+{
+	for (uint32_t c = 0; c < MAX_CHUNKS; c++) {
+		struct slot *chunk = atomic_load_explicit(&chunks[c], memory_order_acquire);
+		if (!chunk)
+			break; /* chunks are filled in order */
+		for (uint32_t i = 0; i < CHUNK; i++) {
+			struct weft__fiber *f =
+				atomic_load_explicit(&chunk[i].f, memory_order_acquire);
+			if (f && f->id == id)
+				return f;
+		}
+	}
+	return NULL;
+}

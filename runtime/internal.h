@@ -359,6 +359,12 @@ uint64_t weft__fibers_spawned(void);
 /* Call fn on every fiber that has a record (running, queued, parked, or
  * finished with a held handle), holding a reference across the call. */
 void weft__fibers_each(void (*fn)(struct weft__fiber *f, void *ctx), void *ctx);
+/* For the fault handler: the record of the live fiber whose id is id, or
+ * NULL. No lock, no reference, no allocation (async-signal-safe), a scan
+ * bounded by the table's size. Records are never freed while the runtime
+ * runs, so the result is readable, but it may be reused at any moment:
+ * copy what is needed, then check its id again. */
+struct weft__fiber *weft__fiber_peek(uint64_t id);
 /* The fiber a held handle names, with a reference (drop it with
  * weft__fiber_unref), or -ESRCH. */
 int weft__fiber_lookup(weft_fiber_t h, struct weft__fiber **out);

@@ -2,7 +2,12 @@
 /* Naming the fiber whose stack overflowed. The shim's fault handler calls
  * this with the faulting address, in signal (or trap) context: no locks, no
  * allocation, no stdio, so the message is assembled by hand. */
+#include <string.h>
+
 #include "internal.h"
+
+/* Spawners named above the fiber, as weft_dump (dump.c) names them. */
+#define MAX_CHAIN 8
 
 struct out {
 	char *p, *end;
@@ -73,14 +78,35 @@ size_t weft__name_fault(uintptr_t addr, char *buf, size_t cap)
 	put(&o, f->file ? f->file : "?");
 	put(&o, ":");
 	put_num(&o, (uint64_t)f->line, 10);
-	if (f->parent_id) {
-		put(&o, " by fiber ");
-		put_num(&o, f->parent_id, 10);
-		put(&o, " \"");
-		put(&o, f->parent_name);
-		put(&o, "\"");
-	} else {
+	/* The chain of spawners up to the first plain thread, as weft_dump
+	 * prints it, each found in the fiber table without its lock. */
+	uint64_t pid = f->parent_id;
+	char pname[WEFT_NAME_MAX];
+	memcpy(pname, f->parent_name, WEFT_NAME_MAX);
+	if (!pid)
 		put(&o, " by a plain thread");
+	for (int depth = 0; pid && depth < MAX_CHAIN; depth++) {
+		pname[WEFT_NAME_MAX - 1] = 0;
+		put(&o, depth ? " <- fiber " : " by fiber ");
+		put_num(&o, pid, 10);
+		put(&o, " \"");
+		put(&o, pname);
+		put(&o, "\"");
+		struct weft__fiber *p = weft__fiber_peek(pid);
+		uint64_t next = p ? p->parent_id : 0;
+		if (p)
+			memcpy(pname, p->parent_name, WEFT_NAME_MAX);
+		if (!p || p->id != pid) {
+			put(&o, " (gone)");
+			break;
+		}
+		if (!next) {
+			put(&o, " <- a plain thread");
+			break;
+		}
+		if (depth == MAX_CHAIN - 1)
+			put(&o, " <- ...");
+		pid = next;
 	}
 	put(&o, "\n");
 	*o.p = 0;

@@ -45,7 +45,8 @@ echo "[==========] Running $(grep -c '^check ' "$0") test(s)."
 report='weft: fiber '
 site='spawned at tests/test_overflow.c:'
 check default 134 "$report" '"deep" overflowed its stack of 65536 bytes' "$site" 'by a plain thread'
-check parent 134 "$report" '"deep-child" overflowed its stack of 16384 bytes' "$site" '"parent-fiber"'
+check parent 134 "$report" '"deep-child" overflowed its stack of 16384 bytes' "$site" \
+	'"parent-fiber" <- fiber ' '"grandparent" <- a plain thread'
 check odd 134 "$report" '"deep" overflowed its stack of 208896 bytes' "$site"
 for kb in 12 32 60; do
 	check frame$kb 134 "$report" '"deep" overflowed its stack of 32768 bytes' "$site"

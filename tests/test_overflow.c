@@ -115,6 +115,18 @@ static void big_frame_overflow(size_t kb)
 	weft_fiber_join(b, -1, NULL);
 }
 
+/* A link of the spawn chain the report names: "grandparent" spawns
+ * "parent-fiber", which spawns the overflowing "deep-child". */
+static void *spawn_parent(void *arg)
+{
+	weft_attr_t attr = {.name = "parent-fiber"};
+	weft_fiber_t f;
+	if (weft_fiber_spawn(&f, &attr, spawn_overflower, arg) != 0)
+		return (void *)1;
+	weft_fiber_join(f, -1, NULL);
+	return NULL;
+}
+
 #if WT_LINUX
 /* Run body in a child with stderr captured; return its wait status. */
 static int in_child(void (*body)(size_t), size_t arg, char *out, size_t cap)
@@ -164,9 +176,9 @@ static void overflow_from_fiber(size_t stack)
 {
 	if (weft_init(NULL) != 0)
 		_exit(3);
-	weft_attr_t attr = {.name = "parent-fiber"};
+	weft_attr_t attr = {.name = "grandparent"};
 	weft_fiber_t f;
-	if (weft_fiber_spawn(&f, &attr, spawn_overflower, (void *)(uintptr_t)stack) != 0)
+	if (weft_fiber_spawn(&f, &attr, spawn_parent, (void *)(uintptr_t)stack) != 0)
 		_exit(4);
 	weft_fiber_join(f, -1, NULL);
 }
@@ -193,13 +205,16 @@ static void test_overflow_named_default_stack(void **state)
 	assert_non_null(strstr(out, "by a plain thread"));
 }
 
-static void test_overflow_small_stack_names_parent(void **state)
+static void test_overflow_small_stack_names_spawn_chain(void **state)
 {
 	(void)state;
 	char out[2048];
 	int st = in_child(overflow_from_fiber, 16 * 1024, out, sizeof out);
 	expect_report(st, out, "deep-child", 16 * 1024);
-	assert_non_null(strstr(out, "\"parent-fiber\""));
+	/* The whole chain, up to the plain thread that spawned the first. */
+	assert_non_null(strstr(out, " by fiber "));
+	assert_non_null(strstr(out, "\"parent-fiber\" <- fiber "));
+	assert_non_null(strstr(out, "\"grandparent\" <- a plain thread"));
 }
 
 static void test_overflow_odd_size(void **state)
@@ -475,7 +490,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_overflow_named_default_stack),
-		cmocka_unit_test(test_overflow_small_stack_names_parent),
+		cmocka_unit_test(test_overflow_small_stack_names_spawn_chain),
 		cmocka_unit_test(test_overflow_odd_size),
 		cmocka_unit_test(test_overflow_big_frames),
 		cmocka_unit_test(test_guard_size_configurable),

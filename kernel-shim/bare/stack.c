@@ -157,6 +157,7 @@ int shim_stack_alloc(size_t size, struct shim_stack *out)
 	out->base = (void *)base;
 	out->size = size;
 	out->guard = guard;
+	out->tool_id = 0;
 	return 0;
 }
 
