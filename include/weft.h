@@ -234,8 +234,10 @@ WEFT_API int weft_fiber_yield(void);
  * hold is released, the next suspension point (the next call that would
  * block, or weft_fiber_yield) returns -ECANCELED; release itself does not.
  * Only the calling fiber's own state (a plain thread's too, which nobody
- * can cancel). hold returns the new depth (>= 1) or -EOVERFLOW; release the
- * depth left (0 when the hold has ended) or -EPERM (nothing held). */
+ * can cancel). hold returns the new depth (1 to WEFT_CANCEL_HOLD_MAX) or
+ * -EOVERFLOW (already that deep: nothing changes); release the depth left
+ * (0 when the hold has ended) or -EPERM (nothing held). */
+#define WEFT_CANCEL_HOLD_MAX 65535
 WEFT_API int weft_fiber_cancel_hold(void);
 WEFT_API int weft_fiber_cancel_release(void);
 

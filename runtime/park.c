@@ -9,7 +9,6 @@
  *
  * A plain OS thread gets a stand-in fiber (thread-local) and sleeps on a
  * futex instead of switching, so the same primitives serve both. */
-#include <limits.h>
 
 #include "internal.h"
 
@@ -199,11 +198,11 @@ void weft__cancel_request(struct weft__fiber *f)
 int weft_fiber_cancel_hold(void)
 {
 	struct weft__fiber *self = weft__self();
-	if (self->cancel_hold == UINT_MAX)
+	if (self->cancel_hold == WEFT_CANCEL_HOLD_MAX)
 		return -EOVERFLOW;
 	if (self->cancel_hold++ == 0)
 		atomic_fetch_or_explicit(&self->park, PW_HOLD, memory_order_acq_rel);
-	return self->cancel_hold > INT_MAX ? INT_MAX : (int)self->cancel_hold;
+	return (int)self->cancel_hold;
 }
 
 int weft_fiber_cancel_release(void)
@@ -216,5 +215,5 @@ int weft_fiber_cancel_release(void)
 	 * here, since only the fiber itself parks). */
 	if (--self->cancel_hold == 0)
 		atomic_fetch_and_explicit(&self->park, ~PW_HOLD, memory_order_acq_rel);
-	return self->cancel_hold > INT_MAX ? INT_MAX : (int)self->cancel_hold;
+	return (int)self->cancel_hold;
 }

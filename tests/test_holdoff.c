@@ -212,6 +212,37 @@ static void test_hold_nests(void **state)
 	weft_future_destroy(n.never);
 }
 
+/* Holds nest up to WEFT_CANCEL_HOLD_MAX deep; one more is -EOVERFLOW and
+ * changes nothing. */
+struct deep {
+	int bad_depth;   /* the first hold that returned the wrong depth, or 0 */
+	int r_over, r_release, r_last;
+};
+
+static void *hold_to_the_limit(void *arg)
+{
+	struct deep *d = arg;
+	for (int i = 1; i <= WEFT_CANCEL_HOLD_MAX; i++)
+		if (weft_fiber_cancel_hold() != i && !d->bad_depth)
+			d->bad_depth = i;
+	d->r_over = weft_fiber_cancel_hold();
+	d->r_release = weft_fiber_cancel_release();
+	for (int i = 1; i < WEFT_CANCEL_HOLD_MAX; i++)
+		d->r_last = weft_fiber_cancel_release();
+	return NULL;
+}
+
+static void test_hold_depth_limit(void **state)
+{
+	(void)state;
+	struct deep d = {0};
+	wt_run_fiber(hold_to_the_limit, &d);
+	assert_int_equal(d.bad_depth, 0);
+	assert_int_equal(d.r_over, -EOVERFLOW);
+	assert_int_equal(d.r_release, WEFT_CANCEL_HOLD_MAX - 1);
+	assert_int_equal(d.r_last, 0);
+}
+
 /* Released without a request: nothing is delivered. A request made after
  * the release is delivered as usual, to a parked fiber. */
 struct plain_release {
@@ -627,6 +658,7 @@ int main(void)
 		cmocka_unit_test(test_hold_wait_completes_then_delivered),
 		cmocka_unit_test(test_hold_sleep_runs_full_time),
 		cmocka_unit_test(test_hold_nests),
+		cmocka_unit_test(test_hold_depth_limit),
 		cmocka_unit_test(test_hold_release_without_request),
 		cmocka_unit_test(test_hold_channel_receive),
 		cmocka_unit_test(test_hold_plain_thread),
