@@ -77,7 +77,8 @@ WEFT_API int weft_init(const weft_config_t *cfg);
 /* Block the calling plain thread until every fiber has exited (with
  * WEFT_CFG_HOST_LOOP: run them on it until then). Returns 0, -EPERM when
  * called from a fiber (it would wait for itself), -ESRCH when the runtime is
- * not running, -EBUSY (host loop: another thread is in weft_poll). */
+ * not running, -EBUSY (host loop: another thread is in weft_poll or
+ * weft_run). */
 WEFT_API int weft_run(void);
 
 /* Stop the worker threads and release the runtime; call weft_run first.
@@ -724,12 +725,13 @@ WEFT_API int weft_gen_destroy(weft_gen_t *g, int64_t deadline, int *status);
 enum { WEFT_IO_IN = 1, WEFT_IO_OUT = 2, WEFT_IO_ERR = 4 };
 
 /* Wait until fd (a pipe, an eventfd, a socket: anything epoll can watch) is
- * ready for any of events (WEFT_IO_IN, WEFT_IO_OUT). Returns the ready events
- * (> 0; WEFT_IO_ERR is added when the fd hung up or failed); -ETIMEDOUT;
- * -ECANCELED; -EINVAL (fd < 0, events empty or unknown); -EPERM (fd cannot be
- * waited on, e.g. a regular file); -EBADF; -EBUSY (another caller waits for
- * the same direction on fd); -ENOSYS (this target has no file descriptors);
- * -ESRCH (runtime not running). One reader and one writer may wait on an fd
+ * ready for any of events (WEFT_IO_IN, WEFT_IO_OUT). On bare metal fd is a
+ * device's I/O source, the number its driver registered. Returns the ready
+ * events (> 0; WEFT_IO_ERR is added when the fd hung up or failed);
+ * -ETIMEDOUT; -ECANCELED; -EINVAL (fd < 0, events empty or unknown); -EPERM
+ * (fd cannot be waited on, e.g. a regular file); -EBADF (not an open fd, or
+ * no such I/O source); -EBUSY (another caller waits for the same direction
+ * on fd); -ESRCH (runtime not running). One reader and one writer may wait on an fd
  * at once. Call weft_fd_forget(fd) before closing a waited-on fd. */
 WEFT_API int weft_fd_wait(int fd, unsigned events, int64_t deadline);
 
