@@ -84,7 +84,10 @@ static void *keeper(void *arg)
 {
 	struct own *o = arg;
 	fesetround(FE_UPWARD);
-	for (int i = 0; i < ROUNDS; i++) {
+	/* ROUNDS rounds, and on until the others have run beside it at least
+	 * once (bounded): a loaded machine may start them late. */
+	int64_t limit = weft_deadline_in(60000000000ll);
+	for (int i = 0; i < ROUNDS || (!atomic_load(&o->other_rounds) && weft_now() < limit); i++) {
 		if (fegetround() != FE_UPWARD)
 			atomic_fetch_add(&o->own_wrong, 1);
 		atomic_fetch_or(&o->workers_seen, 1u << weft_worker_index());
@@ -129,7 +132,7 @@ static void keeps_its_own(unsigned workers, int others)
 	print_message("%u workers: the keeper ran on workers %#x; %d and %d rounds\n", workers,
 		      atomic_load(&o.workers_seen), atomic_load(&o.own_rounds),
 		      atomic_load(&o.other_rounds));
-	assert_int_equal(atomic_load(&o.own_rounds), ROUNDS);
+	assert_true(atomic_load(&o.own_rounds) >= ROUNDS);
 	assert_true(atomic_load(&o.other_rounds) > 0);
 	assert_int_equal(atomic_load(&o.own_wrong), 0);
 	assert_int_equal(atomic_load(&o.others_wrong), 0);
