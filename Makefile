@@ -200,10 +200,14 @@ $(O)/tests/%: tests/%.c tests/testutil.c tests/testutil.h $(INTERNAL_LIB)
 		$(INTERNAL_LIB) $(CMOCKA_LIBS) $(ALL_LDFLAGS) $(LIBS)
 
 # Examples are what a user writes: the public headers and libweft.a only.
+# An example may have files of its own in examples/<dir>/ (httpd's request
+# parser, which tests/fuzz/ compiles too): listed as its prerequisites below.
 $(O)/examples/%: examples/%.c $(LIB)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo '  LD      $@')
-	$(Q)$(CC) $(PUBLIC_CFLAGS) -o $@ $< $(LIB) $(ALL_LDFLAGS) $(LIBS)
+	$(Q)$(CC) $(PUBLIC_CFLAGS) -Iexamples -o $@ $< $(filter-out $<,$(filter %.c,$^)) $(LIB) \
+		$(ALL_LDFLAGS) $(LIBS)
+$(O)/examples/httpd: examples/http/request.c examples/http/request.h
 
 # bench/switch.c and bench/micro.c time internals (arch_switch,
 # shim_stack_alloc) beside the public calls: they see the private headers.
