@@ -5,7 +5,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "bare.h"
+#include "fdt.h"
 
 #define FDT_MAGIC 0xd00dfeed
 #define FDT_BEGIN_NODE 1
