@@ -5,6 +5,7 @@
 #       make run    boot httpd on qemu-system-riscv64 (qemu-virt): http://localhost:8080/
 #       make test   every target and build variant; one summary line each
 #       make coverage  line coverage of linux-x86_64's suites, per directory
+#       make fuzz   each libFuzzer harness for FUZZ_SECONDS (600), one at a time
 TARGET ?= linux-x86_64
 .DEFAULT_GOAL := all
 VARIANT ?=
@@ -24,7 +25,7 @@ O ?= build/$(TARGET)$(if $(VARIANT),-$(VARIANT))$(if $(CROSS_ARCH),$(if $(filter
 # is first used: a build of another into it stops here, before it can mix
 # objects or run a binary of another CPU.
 BUILD_CONFIG := TARGET=$(TARGET) VARIANT=$(VARIANT) LIBC=$(LIBC) TOOLCHAIN=$(TOOLCHAIN)
-ifneq ($(filter-out clean test bench bench-smoke run deps help uninstall,$(or $(MAKECMDGOALS),all)),)
+ifneq ($(filter-out clean test bench bench-smoke run deps help uninstall fuzz,$(or $(MAKECMDGOALS),all)),)
 BUILT_CONFIG := $(shell cat $(O)/config 2>/dev/null)
 ifeq ($(BUILT_CONFIG),)
 $(shell mkdir -p $(O) && echo '$(BUILD_CONFIG)' >$(O)/config)
@@ -282,6 +283,16 @@ test:
 .PHONY: coverage
 coverage:
 	@mk/coverage.sh
+
+# The libFuzzer harnesses of tests/fuzz/ (clang; build/fuzz), each in turn
+# for FUZZ_SECONDS (default 600), nice'd; make test replays their corpus and
+# fuzzes each for a few seconds (mk/fuzz.sh check).
+FUZZ_SECONDS ?= 600
+export FUZZ_SECONDS
+.PHONY: fuzz
+fuzz:
+	@mk/deps.sh host
+	@mk/fuzz.sh run
 
 # weft beside Boost.Context, Boost.Fiber, Go, an epoll server and nginx, as
 # ratios (mk/bench.sh, docs/benchmarks.md); bench-smoke: every row at tiny

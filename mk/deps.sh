@@ -6,8 +6,9 @@
 #
 # Usage
 #   mk/deps.sh host                  Debian packages for native x86_64 builds
-#                                    (gcc, make, libcmocka-dev, sanitizer runtimes)
-#                                    and the network tests' clients (curl, wrk, ip).
+#                                    (gcc, make, libcmocka-dev, sanitizer runtimes),
+#                                    the network tests' clients (curl, wrk, ip), and
+#                                    clang with libFuzzer for the fuzz harnesses.
 #   mk/deps.sh cross ARCH LIBC       ARCH: aarch64 | riscv64, LIBC: musl | glibc.
 #                                    Cross gcc, qemu-user, the musl and cmocka
 #                                    source packages; builds musl (LIBC=musl) and
@@ -170,6 +171,10 @@ cmd_host() {
 	ensure_packages pkg-config cmake
 	# tests/test_unwind reads gdb's backtrace from inside the switch.
 	ensure_packages gdb
+	# The fuzz harnesses (mk/fuzz.sh): clang, and libFuzzer with clang's
+	# ASan and UBSan runtimes, which are in libclang-rt-14-dev (only
+	# recommended by clang-14, so named here).
+	ensure_packages clang libclang-rt-14-dev
 }
 
 # ---------------------------------------------------------------- bench
