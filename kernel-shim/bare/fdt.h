@@ -13,8 +13,10 @@ struct fdt_info {
 	uint64_t ram_base, ram_size; /* the first /memory node; 0 if none */
 	const char *bootargs;        /* /chosen bootargs, or NULL */
 };
-/* 0, or -EINVAL if dtb is not a flattened device tree. Reads nothing outside
- * [dtb, dtb + its header's totalsize). */
+/* 0, or -EINVAL if dtb is not a flattened device tree (no magic, or a
+ * header whose blocks lie outside its totalsize). Reads the magic and
+ * totalsize (8 bytes), then nothing outside [dtb, dtb + totalsize); a
+ * structure that runs off its end is read up to there. */
 int fdt_parse(const void *dtb, struct fdt_info *out);
 
 /* One NAME=value word of the command line. */
