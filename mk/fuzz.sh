@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # The libFuzzer harnesses (tests/fuzz/*.c), built with clang into build/fuzz
-# (-fsanitize=fuzzer,address,undefined; the library with fuzzer-no-link).
+# or $FUZZ_BUILD (-fsanitize=fuzzer,address,undefined; the library with
+# fuzzer-no-link).
 #
 #   mk/fuzz.sh run [HARNESS...]    make fuzz: each harness in turn for
 #       FUZZ_SECONDS (600), nice'd, never two at once; what it learns goes to
@@ -18,7 +19,7 @@ cd "$(dirname "$0")/.." || exit 1
 mode=${1:-}
 [ $# -gt 0 ] && shift
 HARNESSES=(http lwip config boot)
-B=build/fuzz
+B=${FUZZ_BUILD:-build/fuzz}
 CC=${FUZZ_CC:-clang}
 SAN="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
 FLAGS="-std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -O1 -g $SAN"
@@ -29,9 +30,9 @@ build()
 		echo "fuzz: no $CC (mk/deps.sh host installs clang and libclang-rt-14-dev)" >&2
 		return 1
 	fi
-	make --no-print-directory -j"$(nproc 2>/dev/null || echo 2)" CC="$CC" VARIANT=asan O=$B \
-		CFLAGS="-O1 -g -fsanitize=fuzzer-no-link" $B/libweft-internal.a >/dev/null || return 1
-	mkdir -p $B/bin
+	make --no-print-directory -j"$(nproc 2>/dev/null || echo 2)" CC="$CC" VARIANT=asan O="$B" \
+		CFLAGS="-O1 -g -fsanitize=fuzzer-no-link" "$B"/libweft-internal.a >/dev/null || return 1
+	mkdir -p "$B"/bin
 	local inc="-Iinclude -Iarch -Iarch/x86_64 -Ikernel-shim -Iruntime -Inet -Inet/port \
 		-I$B/lwip-src/include -Itests/fuzz" h srcs
 	for h in "${HARNESSES[@]}"; do
@@ -41,7 +42,7 @@ build()
 		*) srcs="tests/fuzz/$h.c $B/libweft-internal.a -lpthread" ;;
 		esac
 		# shellcheck disable=SC2086
-		$CC $FLAGS -fsanitize=fuzzer $inc -o $B/bin/$h $srcs || return 1
+		$CC $FLAGS -fsanitize=fuzzer $inc -o "$B"/bin/$h $srcs || return 1
 	done
 }
 
@@ -57,11 +58,11 @@ run()
 	[ ${#list[@]} -gt 0 ] || list=("${HARNESSES[@]}")
 	build || exit 1
 	for h in "${list[@]}"; do
-		mkdir -p $B/corpus/"$h" $B/findings/"$h"
-		local log=$B/findings/$h.log
+		mkdir -p "$B"/corpus/"$h" "$B"/findings/"$h"
+		local log="$B"/findings/$h.log
 		echo "== fuzz $h for ${secs}s (log: $log)"
-		nice -n 10 $B/bin/"$h" -max_total_time="$secs" -print_final_stats=1 \
-			-artifact_prefix=$B/findings/"$h"/ $B/corpus/"$h" tests/fuzz/corpus/"$h" \
+		nice -n 10 "$B"/bin/"$h" -max_total_time="$secs" -print_final_stats=1 \
+			-artifact_prefix="$B"/findings/"$h"/ "$B"/corpus/"$h" tests/fuzz/corpus/"$h" \
 			>"$log" 2>&1
 		local rc=$?
 		local n
@@ -89,7 +90,7 @@ check()
 	for h in "${HARNESSES[@]}"; do
 		# Every input of the corpus, one run each: the regressions.
 		local files=(tests/fuzz/corpus/"$h"/*)
-		if $B/bin/"$h" "${files[@]}" >"$tmp/$h.replay" 2>&1; then
+		if "$B"/bin/"$h" "${files[@]}" >"$tmp/$h.replay" 2>&1; then
 			echo "ok: $h replays its ${#files[@]} inputs"
 			pass=$((pass + 1))
 		else
@@ -99,7 +100,7 @@ check()
 		fi
 		# A few seconds of fuzzing from the seeds, into a scratch corpus.
 		mkdir -p "$tmp/$h"
-		if timeout $((secs + 60)) $B/bin/"$h" -max_total_time="$secs" -print_final_stats=1 \
+		if timeout $((secs + 60)) "$B"/bin/"$h" -max_total_time="$secs" -print_final_stats=1 \
 			-artifact_prefix="$tmp/" "$tmp/$h" tests/fuzz/corpus/"$h" >"$tmp/$h.fuzz" 2>&1; then
 			echo "ok: $h fuzzed for ${secs}s ($(execs "$tmp/$h.fuzz") executions)"
 			pass=$((pass + 1))
