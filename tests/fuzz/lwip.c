@@ -15,9 +15,13 @@
  * of lwIP's memory.
  *
  * The input is a run of frames, each behind two bytes (big-endian): the low
- * 11 bits its length (at most 1518), the top bit "fill in the IPv4 header's
- * and the TCP, UDP or ICMP checksums", so that mutated frames get past the
- * checksum checks into what lies behind them. */
+ * 11 bits its length (at most 1518); bit 15 "fill in the IPv4 header's and
+ * the TCP, UDP or ICMP checksums", so that mutated frames get past the
+ * checksum checks into what lies behind them; bit 14 "set this TCP
+ * segment's acknowledgement number to the next sequence number the stack
+ * sent" and bit 13 "set its sequence number to the last acknowledgement
+ * the stack sent", so that an input can answer a SYN-ACK whose initial
+ * sequence number is random and get a connection to ESTABLISHED and past. */
 #include <stdint.h>
 #include <string.h>
 
@@ -39,10 +43,37 @@ static struct netif nif;
  * compiler could drop would not. */
 weft_sock_t *fuzz_listener, *fuzz_udp;
 
+static uint16_t get16(const uint8_t *p);
+
+/* What the stack last sent over TCP: its next sequence number and its
+ * acknowledgement (bits 14 and 13 of a frame's header). */
+static struct {
+	uint32_t snd_next, ack;
+} last;
+
+static uint32_t get32(const uint8_t *p)
+{
+	return (uint32_t)get16(p) << 16 | get16(p + 2);
+}
+
+/* The netif's output: the frame goes nowhere, but a TCP segment's numbers
+ * are noted. */
 static err_t discard(struct netif *n, struct pbuf *p)
 {
 	(void)n;
-	(void)p;
+	uint8_t f[14 + 60 + 20];
+	u16_t got = pbuf_copy_partial(p, f, sizeof f, 0);
+	if (got < 14 + 20 || get16(f + 12) != 0x0800 || f[14 + 9] != 6)
+		return ERR_OK;
+	size_t ihl = (size_t)(f[14] & 15) * 4;
+	if (ihl < 20 || 14 + ihl + 20 > got)
+		return ERR_OK;
+	const uint8_t *tcp = f + 14 + ihl;
+	size_t doff = (size_t)(tcp[12] >> 4) * 4, tot = get16(f + 16);
+	size_t data = tot > ihl + doff ? tot - ihl - doff : 0;
+	last.snd_next = get32(tcp + 4) + (uint32_t)data + !!(tcp[13] & 0x02) + !!(tcp[13] & 0x01);
+	if (tcp[13] & 0x10)
+		last.ack = get32(tcp + 8);
 	return ERR_OK;
 }
 
@@ -179,6 +210,27 @@ static void fix_checksums(uint8_t *f, size_t len)
 	put16(l4 + at, c);
 }
 
+static void put32(uint8_t *p, uint32_t v)
+{
+	put16(p, (uint16_t)(v >> 16));
+	put16(p + 2, (uint16_t)v);
+}
+
+/* Bits 13 and 14: a TCP segment's numbers from what the stack sent. */
+static void fill_numbers(uint8_t *f, size_t len, int ack, int seq)
+{
+	if (len < 14 + 20 || get16(f + 12) != 0x0800 || f[14 + 9] != 6)
+		return;
+	size_t ihl = (size_t)(f[14] & 15) * 4;
+	if (ihl < 20 || 14 + ihl + 20 > len)
+		return;
+	uint8_t *tcp = f + 14 + ihl;
+	if (ack)
+		put32(tcp + 8, last.snd_next);
+	if (seq)
+		put32(tcp + 4, last.ack);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static int ready;
@@ -199,6 +251,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		memcpy(frame, data, len);
 		data += len;
 		size -= len;
+		if (h & 0x6000)
+			fill_numbers(frame, len, h & 0x4000, h & 0x2000);
 		if (h & 0x8000)
 			fix_checksums(frame, len);
 		weft__lwip_lock_take();
