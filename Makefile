@@ -6,6 +6,7 @@
 #       make debug  the same image halted under gdb-multiarch (QEMU's gdbstub)
 #       make test   every target and build variant; one summary line each
 #       make coverage  line coverage of linux-x86_64's suites, per directory
+#       make fuzz   each libFuzzer harness for FUZZ_SECONDS (600), one at a time
 TARGET ?= linux-x86_64
 .DEFAULT_GOAL := all
 VARIANT ?=
@@ -25,7 +26,7 @@ O ?= build/$(TARGET)$(if $(VARIANT),-$(VARIANT))$(if $(CROSS_ARCH),$(if $(filter
 # is first used: a build of another into it stops here, before it can mix
 # objects or run a binary of another CPU.
 BUILD_CONFIG := TARGET=$(TARGET) VARIANT=$(VARIANT) LIBC=$(LIBC) TOOLCHAIN=$(TOOLCHAIN)
-ifneq ($(filter-out clean test bench bench-smoke run debug deps help uninstall,$(or $(MAKECMDGOALS),all)),)
+ifneq ($(filter-out clean test bench bench-smoke run debug deps help uninstall fuzz,$(or $(MAKECMDGOALS),all)),)
 BUILT_CONFIG := $(shell cat $(O)/config 2>/dev/null)
 ifeq ($(BUILT_CONFIG),)
 $(shell mkdir -p $(O) && echo '$(BUILD_CONFIG)' >$(O)/config)
@@ -188,7 +189,7 @@ $(OBJS) $(PIC_OBJS): | $(LWIP_TREE)/.patched
 # CFLAGS= on the command line) rebuilds them, which make's own dependencies
 # would not. $(O)/cflags is rewritten only when the flags differ.
 FLAGS_STAMP := $(O)/cflags
-ifneq ($(filter-out clean test bench bench-smoke run deps help uninstall,$(or $(MAKECMDGOALS),all)),)
+ifneq ($(filter-out clean test bench bench-smoke run debug deps help uninstall fuzz,$(or $(MAKECMDGOALS),all)),)
 FLAGS_NOW := $(CC) $(ALL_CFLAGS) $(LIB_VISIBILITY) | $(LWIP_CFLAGS) | $(PUBLIC_CFLAGS)
 ifneq ($(shell cat $(FLAGS_STAMP) 2>/dev/null),$(strip $(FLAGS_NOW)))
 $(shell mkdir -p $(O) && printf '%s\n' '$(strip $(FLAGS_NOW))' >$(FLAGS_STAMP))
@@ -226,10 +227,14 @@ $(O)/tests/%: tests/%.c tests/testutil.c tests/testutil.h $(INTERNAL_LIB)
 		$(INTERNAL_LIB) $(CMOCKA_LIBS) $(ALL_LDFLAGS) $(LIBS) -lm
 
 # Examples are what a user writes: the public headers and libweft.a only.
+# An example may have files of its own in examples/<dir>/ (httpd's request
+# parser, which tests/fuzz/ compiles too): listed as its prerequisites below.
 $(O)/examples/%: examples/%.c $(LIB)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo '  LD      $@')
-	$(Q)$(CC) $(PUBLIC_CFLAGS) -o $@ $< $(LIB) $(ALL_LDFLAGS) $(LIBS)
+	$(Q)$(CC) $(PUBLIC_CFLAGS) -Iexamples -o $@ $< $(filter-out $<,$(filter %.c,$^)) $(LIB) \
+		$(ALL_LDFLAGS) $(LIBS)
+$(O)/examples/httpd: examples/http/request.c examples/http/request.h
 
 # Programs that tests/gdb/check.sh debugs: built as a user's, with -O0 so
 # their own frames stay whole in a backtrace.
@@ -328,6 +333,16 @@ test:
 .PHONY: coverage
 coverage:
 	@mk/coverage.sh
+
+# The libFuzzer harnesses of tests/fuzz/ (clang; build/fuzz), each in turn
+# for FUZZ_SECONDS (default 600), nice'd; make test replays their corpus and
+# fuzzes each for a few seconds (mk/fuzz.sh check).
+FUZZ_SECONDS ?= 600
+export FUZZ_SECONDS
+.PHONY: fuzz
+fuzz:
+	@mk/deps.sh host
+	@mk/fuzz.sh run
 
 # weft beside Boost.Context, Boost.Fiber, Go, an epoll server and nginx, as
 # ratios (mk/bench.sh, docs/benchmarks.md); bench-smoke: every row at tiny

@@ -46,8 +46,9 @@
 #include "weft.h"
 #include "weft_net.h"
 
+#include "http/request.h"
+
 #define HEAD_MAX 8192	    /* request line and headers, the blank line included */
-#define MAX_HEADERS 64	    /* more is 431 */
 #define MAX_EMPTY_LINES 16  /* CR LF before a request line, ignored up to this */
 #define MAX_REQUESTS 100000 /* per connection, then "Connection: close" */
 #define BODY_MAX 2048	    /* the largest page this server generates */
@@ -215,190 +216,6 @@ static void *supervise(void *arg)
 	return NULL;
 }
 
-/* ---- Parsing a request -------------------------------------------------- */
-
-struct req {
-	const char *method, *target;
-	size_t method_len, target_len;
-	int minor; /* HTTP/1.minor */
-	int close; /* the client wants the connection closed after this */
-	int expect_continue;
-	uint64_t content_length;
-};
-
-static int is_tchar(unsigned char ch)
-{
-	return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
-	       (ch && strchr("!#$%&'*+-.^_`|~", ch));
-}
-
-static int lower(int ch)
-{
-	return ch >= 'A' && ch <= 'Z' ? ch + 32 : ch;
-}
-
-/* s[0..n) equals lit, ignoring ASCII case. */
-static int same(const char *s, size_t n, const char *lit)
-{
-	size_t i = 0;
-	for (; i < n && lit[i]; i++)
-		if (lower((unsigned char)s[i]) != lit[i])
-			return 0;
-	return i == n && !lit[i];
-}
-
-/* The end of the head in b[0..len): the offset just past its blank line, or
- * 0 while it is incomplete. *scan is where the search resumes. */
-static size_t head_end(const char *b, size_t len, size_t *scan)
-{
-	for (size_t i = *scan; i < len; i++) {
-		if (b[i] != '\n')
-			continue;
-		if (i >= 1 && b[i - 1] == '\n')
-			return i + 1;
-		if (i >= 2 && b[i - 1] == '\r' && b[i - 2] == '\n')
-			return i + 1;
-	}
-	*scan = len;
-	return 0;
-}
-
-/* The next line of p[*pos..n), without its LF or CR LF. */
-static int next_line(const char *p, size_t n, size_t *pos, const char **line, size_t *len)
-{
-	const char *nl = memchr(p + *pos, '\n', n - *pos);
-	if (!nl)
-		return -1;
-	*line = p + *pos;
-	*len = (size_t)(nl - *line);
-	if (*len && (*line)[*len - 1] == '\r')
-		(*len)--;
-	*pos = (size_t)(nl - p) + 1;
-	return 0;
-}
-
-/* method SP request-target SP HTTP/1.x: 0 or 400. */
-static int parse_request_line(const char *l, size_t n, struct req *r)
-{
-	size_t i = 0;
-	while (i < n && is_tchar((unsigned char)l[i]))
-		i++;
-	if (i == 0 || i > 32 || i == n || l[i] != ' ')
-		return 400;
-	r->method = l;
-	r->method_len = i++;
-	size_t t = i;
-	while (i < n && (unsigned char)l[i] > 0x20 && (unsigned char)l[i] < 0x7f)
-		i++;
-	if (i == t || i == n || l[i] != ' ')
-		return 400;
-	r->target = l + t;
-	r->target_len = i - t;
-	i++;
-	/* Only major version 1; a later minor version is answered as 1.1. */
-	if (n - i != 8 || memcmp(l + i, "HTTP/1.", 7) != 0 || l[i + 7] < '0' || l[i + 7] > '9')
-		return 400;
-	r->minor = l[i + 7] - '0';
-	return 0;
-}
-
-/* Content-Length: 1*DIGIT; values too large for any body are clamped. */
-static int parse_length(const char *v, size_t n, uint64_t *out)
-{
-	uint64_t x = 0;
-	if (n == 0)
-		return -1;
-	for (size_t i = 0; i < n; i++) {
-		if (v[i] < '0' || v[i] > '9')
-			return -1;
-		if (x < UINT64_C(1) << 40)
-			x = x * 10 + (uint64_t)(v[i] - '0');
-	}
-	*out = x;
-	return 0;
-}
-
-/* Scan a comma-separated list of Connection options. */
-static void connection_options(const char *v, size_t n, int *close, int *keep)
-{
-	size_t i = 0;
-	while (i < n) {
-		while (i < n && (v[i] == ' ' || v[i] == '\t' || v[i] == ','))
-			i++;
-		size_t s = i;
-		while (i < n && v[i] != ',' && v[i] != ' ' && v[i] != '\t')
-			i++;
-		if (same(v + s, i - s, "close"))
-			*close = 1;
-		else if (same(v + s, i - s, "keep-alive"))
-			*keep = 1;
-	}
-}
-
-/* Parse the head p[0..n) (it ends with its blank line). Returns 0, or the
- * status to answer before closing. */
-static int parse_head(const char *p, size_t n, struct req *r)
-{
-	size_t pos = 0, len;
-	const char *l;
-	int hosts = 0, close = 0, keep = 0, lengths = 0, te = 0, expect_other = 0;
-	memset(r, 0, sizeof *r);
-	if (next_line(p, n, &pos, &l, &len) != 0 || parse_request_line(l, len, r) != 0)
-		return 400;
-	for (int h = 0;; h++) {
-		if (next_line(p, n, &pos, &l, &len) != 0)
-			return 400;
-		if (len == 0)
-			break;
-		if (h == MAX_HEADERS)
-			return 431;
-		size_t i = 0;
-		while (i < len && is_tchar((unsigned char)l[i]))
-			i++;
-		if (i == 0 || i == len || l[i] != ':') /* also obs-fold, space before ':' */
-			return 400;
-		const char *name = l;
-		size_t name_len = i++;
-		while (i < len && (l[i] == ' ' || l[i] == '\t'))
-			i++;
-		size_t e = len;
-		while (e > i && (l[e - 1] == ' ' || l[e - 1] == '\t'))
-			e--;
-		for (size_t k = i; k < e; k++) {
-			unsigned char ch = (unsigned char)l[k];
-			if ((ch < 0x20 && ch != '\t') || ch == 0x7f) /* CR, NUL, ... */
-				return 400;
-		}
-		const char *v = l + i;
-		size_t vlen = e - i;
-		if (same(name, name_len, "host")) {
-			hosts++;
-		} else if (same(name, name_len, "connection")) {
-			connection_options(v, vlen, &close, &keep);
-		} else if (same(name, name_len, "content-length")) {
-			uint64_t x;
-			if (parse_length(v, vlen, &x) != 0 || (lengths++ && x != r->content_length))
-				return 400;
-			r->content_length = x;
-		} else if (same(name, name_len, "transfer-encoding")) {
-			te = 1;
-		} else if (same(name, name_len, "expect")) {
-			if (same(v, vlen, "100-continue"))
-				r->expect_continue = 1;
-			else
-				expect_other = 1;
-		}
-	}
-	if (hosts > 1 || (r->minor >= 1 && hosts == 0))
-		return 400;
-	if (te)
-		return 501;
-	if (expect_other)
-		return 417;
-	r->close = r->minor == 0 ? !keep : close;
-	return 0;
-}
-
 /* ---- Reading --------------------------------------------------------------- */
 
 static void consume(struct conn *c, size_t n)
@@ -439,7 +256,7 @@ static ssize_t idle_read(struct conn *c, int64_t deadline)
  * head is c->buf[0..*head_len)) and *until, the request's deadline (its
  * first byte's time plus the idle time: the body must be in by then too);
  * -1 to close without an answer; or the status to answer before closing. */
-static int read_head(struct conn *c, struct req *r, size_t *head_len, int64_t *until)
+static int read_head(struct conn *c, struct http_req *r, size_t *head_len, int64_t *until)
 {
 	size_t scan = 0, skipped = 0;
 	int64_t deadline = weft_deadline_in(cfg.idle_ms * MS);
@@ -460,17 +277,17 @@ static int read_head(struct conn *c, struct req *r, size_t *head_len, int64_t *u
 				started = 1;
 				deadline = weft_deadline_in(cfg.idle_ms * MS);
 			}
-			size_t end = head_end(c->buf, c->len, &scan);
+			size_t end = http_head_end(c->buf, c->len, &scan);
 			if (end) {
 				*head_len = end;
 				*until = deadline;
-				return parse_head(c->buf, end, r);
+				return http_parse_head(c->buf, end, r);
 			}
 			/* A bad request line is answered before the rest comes. */
 			const char *l;
 			size_t pos = 0, len;
-			if (!line_ok && next_line(c->buf, c->len, &pos, &l, &len) == 0) {
-				if (parse_request_line(l, len, r) != 0)
+			if (!line_ok && http_next_line(c->buf, c->len, &pos, &l, &len) == 0) {
+				if (http_parse_request_line(l, len, r) != 0)
 					return 400;
 				line_ok = 1;
 			}
@@ -635,43 +452,12 @@ static int respond_status(struct conn *c, int status, unsigned flags)
 	return respond(c, status, "text/plain", body, (size_t)n, flags);
 }
 
-/* Which page a target names: 1 the page, 2 the stats, 3 the stats as JSON,
- * 0 none, -1 malformed. */
-static int route(const char *t, size_t n)
-{
-	if (n >= 7 && same(t, 7, "http://")) { /* absolute-form: drop the authority */
-		size_t i = 7;
-		while (i < n && t[i] != '/' && t[i] != '?')
-			i++;
-		if (i == 7)
-			return -1;
-		t += i;
-		n -= i;
-		if (n == 0)
-			return 1;
-	}
-	if (n == 0 || t[0] != '/')
-		return -1;
-	const char *q = memchr(t, '?', n);
-	size_t plen = q ? (size_t)(q - t) : n;
-	if ((plen == 1) || (plen == 11 && memcmp(t, "/index.html", 11) == 0))
-		return 1;
-	if (plen == 6 && memcmp(t, "/stats", 6) == 0) {
-		size_t qlen = q ? n - plen - 1 : 0;
-		return q && ((qlen == 4 && memcmp(q + 1, "json", 4) == 0) ||
-			     (qlen == 11 && memcmp(q + 1, "format=json", 11) == 0))
-			       ? 3
-			       : 2;
-	}
-	return 0;
-}
-
 /* Answer requests on c until it should close. Returns 1 when an answer
  * went out and the connection is closing (it should linger), 0 when not. */
 static int serve(struct conn *c)
 {
 	for (int served = 0; served < MAX_REQUESTS; served++) {
-		struct req r;
+		struct http_req r;
 		size_t head_len = 0;
 		int64_t until = -1;
 		int st = read_head(c, &r, &head_len, &until);
@@ -681,7 +467,7 @@ static int serve(struct conn *c)
 			return respond_status(c, st, 0) == 0;
 		if (r.content_length > (uint64_t)cfg.max_body)
 			return respond_status(c, 413, 0) == 0;
-		int which = route(r.target, r.target_len);
+		int which = http_route(r.target, r.target_len);
 		if (which < 0)
 			return respond_status(c, 400, 0) == 0;
 		int get = r.method_len == 3 && memcmp(r.method, "GET", 3) == 0;

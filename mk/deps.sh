@@ -6,10 +6,11 @@
 #
 # Usage
 #   mk/deps.sh host                  Debian packages for native x86_64 builds
-#                                    (gcc, make, libcmocka-dev, sanitizer runtimes)
-#                                    and the network tests' clients (curl, wrk, ip),
+#                                    (gcc, make, libcmocka-dev, sanitizer runtimes),
+#                                    the network tests' clients (curl, wrk, ip),
 #                                    gdb and gdb-multiarch (tests/gdb/check.sh),
-#                                    valgrind (make VARIANT=valgrind check).
+#                                    valgrind (make VARIANT=valgrind check), and
+#                                    clang with libFuzzer for the fuzz harnesses.
 #   mk/deps.sh cross ARCH LIBC       ARCH: aarch64 | riscv64, LIBC: musl | glibc.
 #                                    Cross gcc, qemu-user, the musl and cmocka
 #                                    source packages; builds musl (LIBC=musl) and
@@ -177,6 +178,10 @@ cmd_host() {
 	ensure_packages gdb gdb-multiarch
 	# make VARIANT=valgrind: valgrind and its client-request headers.
 	ensure_packages valgrind
+	# The fuzz harnesses (mk/fuzz.sh): clang, and libFuzzer with clang's
+	# ASan and UBSan runtimes, which are in libclang-rt-14-dev (only
+	# recommended by clang-14, so named here).
+	ensure_packages clang libclang-rt-14-dev
 }
 
 # ---------------------------------------------------------------- bench

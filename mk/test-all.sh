@@ -67,6 +67,16 @@ echo "$out"
 line=$(echo "$out" | grep -E '^runner: [0-9]+ passed, [0-9]+ failed' | tail -1)
 summary+=("${line:-runner: no tally (exit $rc)}")
 [ $rc -eq 0 ] || status=1
+# The fuzz harnesses (tests/fuzz/, clang and libFuzzer in build/fuzz): every
+# input of their corpus replayed, then a few seconds of fuzzing each
+# (mk/fuzz.sh check; make fuzz runs them for longer).
+echo "== fuzz harnesses (mk/fuzz.sh check)"
+out=$(mk/fuzz.sh check 2>&1)
+rc=$?
+echo "$out"
+line=$(echo "$out" | grep -E '^fuzz: [0-9]+ passed, [0-9]+ failed' | tail -1)
+summary+=("${line:-fuzz: no tally (exit $rc)}")
+[ $rc -eq 0 ] || status=1
 # Line coverage of linux-x86_64 (its own --coverage build and run), and its
 # floors for runtime/ and net/ (mk/coverage.sh).
 echo "== make coverage"

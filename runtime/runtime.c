@@ -12,18 +12,24 @@
 #define MIN_STACK (4 * 1024)
 #define MAX_STACK ((size_t)1 << 30)
 
+int weft__parse_ulong(const char *s, unsigned long lo, unsigned long hi, unsigned long *out)
+{
+	char *end;
+	unsigned long v = strtoul(s, &end, 10);
+	if (*end || v < lo || v > hi || s[0] == '-')
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
 /* Parse a decimal environment value in [lo, hi]; 0 if unset, -EINVAL if bad. */
 static int env_num(const char *name, unsigned long lo, unsigned long hi, unsigned long *out)
 {
 	const char *s = shim_getenv(name);
 	if (!s || !*s)
 		return 0;
-	char *end;
-	unsigned long v = strtoul(s, &end, 10);
-	if (*end || v < lo || v > hi || s[0] == '-')
-		return -EINVAL;
-	*out = v;
-	return 1;
+	int e = weft__parse_ulong(s, lo, hi, out);
+	return e ? e : 1;
 }
 
 int weft_init(const weft_config_t *cfg)

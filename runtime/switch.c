@@ -6,7 +6,13 @@
  * without sanitizers this is arch_switch and nothing else. */
 #include "internal.h"
 
-#if defined(__SANITIZE_ADDRESS__)
+/* gcc says ASan with __SANITIZE_ADDRESS__, clang 14 only by __has_feature. */
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define WEFT_CLANG_ASAN 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__) || defined(WEFT_CLANG_ASAN)
 #include <sanitizer/asan_interface.h>
 #define WEFT_ASAN 1
 #endif

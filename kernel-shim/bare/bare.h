@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "board.h"
+#include "fdt.h" /* the device tree and the command line */
 #include "riscv.h"
 
 #define PAGE_SIZE 4096UL
@@ -99,13 +100,5 @@ void io_report(int src, unsigned events);
 void bare_puts(const char *s);
 void bare_put_hex(uint64_t v);
 void bare_put_dec(uint64_t v);
-
-/* ---- Device tree (fdt.c) ------------------------------------------------- */
-struct fdt_info {
-	uint64_t ram_base, ram_size; /* the first /memory node; 0 if none */
-	const char *bootargs;        /* /chosen bootargs, or NULL */
-};
-/* 0, or -EINVAL if dtb is not a flattened device tree. */
-int fdt_parse(const void *dtb, struct fdt_info *out);
 
 #endif

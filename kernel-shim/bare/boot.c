@@ -6,7 +6,7 @@
  *
  * RAM after boot, low to high: OpenSBI | the image | malloc's heap (a quarter
  * of what is left) | pages for page tables and stacks. */
-#define _DEFAULT_SOURCE /* strtok_r, setenv */
+#define _DEFAULT_SOURCE /* setenv */
 #include <picolibc.h>
 #include <picotls.h>
 #include <stdlib.h>
@@ -19,7 +19,6 @@
 #include "shim.h"
 
 #define MAIN_STACK (256 * 1024)
-#define MAX_ENV 16
 
 extern char __tls_base[], __image_end[];
 int main(int argc, char **argv);
@@ -33,16 +32,10 @@ static char bootargs[512];
 
 static void env_from_bootargs(void)
 {
-	char *copy = bootargs;
-	char *save, *w = strtok_r(copy, " \t", &save);
-	for (int n = 0; w && n < MAX_ENV; w = strtok_r(NULL, " \t", &save)) {
-		char *eq = strchr(w, '=');
-		if (eq && eq != w) {
-			*eq = 0;
-			setenv(w, eq + 1, 1);
-			n++;
-		}
-	}
+	struct bootarg w[BOOTARGS_MAX];
+	int n = bootargs_split(bootargs, w, BOOTARGS_MAX);
+	for (int i = 0; i < n; i++)
+		setenv(w[i].name, w[i].value, 1);
 }
 
 static void main_entry(void *arg)

@@ -5,7 +5,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "bare.h"
+#include "fdt.h"
 
 #define FDT_MAGIC 0xd00dfeed
 #define FDT_BEGIN_NODE 1
@@ -28,6 +28,14 @@ static uint64_t cells(const uint8_t *p, uint32_t n)
 	return v;
 }
 
+/* The header's fields (version 17): magic, totalsize, off_dt_struct,
+ * off_dt_strings, off_mem_rsvmap, version, last_comp_version,
+ * boot_cpuid_phys, size_dt_strings, size_dt_struct. */
+#define FDT_HEADER_SIZE 40
+
+/* Every offset is checked against totalsize before it is used: the tree
+ * comes from a bootloader (or whoever wrote a1), and a wrong one must not
+ * send the reader through the rest of RAM. */
 int fdt_parse(const void *dtb, struct fdt_info *out)
 {
 	memset(out, 0, sizeof *out);
@@ -35,19 +43,28 @@ int fdt_parse(const void *dtb, struct fdt_info *out)
 		return -EINVAL;
 	const uint8_t *base = dtb;
 	uint32_t total = be32(base + 4);
-	const uint8_t *p = base + be32(base + 8);
-	const uint8_t *end = base + total;
-	const char *strings = (const char *)base + be32(base + 12);
+	if (total < FDT_HEADER_SIZE)
+		return -EINVAL;
+	size_t off = be32(base + 8);
+	uint32_t soff = be32(base + 12), ssize = be32(base + 32);
+	if (off > total || soff > total || ssize > total - soff)
+		return -EINVAL;
+	const char *strings = (const char *)base + soff;
 	uint32_t addr_cells = 2, size_cells = 2;
 	int depth = 0, in_memory = 0, in_chosen = 0;
 
-	while (p + 4 <= end) {
-		uint32_t tok = be32(p);
-		p += 4;
+	/* off is where the next token is; after a node name or a property
+	 * value it may be up to 3 past total (the padding), which ends the
+	 * loop. */
+	while (off <= total && total - off >= 4) {
+		uint32_t tok = be32(base + off);
+		off += 4;
 		if (tok == FDT_BEGIN_NODE) {
-			const char *name = (const char *)p;
-			size_t n = strnlen(name, (size_t)(end - p));
-			p += (n + 4) & ~(size_t)3;
+			const char *name = (const char *)base + off;
+			size_t n = strnlen(name, total - off);
+			if (n == total - off)
+				break; /* a name that runs off the end */
+			off += (n + 4) & ~(size_t)3;
 			depth++;
 			in_memory = depth == 2 && strncmp(name, "memory", 6) == 0 &&
 				    (name[6] == 0 || name[6] == '@') && out->ram_size == 0;
@@ -56,20 +73,24 @@ int fdt_parse(const void *dtb, struct fdt_info *out)
 			depth--;
 			in_memory = in_chosen = 0;
 		} else if (tok == FDT_PROP) {
-			if (p + 8 > end)
+			if (total - off < 8)
 				break;
-			uint32_t len = be32(p), nameoff = be32(p + 4);
-			const uint8_t *val = p + 8;
+			uint32_t len = be32(base + off), nameoff = be32(base + off + 4);
+			off += 8;
+			if (len > total - off)
+				break; /* a value that runs off the end */
+			const uint8_t *val = base + off;
+			off += len;
+			off += (4 - (off & 3)) & 3;
+			if (nameoff >= ssize || !memchr(strings + nameoff, 0, ssize - nameoff))
+				continue; /* a name outside the strings block */
 			const char *pname = strings + nameoff;
-			p = val + ((len + 3) & ~3u);
-			if (p > end)
-				break;
 			if (depth == 1 && strcmp(pname, "#address-cells") == 0 && len == 4)
 				addr_cells = be32(val);
 			else if (depth == 1 && strcmp(pname, "#size-cells") == 0 && len == 4)
 				size_cells = be32(val);
-			else if (in_memory && strcmp(pname, "reg") == 0 &&
-				 len >= 4 * (addr_cells + size_cells) && addr_cells <= 2 && size_cells <= 2) {
+			else if (in_memory && strcmp(pname, "reg") == 0 && addr_cells <= 2 &&
+				 size_cells <= 2 && len >= 4 * (addr_cells + size_cells)) {
 				out->ram_base = cells(val, addr_cells);
 				out->ram_size = cells(val + 4 * addr_cells, size_cells);
 			} else if (in_chosen && strcmp(pname, "bootargs") == 0 && len > 0 &&

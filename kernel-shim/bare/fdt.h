@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: MIT */
+/* The boot-time reading of what the bootloader hands over: the flattened
+ * device tree (fdt.c) and the command line's NAME=value words (bootargs.c).
+ * Plain C over bytes, no board or CPU: tests/fuzz/boot.c builds them for the
+ * host. */
+#ifndef WEFT_BARE_FDT_H
+#define WEFT_BARE_FDT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct fdt_info {
+	uint64_t ram_base, ram_size; /* the first /memory node; 0 if none */
+	const char *bootargs;        /* /chosen bootargs, or NULL */
+};
+/* 0, or -EINVAL if dtb is not a flattened device tree (no magic, or a
+ * header whose blocks lie outside its totalsize). Reads the magic and
+ * totalsize (8 bytes), then nothing outside [dtb, dtb + totalsize); a
+ * structure that runs off its end is read up to there. */
+int fdt_parse(const void *dtb, struct fdt_info *out);
+
+/* One NAME=value word of the command line. */
+struct bootarg {
+	const char *name, *value;
+};
+#define BOOTARGS_MAX 16 /* words taken, the rest ignored */
+/* Split line (NUL-terminated, changed in place) into its NAME=value words,
+ * separated by spaces and tabs; words without '=' or with an empty NAME are
+ * skipped. Returns how many of out[0..max) it filled. */
+int bootargs_split(char *line, struct bootarg *out, int max);
+
+#endif
