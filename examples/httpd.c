@@ -9,16 +9,17 @@
  * HTTPD_MAX_BODY bytes gets 413; Transfer-Encoding (chunked) is not
  * implemented and gets 501. After any of those the connection closes.
  * Bodies announced by Content-Length are read and thrown away, so a POST to
- * / gets its 405 and the connection stays usable. A request, head and body,
- * must arrive within HTTPD_IDLE_MS of its first byte (else 408 and close):
- * a client that trickles bytes cannot hold a connection longer than that.
+ * / gets its 405 and the connection stays usable. A keep-alive connection
+ * waits HTTPD_IDLE_MS for a request's first byte; the request, head and
+ * body, must then arrive within HTTPD_REQUEST_MS of that byte (else 408 and
+ * close): a client that trickles bytes cannot hold a connection longer.
  *
  * A connection that cannot be served (HTTPD_MAX_CONNS reached, no memory
  * for it or for its fiber) gets a 503 if its socket takes one at once, and
  * is closed; the first refusal of a burst is logged, with the reason.
  *
  * Environment: HTTPD_ADDR (0.0.0.0), HTTPD_PORT (8080), HTTPD_IDLE_MS (5000),
- * HTTPD_GRACE_MS (5000), HTTPD_MAX_CONNS (4096), HTTPD_MAX_BODY (65536), and
+ * HTTPD_REQUEST_MS (30000), HTTPD_GRACE_MS (5000), HTTPD_MAX_CONNS (4096), HTTPD_MAX_BODY (65536), and
  * the network stack's WEFT_NET, WEFT_NETIF, WEFT_IP, WEFT_GW.
  *
  * Shutdown: the first signal stops accepting, closes connections that wait
@@ -57,7 +58,7 @@
 
 static struct {
 	weft_addr_t addr;
-	long idle_ms, grace_ms, max_conns, max_body;
+	long idle_ms, request_ms, grace_ms, max_conns, max_body;
 } cfg;
 
 static _Atomic uint64_t n_open, n_accepted, n_refused, n_requests, n_errors;
@@ -254,7 +255,7 @@ static ssize_t idle_read(struct conn *c, int64_t deadline)
 
 /* Wait for the next request's head in c->buf. Returns 0 with *r filled (the
  * head is c->buf[0..*head_len)) and *until, the request's deadline (its
- * first byte's time plus the idle time: the body must be in by then too);
+ * first byte's time plus HTTPD_REQUEST_MS: the body must be in by then);
  * -1 to close without an answer; or the status to answer before closing. */
 static int read_head(struct conn *c, struct http_req *r, size_t *head_len, int64_t *until)
 {
@@ -273,9 +274,9 @@ static int read_head(struct conn *c, struct http_req *r, size_t *head_len, int64
 			scan = 0;
 		}
 		if (c->len) {
-			if (!started) { /* the whole head within one idle period */
+			if (!started) { /* the whole request by one deadline */
 				started = 1;
-				deadline = weft_deadline_in(cfg.idle_ms * MS);
+				deadline = weft_deadline_in(cfg.request_ms * MS);
 			}
 			size_t end = http_head_end(c->buf, c->len, &scan);
 			if (end) {
@@ -641,6 +642,7 @@ static int configure(void)
 	}
 	if (env_long("HTTPD_PORT", 8080, 0, 65535, &port) ||
 	    env_long("HTTPD_IDLE_MS", 5000, 1, 86400000, &cfg.idle_ms) ||
+	    env_long("HTTPD_REQUEST_MS", 30000, 1, 86400000, &cfg.request_ms) ||
 	    env_long("HTTPD_GRACE_MS", 5000, 0, 86400000, &cfg.grace_ms) ||
 	    env_long("HTTPD_MAX_CONNS", 4096, 1, 1000000, &cfg.max_conns) ||
 	    env_long("HTTPD_MAX_BODY", 65536, 0, 1L << 30, &cfg.max_body))

@@ -3,8 +3,8 @@
 # httpd's limits against clients that hold it up, on kernel sockets on the
 # host's loopback (no root, no namespace): a request whose body trickles in
 # a byte at a time, each byte well within the idle time, gets 408 once its
-# one deadline (HTTPD_IDLE_MS from its first byte) has passed, not the 405
-# it would get had every read a fresh deadline; and a connection over
+# one deadline (HTTPD_REQUEST_MS from its first byte) has passed, not the
+# 405 it would get had every read a fresh deadline; and a connection over
 # HTTPD_MAX_CONNS gets a 503 while the refusal is logged once for the burst.
 # Usage: tests/net/httpd_limits.sh BUILD_DIR (build/linux-x86_64)
 set -u
@@ -36,8 +36,8 @@ stop()
 	check "httpd ($1) exits 0 on SIGTERM (status $T_STATUS)" [ "$T_STATUS" = 0 ]
 }
 
-# ---- One deadline per request: HTTPD_IDLE_MS=1000 ----------------------------
-start idle HTTPD_IDLE_MS=1000
+# ---- One deadline per request: HTTPD_REQUEST_MS=1000 -------------------------
+start idle HTTPD_IDLE_MS=1000 HTTPD_REQUEST_MS=1000
 # A POST to / whose 20-byte body comes a byte every 0.2 s: 4 s in all. Its
 # status line is read once the server closes (bounded at 15 s).
 st=$(timeout 15 bash -c '
