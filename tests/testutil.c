@@ -94,7 +94,9 @@ int wt_wait_flag(_Atomic int *flag)
 int wt_yield_count_cancels(_Atomic int *flag)
 {
 	int n = 0;
-	int64_t end = wt_ms(10000);
+	/* Bounded; generously, for valgrind on a loaded machine, where the
+	 * thread that sets flag may not run for seconds while this spins. */
+	int64_t end = wt_ms(60000);
 	while (!atomic_load(flag) && weft_now() < end)
 		n += weft_fiber_yield() == -ECANCELED;
 	n += weft_fiber_yield() == -ECANCELED;
