@@ -24,7 +24,8 @@ bool weft__work_queued(void)
 	if (atomic_load_explicit(&weft__rt.gq_len, memory_order_acquire) > 0)
 		return true;
 	for (unsigned i = 0; i < weft__rt.nworkers; i++)
-		if (weft__deque_size(&weft__rt.workers[i].dq) > 0)
+		if (weft__deque_size(&weft__rt.workers[i].dq) > 0 ||
+		    atomic_load_explicit(&weft__rt.workers[i].runnext, memory_order_acquire))
 			return true;
 	return false;
 }

@@ -147,6 +147,16 @@ struct weft__worker {
 	struct weft__fiber *prev;        /* the context we just left ... */
 	int prev_act;                    /* ... and what to finish for it */
 	struct weft__fiber *yielded;     /* yielded fibers, newest first */
+	/* the next-run slot: a fiber woken by a hand-off from a fiber running
+	 * here runs next (weft__ready_next); a thief takes it only once it has
+	 * sat there for RUNNEXT_GRACE_NS while this worker did not switch */
+	_Atomic(struct weft__fiber *) runnext;
+	unsigned runnext_streak;         /* runs in a row taken from runnext */
+	struct weft__seen {              /* as a thief: each victim's slot as */
+		struct weft__fiber *f;   /* last seen, its switch count then, */
+		uint64_t switches;       /* and when (shim_now) */
+		int64_t at;
+	} rn_seen[WEFT_MAX_WORKERS];
 	arch_fpenv_t fpenv;              /* the worker's FP control state, kept
 					  * while a WEFT_ATTR_FPENV fiber runs */
 	unsigned tick;
@@ -200,6 +210,11 @@ struct weft__fiber *weft__self(void) WEFT_NOIPA;
 /* Make a fiber runnable: on the caller's worker if it is one, else on the
  * global queue, waking an idle worker if none is looking for work. */
 void weft__ready(struct weft__fiber *f);
+/* The same for a hand-off (a plain wake by a running fiber: a rendezvous, a
+ * settle, an unlock, a message): f goes to the caller's next-run slot and
+ * runs as soon as the caller blocks or yields; a fiber it displaces goes to
+ * the deque. From a plain thread or the scheduler, weft__ready. */
+void weft__ready_next(struct weft__fiber *f);
 
 /* Switch the calling fiber out, leaving act for the next context. */
 void weft__switch_out(struct weft__fiber *self, int act);

@@ -112,7 +112,11 @@ int weft__park_end(struct weft__fiber *self, int64_t deadline)
 	if (deadline > 0)
 		weft__timer_disarm(self);
 
-	/* Resumed by whoever queued us: the word holds the result. */
+	/* Resumed by whoever queued us: the word holds the result. A plain
+	 * wake (the common case) leaves nothing to clear. */
+	w = atomic_load_explicit(&self->park, memory_order_acquire);
+	if (PW_STATE(w) == PS_RUNNING && PW_RESULT(w) == 0)
+		return 0;
 	return park_settle(self, 0, false);
 }
 
@@ -155,7 +159,12 @@ bool weft__unpark(struct weft__fiber *f, uint32_t gen, int result)
 			atomic_fetch_add_explicit(&f->tseq, 1, memory_order_release);
 			shim_wake(&f->tseq, 1);
 		} else if (st == PS_PARKED) {
-			weft__ready(f);
+			/* A plain wake is a hand-off (the waker is likely to
+			 * block next); a timeout or a cancellation is not. */
+			if (result == 0)
+				weft__ready_next(f);
+			else
+				weft__ready(f);
 		}
 		/* PARKING: the context that finishes f's switch queues it. */
 		return true;

@@ -24,6 +24,17 @@
 
 struct weft__rt weft__rt;
 
+/* Runs in a row a worker takes from its next-run slot before it looks at
+ * its deque. */
+#define RUNNEXT_MAX 16
+/* How long a hand-off's fiber stays in its worker's slot before an idle
+ * worker may take it (Go waits about 3 us). */
+#define RUNNEXT_GRACE_NS 5000
+/* How long an idle worker looks for work before it sleeps, and the pause
+ * hints between two looks. */
+#define SPIN_NS 20000
+#define SPIN_PAUSES 32
+
 static _Thread_local struct weft__worker *tls_worker;
 
 
@@ -140,7 +151,32 @@ static uint64_t next_rand(struct weft__worker *w)
 	return w->rng;
 }
 
-/* Steal half of a random victim's deque; return one, keep the rest. */
+/* A victim's next-run slot, taken only when the same fiber has sat there
+ * for RUNNEXT_GRACE_NS while the victim did not switch: it is about to run
+ * there, and taking it would move a hand-off's pair apart (Go's runnext).
+ * w->rn_seen[i] is what w saw in victim i's slot, and when. */
+static struct weft__fiber *steal_runnext(struct weft__worker *w, struct weft__worker *v)
+{
+	struct weft__fiber *r = atomic_load_explicit(&v->runnext, memory_order_relaxed);
+	if (!r)
+		return NULL;
+	struct weft__seen *seen = &w->rn_seen[v->index];
+	uint64_t sw = atomic_load_explicit(&v->switches, memory_order_relaxed);
+	int64_t now = shim_now();
+	if (seen->f != r || seen->switches != sw) {
+		*seen = (struct weft__seen){.f = r, .switches = sw, .at = now};
+		return NULL;
+	}
+	if (now - seen->at < RUNNEXT_GRACE_NS ||
+	    !atomic_compare_exchange_strong_explicit(&v->runnext, &r, NULL, memory_order_acq_rel,
+						     memory_order_relaxed))
+		return NULL;
+	seen->f = NULL;
+	return r;
+}
+
+/* Steal half of a random victim's deque; return one, keep the rest. With
+ * every deque empty, a victim's next-run slot that has waited too long. */
 static struct weft__fiber *steal(struct weft__worker *w)
 {
 	unsigned n = weft__rt.nworkers;
@@ -165,6 +201,14 @@ static struct weft__fiber *steal(struct weft__worker *w)
 		}
 		bump(&w->steals);
 		return first;
+	}
+	for (unsigned k = 0; k < n; k++) {
+		struct weft__worker *v = &weft__rt.workers[(start + k) % n];
+		struct weft__fiber *r = v != w ? steal_runnext(w, v) : NULL;
+		if (r) {
+			bump(&w->steals);
+			return r;
+		}
 	}
 	return NULL;
 }
@@ -210,6 +254,14 @@ static void share_yielded(struct weft__worker *w)
 	weft__wake_one(false);
 }
 
+/* The worker's own next-run slot (owner only). */
+static struct weft__fiber *take_runnext(struct weft__worker *w)
+{
+	if (!atomic_load_explicit(&w->runnext, memory_order_relaxed))
+		return NULL;
+	return atomic_exchange_explicit(&w->runnext, NULL, memory_order_acq_rel);
+}
+
 struct weft__fiber *weft__find_work(struct weft__worker *w)
 {
 	struct weft__fiber *f;
@@ -224,6 +276,13 @@ struct weft__fiber *weft__find_work(struct weft__worker *w)
 		if (w->yielded)
 			weft__flush_yielded(w);
 	}
+	/* The hand-off first, but not forever: two fibers handing off to
+	 * each other would keep the rest of the queue waiting. */
+	if (w->runnext_streak < RUNNEXT_MAX && (f = take_runnext(w))) {
+		w->runnext_streak++;
+		return f;
+	}
+	w->runnext_streak = 0;
 	if ((f = weft__deque_take(&w->dq)))
 		return f;
 	if (w->yielded) {
@@ -231,6 +290,8 @@ struct weft__fiber *weft__find_work(struct weft__worker *w)
 		if ((f = weft__deque_take(&w->dq)))
 			return f;
 	}
+	if ((f = take_runnext(w)))
+		return f;
 	if ((f = gq_take(w)))
 		return f;
 	if ((f = steal(w)))
@@ -244,6 +305,14 @@ struct weft__fiber *weft__find_work(struct weft__worker *w)
 
 /* ---- Switching ---------------------------------------------------------- */
 
+/* New work is queued: wake an idle worker if nobody is looking for work.
+ * A worker alone has nobody to wake (and is not idle: it is queuing). */
+static inline void wake_for(struct weft__worker *w)
+{
+	if (!w || weft__rt.nworkers > 1)
+		weft__wake_one(false);
+}
+
 void weft__ready(struct weft__fiber *f)
 {
 	struct weft__worker *w = tls_worker;
@@ -251,7 +320,21 @@ void weft__ready(struct weft__fiber *f)
 		push_local(w, f);
 	else
 		gq_push_list(f, f, 1);
-	weft__wake_one(false);
+	wake_for(w);
+}
+
+void weft__ready_next(struct weft__fiber *f)
+{
+	struct weft__worker *w = tls_worker;
+	if (!w || !w->cur) {
+		weft__ready(f);
+		return;
+	}
+	struct weft__fiber *old =
+		atomic_exchange_explicit(&w->runnext, f, memory_order_acq_rel);
+	if (old)
+		push_local(w, old);
+	wake_for(w);
 }
 
 void weft__finish_switch(struct weft__worker *w)
@@ -356,15 +439,18 @@ void weft__worker_main(void *arg)
 	bool spinning = false;
 	while (!atomic_load_explicit(&weft__rt.stopping, memory_order_acquire)) {
 		struct weft__fiber *f = weft__find_work(w);
-		for (int i = 0; !f && i < 16; i++) {
+		/* Nothing: look again for up to SPIN_NS with the CPU's pause
+		 * hint between looks (not by giving the CPU away: the work
+		 * that comes next is usually a hand-off's overflow, in well
+		 * under a microsecond), then sleep. */
+		int64_t spin_from = f ? 0 : shim_now();
+		while (!f && shim_now() - spin_from < SPIN_NS) {
 			if (!spinning) {
 				spinning = true;
 				atomic_fetch_add(&weft__rt.nspinning, 1);
 			}
-			if (i < 4)
+			for (int i = 0; i < SPIN_PAUSES; i++)
 				arch_relax();
-			else
-				shim_thread_yield();
 			f = weft__find_work(w);
 		}
 		if (spinning) {

@@ -65,6 +65,8 @@ void weft__waiter_complete(struct weft__waiter *w, int result)
 		weft__unpark(w->f, w->gen, 0);
 }
 
+static int settle(struct weft__waiter **head, struct weft__waiter *w, int res);
+
 int weft__waiter_wait(weft__lock_t *lock, struct weft__waiter **head, struct weft__waiter *w,
 		      int64_t deadline)
 {
@@ -74,6 +76,14 @@ int weft__waiter_wait(weft__lock_t *lock, struct weft__waiter **head, struct wef
 int weft__waiter_wait_why(weft__lock_t *lock, struct weft__waiter **head,
 			  struct weft__waiter *w, int64_t deadline, const char *why)
 {
+	int r = weft__waiter_wait_unlocked(lock, head, w, deadline, why);
+	weft__lock(lock);
+	return r;
+}
+
+int weft__waiter_wait_unlocked(weft__lock_t *lock, struct weft__waiter **head,
+			       struct weft__waiter *w, int64_t deadline, const char *why)
+{
 	w->f = weft__self();
 	w->done = 0;
 	w->result = 0;
@@ -82,7 +92,21 @@ int weft__waiter_wait_why(weft__lock_t *lock, struct weft__waiter **head,
 	weft__waitq_push(head, w);
 	weft__unlock(lock);
 	int res = weft__park_end(w->f, deadline);
+	/* A plain wake comes only from weft__waiter_complete, which finished
+	 * with w before its unpark (whose CAS this park's end has read): the
+	 * result stands without the lock. */
+	if (res == 0 && __atomic_load_n(&w->done, __ATOMIC_ACQUIRE))
+		return w->result;
 	weft__lock(lock);
+	int r = settle(head, w, res);
+	weft__unlock(lock);
+	return r;
+}
+
+/* After a park that may have ended another way (lock held): a completion
+ * stands, else w leaves the list. */
+static int settle(struct weft__waiter **head, struct weft__waiter *w, int res)
+{
 	if (w->done) {
 		/* Completed: that stands, and a cancellation that raced with it
 		 * is kept for the next suspension point. */
