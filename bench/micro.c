@@ -8,16 +8,21 @@
  *                   FP control state is the worker's): ns per one-way switch
  *   switchfp N      the same with each side keeping its own FP control state,
  *                   as two WEFT_ATTR_FPENV fibers do (runtime/switch.c)
- *   spawn N         N fibers spawned, run and joined in batches of 1,000 by a
- *                   fiber on one worker: ns per fiber
+ *   spawn N W       N fibers spawned, run and joined in batches of 1,000 by
+ *                   one fiber: ns per fiber
  *   chan N W        N round trips over two unbuffered channels between two
- *                   fibers, W workers: ns per round trip
- *   yield F Y       F fibers x Y yields each, one worker: ns per yield
- *   fib N D Y       N detached fibers x (fib(D) + Y yields), two workers:
- *                   wall ms, peak RSS MB, runs per worker
- *   idle N          N fibers parked on one future, default workers: RSS
- *                   bytes per fiber
- * RSS is read from /proc/self/status (Linux; 0 elsewhere). */
+ *                   fibers: ns per round trip
+ *   yield F Y W     F fibers x Y yields each: ns per yield
+ *   ring R H W      a token passed around a ring of R fibers over unbuffered
+ *                   channels, H hops (whole laps of R): ns per hop
+ *   tree D W        a binary tree of fibers of depth D (2^(D+1) - 1 fibers),
+ *                   each spawning its two children and joining them: ns per
+ *                   fiber
+ *   fib N D Y W     N detached fibers x (fib(D) + Y yields): wall ms, peak
+ *                   RSS MB, and with W >= 2 runs per worker
+ *   idle N W        N fibers parked on one future: RSS bytes per fiber
+ * W is the number of workers: 1 if omitted (fib: 2; idle: the runtime's
+ * default). RSS is read from /proc/self/status (Linux; 0 elsewhere). */
 #ifdef __linux__
 #define _GNU_SOURCE
 #endif
@@ -170,9 +175,9 @@ static void *spawner(void *arg)
 	return NULL;
 }
 
-static void row_spawn(long n)
+static void row_spawn(long n, unsigned workers)
 {
-	start(1);
+	start(workers);
 	spawn_n = n;
 	in_fiber(spawner, NULL);
 	stop();
@@ -224,7 +229,7 @@ static void row_chan(long n, unsigned workers)
 	printf("bench: chan %.3f ns\n", chan_ns);
 }
 
-/* ---- yield: many fibers yielding on one worker ------------------------- */
+/* ---- yield: many fibers yielding ------------------------------------- */
 
 static long yields;
 static double yield_ns;
@@ -254,16 +259,137 @@ static void *yield_root(void *arg)
 	return NULL;
 }
 
-static void row_yield(long nf, long ny)
+static void row_yield(long nf, long ny, unsigned workers)
 {
-	start(1);
+	start(workers);
 	yields = ny;
 	in_fiber(yield_root, &nf);
 	stop();
 	printf("bench: yield %.3f ns\n", yield_ns);
 }
 
-/* ---- fib: compute and yield, two workers ------------------------------- */
+/* ---- ring: a token around a ring of fibers ----------------------------- */
+
+/* Fiber i receives on ring_ch[i] and sends to ring_ch[i + 1] (mod R); the
+ * timing fiber is member 0. When ring_ch[1] is closed, each member closes
+ * the channel after its own and ends. */
+static weft_chan_t **ring_ch;
+static long ring_r;
+
+static void *ring_member(void *arg)
+{
+	long i = (long)(intptr_t)arg, v;
+	weft_chan_t *in = ring_ch[i], *out = ring_ch[(i + 1) % ring_r];
+	while (weft_chan_recv(in, &v, -1) == 0) {
+		v++;
+		if (weft_chan_send(out, &v, -1))
+			die("ring send", -1);
+	}
+	weft_chan_close(out);
+	return NULL;
+}
+
+struct ring_run {
+	long laps;
+	double ns;
+};
+
+static void *ring_root(void *arg)
+{
+	struct ring_run *run = arg;
+	weft_fiber_t *f = malloc((size_t)ring_r * sizeof *f);
+	if (!f)
+		die("malloc", -1);
+	for (long i = 1; i < ring_r; i++)
+		if (weft_fiber_spawn(&f[i], NULL, ring_member, (void *)(intptr_t)i))
+			die("spawn", -1);
+	int64_t t0 = weft_now();
+	for (long lap = 0; lap < run->laps; lap++) {
+		long v = 0;
+		if (weft_chan_send(ring_ch[1], &v, -1) || weft_chan_recv(ring_ch[0], &v, -1) ||
+		    v != ring_r - 1)
+			die("ring lap", -1);
+	}
+	run->ns = (double)(weft_now() - t0) / (double)(run->laps * ring_r);
+	weft_chan_close(ring_ch[1]);
+	for (long i = 1; i < ring_r; i++)
+		weft_fiber_join(f[i], -1, NULL);
+	free(f);
+	return NULL;
+}
+
+static void row_ring(long r, long hops, unsigned workers)
+{
+	if (r < 2)
+		die("ring: R below 2", -1);
+	struct ring_run run = {.laps = hops / r > 0 ? hops / r : 1};
+	start(workers);
+	ring_r = r;
+	ring_ch = calloc((size_t)r, sizeof *ring_ch);
+	if (!ring_ch)
+		die("calloc", -1);
+	for (long i = 0; i < r; i++)
+		if (weft_chan_create(&ring_ch[i], sizeof(long), 0))
+			die("weft_chan_create", -1);
+	in_fiber(ring_root, &run);
+	stop();
+	for (long i = 0; i < r; i++)
+		weft_chan_destroy(ring_ch[i]);
+	free(ring_ch);
+	printf("bench: ring %.3f ns hops=%ld\n", run.ns, run.laps * r);
+}
+
+/* ---- tree: each fiber spawns two children and joins them ---------------- */
+
+/* Returns the number of fibers in its subtree, itself included. */
+static void *tree_node(void *arg)
+{
+	long depth = (long)(intptr_t)arg;
+	if (depth == 0)
+		return (void *)(intptr_t)1;
+	weft_fiber_t a, b;
+	void *ra, *rb;
+	if (weft_fiber_spawn(&a, NULL, tree_node, (void *)(intptr_t)(depth - 1)) ||
+	    weft_fiber_spawn(&b, NULL, tree_node, (void *)(intptr_t)(depth - 1)))
+		die("tree spawn", -1);
+	if (weft_fiber_join(a, -1, &ra) || weft_fiber_join(b, -1, &rb))
+		die("tree join", -1);
+	return (void *)(1 + (intptr_t)ra + (intptr_t)rb);
+}
+
+struct tree_run {
+	long depth;
+	double ns;
+};
+
+static void *tree_root(void *arg)
+{
+	struct tree_run *run = arg;
+	weft_fiber_t f;
+	void *count;
+	int64_t t0 = weft_now();
+	if (weft_fiber_spawn(&f, NULL, tree_node, (void *)(intptr_t)run->depth) ||
+	    weft_fiber_join(f, -1, &count))
+		die("tree root", -1);
+	int64_t t1 = weft_now();
+	if ((intptr_t)count != ((intptr_t)2 << run->depth) - 1)
+		die("tree: wrong count", -1);
+	run->ns = (double)(t1 - t0) / (double)(intptr_t)count;
+	return NULL;
+}
+
+static void row_tree(long depth, unsigned workers)
+{
+	if (depth < 0 || depth > 30)
+		die("tree: D out of [0, 30]", -1);
+	struct tree_run run = {.depth = depth};
+	start(workers);
+	in_fiber(tree_root, &run);
+	stop();
+	printf("bench: tree %.3f ns fibers=%ld\n", run.ns, (2L << depth) - 1);
+}
+
+/* ---- fib: compute and yield ------------------------------------------ */
 
 struct slot {
 	_Atomic uint64_t runs;
@@ -313,9 +439,9 @@ static void *fib_root(void *arg)
 	return NULL;
 }
 
-static void row_fib(long n, int depth, long ny)
+static void row_fib(long n, int depth, long ny, unsigned workers)
 {
-	start(2);
+	start(workers);
 	fib_n = n;
 	fib_depth = depth;
 	fib_yields = ny;
@@ -326,14 +452,22 @@ static void row_fib(long n, int depth, long ny)
 	long hwm = proc_kb("VmHWM");
 	if (atomic_load(&fib_sink) != n * fib(depth))
 		die("fib: wrong sum", -1);
-	uint64_t r0 = atomic_load(&runs[0].runs), r1 = atomic_load(&runs[1].runs);
+	unsigned nw = weft_workers() < 16 ? weft_workers() : 16;
 	stop();
 	printf("bench: fib_ms %.3f ms\n", (double)(t1 - t0) / 1e6);
 	printf("bench: fib_rss %.3f MB\n", (double)hwm / 1048576.0);
+	if (nw < 2)
+		return;
 	/* The least loaded worker's runs over an even share (1 = even). */
-	double even = (double)(r0 + r1) / 2.0;
-	printf("bench: fib_even %.3f share runs=%llu/%llu\n", (double)(r0 < r1 ? r0 : r1) / even,
-	       (unsigned long long)r0, (unsigned long long)r1);
+	uint64_t total = 0, least = UINT64_MAX;
+	for (unsigned i = 0; i < nw; i++) {
+		uint64_t r = atomic_load(&runs[i].runs);
+		total += r;
+		least = r < least ? r : least;
+	}
+	printf("bench: fib_even %.3f share least=%llu total=%llu workers=%u\n",
+	       (double)least * nw / (double)total, (unsigned long long)least,
+	       (unsigned long long)total, nw);
 }
 
 /* ---- idle: parked fibers ----------------------------------------------- */
@@ -358,9 +492,9 @@ static void *idle_root(void *arg)
 	return NULL;
 }
 
-static void row_idle(long n)
+static void row_idle(long n, unsigned workers)
 {
-	start(0);
+	start(workers);
 	if (weft_future_create(&gate))
 		die("weft_future_create", -1);
 	weft_sleep_until(weft_deadline_in(10000000));
@@ -393,16 +527,22 @@ int main(int argc, char **argv)
 	if (all || !strcmp(row, "switchfp"))
 		row_switch_fp(num(argc, argv, 2, 100000));
 	if (all || !strcmp(row, "spawn"))
-		row_spawn(num(argc, argv, 2, 10000));
+		row_spawn(num(argc, argv, 2, 10000), (unsigned)num(argc, argv, 3, 1));
 	if (all || !strcmp(row, "chan"))
 		row_chan(num(argc, argv, 2, 10000), (unsigned)num(argc, argv, 3, 1));
 	if (all || !strcmp(row, "yield"))
-		row_yield(num(argc, argv, 2, 10), num(argc, argv, 3, 100));
+		row_yield(num(argc, argv, 2, 10), num(argc, argv, 3, 100),
+			  (unsigned)num(argc, argv, 4, 1));
+	if (all || !strcmp(row, "ring"))
+		row_ring(num(argc, argv, 2, 100), num(argc, argv, 3, 10000),
+			 (unsigned)num(argc, argv, 4, 1));
+	if (all || !strcmp(row, "tree"))
+		row_tree(num(argc, argv, 2, 10), (unsigned)num(argc, argv, 3, 1));
 	if (all || !strcmp(row, "fib"))
 		row_fib(num(argc, argv, 2, 1000), (int)num(argc, argv, 3, 15),
-			num(argc, argv, 4, 10));
+			num(argc, argv, 4, 10), (unsigned)num(argc, argv, 5, 2));
 	if (all || !strcmp(row, "idle"))
-		row_idle(num(argc, argv, 2, 1000));
+		row_idle(num(argc, argv, 2, 1000), (unsigned)num(argc, argv, 3, 0));
 	fflush(stdout);
 	return 0;
 }

@@ -6,10 +6,14 @@
 # (bench/peers/), then runs weft and each anchor alternately, REPS times
 # interleaved (the order flips every repetition), and prints one table:
 # benchmark, weft median, anchor median, ratio (the median of the
-# per-repetition ratios weft/anchor), target, met. Writes OUT/results.md
-# (the table), OUT/results.csv, OUT/results.png (gnuplot), OUT/raw.tsv
-# (every measurement: repetition, program.metric, value, CPU placement,
-# load average) and OUT/logs/.
+# per-repetition ratios weft/anchor), target, met. Every scheduler row runs
+# weft at 1 and 2 workers beside Go at GOMAXPROCS 1 and 2; the rows that
+# compare weft with itself take weft at the other worker count as the
+# anchor: NAME_2v1 is 2 workers / 1 (target <= 1: never slower on serial
+# work), NAME_speedup is 1 worker / 2 (target >= 1.6 on parallel work).
+# Writes OUT/results.md (the table), OUT/results.csv, OUT/results.png
+# (gnuplot), OUT/raw.tsv (every measurement: repetition, program.metric,
+# value, CPU placement, load average) and OUT/logs/.
 #
 # The network rows run in a network namespace of their own (root; without
 # root the kernel-socket rows use the host's loopback and the lwIP row is
@@ -17,12 +21,13 @@
 # CPUs each process really had (taskset -p, read by the process itself just
 # before it starts) are recorded with every figure.
 #
-# Usage: mk/bench.sh            the full sizes (8-11 minutes on 2 CPUs)
+# Usage: mk/bench.sh            the full sizes (about 10-13 minutes on 2 CPUs)
 #        mk/bench.sh --smoke    every row at tiny sizes, twice; checks that
 #                               every row gave numbers and that the table,
 #                               CSV and PNG were written (never a timing or
-#                               target); last line "bench-smoke: N passed,
-#                               M failed, S skipped"
+#                               target; rows of groups not in BENCH_GROUPS
+#                               are skipped); last line "bench-smoke: N
+#                               passed, M failed, S skipped"
 # Environment: BENCH_OUT (build/bench, --smoke: build/bench-smoke),
 # BENCH_REPS (5; --smoke 2) for the scheduler rows, BENCH_NET_REPS (3;
 # --smoke 2) for the network rows, BENCH_HTTP_S (10; --smoke 1) seconds of
@@ -48,6 +53,7 @@ if [ "$SMOKE" = 1 ]; then
 	OUT=${BENCH_OUT:-build/bench-smoke}
 	REPS=${BENCH_REPS:-2} NET_REPS=${BENCH_NET_REPS:-2} HTTP_S=${BENCH_HTTP_S:-1}
 	SWITCH_N=100000 SPAWN_N=10000 CHAN_N=10000 YIELD_F=10 YIELD_Y=100
+	RING_R=100 RING_H=10000 TREE_D=10
 	FIB_N=2000 FIB_D=15 FIB_Y=10 IDLE_N=2000
 	ECHO_C=200 ECHO_M=10 ECHO_S=64 HTTP_C=20
 	RUN_S=60 # a bound on any one run
@@ -55,6 +61,7 @@ else
 	OUT=${BENCH_OUT:-build/bench}
 	REPS=${BENCH_REPS:-5} NET_REPS=${BENCH_NET_REPS:-3} HTTP_S=${BENCH_HTTP_S:-10}
 	SWITCH_N=10000000 SPAWN_N=1000000 CHAN_N=1000000 YIELD_F=100 YIELD_Y=1000
+	RING_R=1000 RING_H=1000000 TREE_D=19
 	FIB_N=100000 FIB_D=20 FIB_Y=10 IDLE_N=100000
 	ECHO_C=10000 ECHO_M=100 ECHO_S=64 HTTP_C=100
 	RUN_S=600
@@ -152,19 +159,25 @@ run_group()
 	done
 }
 
+# Each scheduler row runs weft with 1 and 2 workers beside Go with
+# GOMAXPROCS 1 and 2 in one group, so that the weft-vs-weft rows (2 workers
+# against 1) compare runs made next to each other.
 micro_rows()
 {
 	run_group "run_micro weft $MICRO switch $SWITCH_N" "run_micro weft $MICRO switchfp $SWITCH_N" \
 		"run_micro boost $P/boost switch $SWITCH_N"
-	run_group "run_micro weft $MICRO spawn $SPAWN_N" "run_micro boost $P/boost spawn $SPAWN_N" \
-		"run_micro go1 env GOMAXPROCS=1 $GOB spawn $SPAWN_N"
-	run_group "run_micro weft1 $MICRO chan $CHAN_N 1" "run_micro go1 env GOMAXPROCS=1 $GOB chan $CHAN_N"
-	run_group "run_micro weft2 $MICRO chan $CHAN_N 2" "run_micro go2 env GOMAXPROCS=2 $GOB chan $CHAN_N"
-	run_group "run_micro weft $MICRO yield $YIELD_F $YIELD_Y" \
-		"run_micro go1 env GOMAXPROCS=1 $GOB yield $YIELD_F $YIELD_Y"
-	run_group "run_micro weft $MICRO fib $FIB_N $FIB_D $FIB_Y" \
-		"run_micro go2 env GOMAXPROCS=2 $GOB fib $FIB_N $FIB_D $FIB_Y"
-	run_group "run_micro weft $MICRO idle $IDLE_N" "run_micro go $GOB idle $IDLE_N"
+	run_group "run_micro weft1 $MICRO spawn $SPAWN_N 1" "run_micro boost $P/boost spawn $SPAWN_N" \
+		"run_micro go1 env GOMAXPROCS=1 $GOB spawn $SPAWN_N" \
+		"run_micro weft2 $MICRO spawn $SPAWN_N 2" "run_micro go2 env GOMAXPROCS=2 $GOB spawn $SPAWN_N"
+	local w row
+	for row in "chan $CHAN_N" "yield $YIELD_F $YIELD_Y" "ring $RING_R $RING_H" "tree $TREE_D" \
+		"fib $FIB_N $FIB_D $FIB_Y" "idle $IDLE_N"; do
+		local -a jobs=()
+		for w in 1 2; do
+			jobs+=("run_micro weft$w $MICRO $row $w" "run_micro go$w env GOMAXPROCS=$w $GOB $row")
+		done
+		run_group "${jobs[@]}"
+	done
 }
 
 # ---- the network rows -------------------------------------------------------
@@ -443,15 +456,30 @@ ROWS=$OUT/rows.tsv
 cat >"$ROWS" <<EOF
 switch	one-way switch, the default (FP control the worker's), $(k $SWITCH_N) ping-pongs	weft.switch	boost.switch	Boost.Context jump_fcontext	le	0.5	ns
 switch_fp	one-way switch keeping the FP control state (WEFT_ATTR_FPENV), $(k $SWITCH_N) ping-pongs	weft.switchfp	boost.switch	Boost.Context jump_fcontext	le	1.0	ns
-spawn_boost	spawn + run + join, $(k $SPAWN_N), one worker	weft.spawn	boost.spawn	Boost.Fiber, pooled stacks	le	1.0	ns
-spawn_go	spawn + run + join, $(k $SPAWN_N), one worker	weft.spawn	go1.spawn	Go go + WaitGroup, GOMAXPROCS=1	le	0.25	ns
+spawn_boost	spawn + run + join, $(k $SPAWN_N), 1 worker	weft1.spawn	boost.spawn	Boost.Fiber, pooled stacks	le	0.6	ns
+spawn_go1	spawn + run + join, $(k $SPAWN_N), 1 worker	weft1.spawn	go1.spawn	Go go + WaitGroup, GOMAXPROCS=1	le	0.25	ns
+spawn_go2	spawn + run + join, $(k $SPAWN_N), 2 workers	weft2.spawn	go2.spawn	Go go + WaitGroup, GOMAXPROCS=2	le	0.25	ns
+spawn_2v1	spawn + run + join, $(k $SPAWN_N): 2 workers / 1 (serial: one spawner)	weft2.spawn	weft1.spawn	weft, 1 worker	le	1.0	ns
 chan1	unbuffered channel round trip, $(k $CHAN_N), 1 worker	weft1.chan	go1.chan	Go, GOMAXPROCS=1	le	0.35	ns
 chan2	unbuffered channel round trip, $(k $CHAN_N), 2 workers	weft2.chan	go2.chan	Go, GOMAXPROCS=2	le	0.35	ns
-yield	$YIELD_F fibers x $(k $YIELD_Y) yields, 1 worker	weft.yield	go1.yield	Go runtime.Gosched, GOMAXPROCS=1	le	0.4	ns
-fib_time	$(k $FIB_N) fibers x (fib($FIB_D) + $FIB_Y yields), 2 workers: wall	weft.fib_ms	go2.fib_ms	Go, GOMAXPROCS=2	le	1.0	ms
-fib_rss	$(k $FIB_N) fibers x (fib($FIB_D) + $FIB_Y yields), 2 workers: peak RSS	weft.fib_rss	go2.fib_rss	Go, GOMAXPROCS=2	le	1.0	MB
-fib_even	the same: least busy worker's runs / an even share	weft.fib_even	-	(within 2x of even)	ge	0.5	x
-idle	$(k $IDLE_N) idle parked fibers: RSS per fiber	weft.idle	go.idle	Go goroutines	le	1.6	B
+chan_2v1	unbuffered channel round trip, $(k $CHAN_N): 2 workers / 1 (serial)	weft2.chan	weft1.chan	weft, 1 worker	le	1.0	ns
+yield1	$YIELD_F fibers x $(k $YIELD_Y) yields, 1 worker	weft1.yield	go1.yield	Go runtime.Gosched, GOMAXPROCS=1	le	0.4	ns
+yield2	$YIELD_F fibers x $(k $YIELD_Y) yields, 2 workers	weft2.yield	go2.yield	Go runtime.Gosched, GOMAXPROCS=2	le	0.4	ns
+yield_2v1	$YIELD_F fibers x $(k $YIELD_Y) yields: 2 workers / 1	weft2.yield	weft1.yield	weft, 1 worker	le	1.0	ns
+ring1	token ring of $(k $RING_R) fibers, $(k $RING_H) hops over unbuffered channels, 1 worker: per hop	weft1.ring	go1.ring	Go, GOMAXPROCS=1	le	0.35	ns
+ring2	token ring of $(k $RING_R) fibers, $(k $RING_H) hops over unbuffered channels, 2 workers: per hop	weft2.ring	go2.ring	Go, GOMAXPROCS=2	le	0.35	ns
+ring_2v1	token ring of $(k $RING_R) fibers, $(k $RING_H) hops: 2 workers / 1 (serial)	weft2.ring	weft1.ring	weft, 1 worker	le	1.0	ns
+tree1	spawn tree, depth $TREE_D (2^$((TREE_D + 1)) - 1 fibers, each joining its 2 children), 1 worker: per fiber	weft1.tree	go1.tree	Go go + WaitGroup, GOMAXPROCS=1	le	0.25	ns
+tree2	spawn tree, depth $TREE_D (2^$((TREE_D + 1)) - 1 fibers, each joining its 2 children), 2 workers: per fiber	weft2.tree	go2.tree	Go go + WaitGroup, GOMAXPROCS=2	le	0.25	ns
+tree_speedup	spawn tree, depth $TREE_D: speedup, 1 worker's time / 2 workers' (parallel)	weft1.tree	weft2.tree	weft, 2 workers	ge	1.6	ns
+fib_time1	$(k $FIB_N) fibers x (fib($FIB_D) + $FIB_Y yields), 1 worker: wall	weft1.fib_ms	go1.fib_ms	Go, GOMAXPROCS=1	le	1.0	ms
+fib_time2	$(k $FIB_N) fibers x (fib($FIB_D) + $FIB_Y yields), 2 workers: wall	weft2.fib_ms	go2.fib_ms	Go, GOMAXPROCS=2	le	1.0	ms
+fib_speedup	$(k $FIB_N) fibers x (fib($FIB_D) + $FIB_Y yields): speedup, 1 worker's wall / 2 workers' (parallel)	weft1.fib_ms	weft2.fib_ms	weft, 2 workers	ge	1.6	ms
+fib_rss1	$(k $FIB_N) fibers x (fib($FIB_D) + $FIB_Y yields), 1 worker: peak RSS	weft1.fib_rss	go1.fib_rss	Go, GOMAXPROCS=1	le	1.0	MB
+fib_rss2	$(k $FIB_N) fibers x (fib($FIB_D) + $FIB_Y yields), 2 workers: peak RSS	weft2.fib_rss	go2.fib_rss	Go, GOMAXPROCS=2	le	1.0	MB
+fib_even	the same, 2 workers: least busy worker's runs / an even share	weft2.fib_even	-	(within 2x of even)	ge	0.5	x
+idle1	$(k $IDLE_N) idle parked fibers, 1 worker: RSS per fiber	weft1.idle	go1.idle	Go goroutines, GOMAXPROCS=1	le	1.56	B
+idle2	$(k $IDLE_N) idle parked fibers, 2 workers: RSS per fiber	weft2.idle	go2.idle	Go goroutines, GOMAXPROCS=2	le	1.56	B
 echo_epoll	echo, $(k $ECHO_C) conns x $ECHO_M x $ECHO_S B, kernel sockets	weft.echo	epoll.echo	C epoll server (bench/peers)	ge	1.0	msg/s
 echo_go	echo, $(k $ECHO_C) conns x $ECHO_M x $ECHO_S B, kernel sockets	weft.echo	go.echo	Go net, GOMAXPROCS=1	ge	1.2	msg/s
 echo_lwip	the same echo over lwIP + TAP$LWIP_NOTE	lwip.echo	epoll.echo	C epoll server, loopback	ge	0.8	msg/s
@@ -546,10 +574,10 @@ cat "$OUT/results.md"
 # ---- the plot ---------------------------------------------------------------
 
 gnuplot >"$LOGS/gnuplot.log" 2>&1 <<EOF
-set terminal pngcairo noenhanced size 1200,700 font "sans,10"
+set terminal pngcairo noenhanced size 1400,700 font "sans,10"
 set output "$OUT/results.png"
 set datafile missing "NaN"
-set title "weft / anchor per row, median of interleaved runs (bars) against the target (black)\nrows with <= : lower is better (time, memory); rows with >= : higher is better (throughput)"
+set title "weft / anchor per row, median of interleaved runs (bars) against the target (black); _2v1 rows: weft at 2 workers / weft at 1, _speedup rows: 1 worker / 2\nrows with <= : lower is better (time, memory); rows with >= : higher is better (throughput, speedup)"
 set ylabel "ratio weft / anchor (log scale)"
 set logscale y
 set yrange [0.05:20]
@@ -590,6 +618,12 @@ check()
 numeric() { [[ $1 =~ ^[0-9]+(\.[0-9]+)?$ ]]; }
 while IFS=$'\t' read -r id _; do
 	line=$(grep "^$id," "$OUT/results.csv")
+	case $id in echo_*) group="echo" ;; http_*) group="http" ;; *) group="sched" ;; esac
+	if ! want "$group"; then
+		skipped=$((skipped + 1))
+		echo "  skip  $id: group $group is not in BENCH_GROUPS"
+		continue
+	fi
 	if [ "$id" = echo_lwip ] && [ -z "$NS" ]; then
 		skipped=$((skipped + 1))
 		echo "  skip  $id: needs root and a network namespace"

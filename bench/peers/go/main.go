@@ -9,6 +9,10 @@
 //	gobench spawn N         go f() + WaitGroup in batches of 1,000: ns per goroutine
 //	gobench chan N          N round trips over two unbuffered channels: ns each
 //	gobench yield G Y       G goroutines x Y runtime.Gosched(): ns per yield
+//	gobench ring R H        a token around a ring of R goroutines over unbuffered
+//	                        channels, H hops (whole laps of R): ns per hop
+//	gobench tree D          a binary tree of goroutines of depth D, each starting
+//	                        its two children and waiting for them: ns per goroutine
 //	gobench fib N D Y       N goroutines x (fib(D) + Y Gosched): wall ms, peak RSS MB
 //	gobench idle N          N goroutines blocked on one channel: RSS bytes each
 //	gobench echo ADDR       an echo server, a goroutine per connection
@@ -120,6 +124,84 @@ func yield(g, y int) {
 	wg.Wait()
 	ns := float64(time.Since(t0).Nanoseconds()) / float64(g*y)
 	fmt.Printf("bench: yield %.3f ns\n", ns)
+}
+
+// ring: goroutine i receives on chs[i] and sends to chs[i+1] (mod r); the
+// timing goroutine is member 0. Closing chs[1] ends the members one by one.
+func ring(r, h int) {
+	if r < 2 {
+		fmt.Fprintln(os.Stderr, "gobench: ring: R below 2")
+		os.Exit(2)
+	}
+	laps := h / r
+	if laps < 1 {
+		laps = 1
+	}
+	chs := make([]chan int, r)
+	for i := range chs {
+		chs[i] = make(chan int)
+	}
+	for i := 1; i < r; i++ {
+		go func(in, out chan int) {
+			for v := range in {
+				out <- v + 1
+			}
+			close(out)
+		}(chs[i], chs[(i+1)%r])
+	}
+	t0 := time.Now()
+	for lap := 0; lap < laps; lap++ {
+		chs[1] <- 0
+		if <-chs[0] != r-1 {
+			panic("ring lap")
+		}
+	}
+	ns := float64(time.Since(t0).Nanoseconds()) / float64(laps*r)
+	close(chs[1])
+	for range chs[0] {
+	}
+	fmt.Printf("bench: ring %.3f ns hops=%d\n", ns, laps*r)
+}
+
+// treeNode returns the number of goroutines in its subtree, itself included.
+func treeNode(d int) int {
+	if d == 0 {
+		return 1
+	}
+	var wg sync.WaitGroup
+	var a, b int
+	wg.Add(2)
+	go func() {
+		a = treeNode(d - 1)
+		wg.Done()
+	}()
+	go func() {
+		b = treeNode(d - 1)
+		wg.Done()
+	}()
+	wg.Wait()
+	return 1 + a + b
+}
+
+func tree(d int) {
+	if d < 0 || d > 30 {
+		fmt.Fprintln(os.Stderr, "gobench: tree: D out of [0, 30]")
+		os.Exit(2)
+	}
+	var wg sync.WaitGroup
+	var count int
+	t0 := time.Now()
+	wg.Add(1)
+	go func() {
+		count = treeNode(d)
+		wg.Done()
+	}()
+	wg.Wait()
+	ns := float64(time.Since(t0).Nanoseconds()) / float64(count)
+	if count != 2<<d-1 {
+		panic("tree: wrong count")
+	}
+	fmt.Printf("bench: tree %.3f ns fibers=%d\n", ns, count)
 }
 
 func fib(n int) int {
@@ -240,6 +322,10 @@ func main() {
 		chanRoundTrip(arg(2, 10000))
 	case "yield":
 		yield(arg(2, 10), arg(3, 100))
+	case "ring":
+		ring(arg(2, 100), arg(3, 10000))
+	case "tree":
+		tree(arg(2, 10))
 	case "fib":
 		fibRow(arg(2, 1000), arg(3, 15), arg(4, 10))
 	case "idle":
@@ -255,7 +341,7 @@ func main() {
 			serveHTTP(os.Args[2], os.Args[3])
 		}
 	default:
-		fmt.Fprintln(os.Stderr, "usage: gobench spawn|chan|yield|fib|idle|echo|http ...")
+		fmt.Fprintln(os.Stderr, "usage: gobench spawn|chan|yield|ring|tree|fib|idle|echo|http ...")
 		os.Exit(2)
 	}
 }
