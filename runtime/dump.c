@@ -211,7 +211,7 @@ int weft_dump_to(weft_dump_fn fn, void *ctx)
 	size_t n = 0;
 	put(line, sizeof line, &n, "weft: dump at %lld ns: %llu fibers alive, %u workers\n",
 	    (long long)d.now,
-	    (unsigned long long)(atomic_load(&weft__rt.live) + atomic_load(&weft__rt.services)),
+	    (unsigned long long)(weft__live_count() + atomic_load(&weft__rt.services)),
 	    weft__rt.nworkers);
 	emit(&d, line, n);
 	weft__fibers_each(print_one, &d);

@@ -128,6 +128,7 @@ static bool vclock_advance(int64_t cap)
  * waker picked us (we then count as spinning). */
 bool weft__sleep_idle(struct weft__worker *w, int64_t cap)
 {
+	weft__live_flush(w);
 	atomic_store_explicit(&w->wake, 0, memory_order_relaxed);
 	weft__lock(&idle_lock);
 	int n = atomic_load_explicit(&nidle, memory_order_relaxed);

@@ -95,6 +95,7 @@ struct weft__fiber {
 	/* identity and lifetime */
 	uint64_t handle;          /* the weft_fiber_t naming it */
 	uint64_t id;
+	uint32_t slot;            /* its handle-table slot, for good (fiber.c) */
 	_Atomic int refs;         /* one for being alive, one for a held handle */
 	_Atomic int handle_held;
 	_Atomic int joining;
@@ -169,6 +170,13 @@ struct weft__worker {
 	int64_t limit;                   /* host loop: find no work from this time on; 0 = none */
 	unsigned ncached;
 	struct shim_stack cache[16];     /* default-size stacks for reuse */
+	/* fiber.c: free fiber records (each keeps its handle slot), moved to
+	 * and from the shared pool in batches; ids handed out from a batch */
+	struct weft__fiber *fpool;
+	unsigned nfpool;
+	uint64_t id_next, id_end;
+	_Atomic uint64_t spawned;        /* fibers spawned by code running here */
+	_Atomic int64_t live_credit;     /* counted in weft__rt.live, not yet spawned */
 	/* counters for weft_worker_stats: one writer each (this worker),
 	 * relaxed; switches is above */
 	_Atomic uint64_t steals;         /* successful steals from a victim */
@@ -179,23 +187,28 @@ struct weft__worker {
 /* ---- The scheduler (sched.c) -------------------------------------------- */
 
 struct weft__rt {
+	/* read by every spawn and scheduling pass, written at start and stop */
 	_Atomic int running;
 	_Atomic int stopping;
 	unsigned nworkers;
 	size_t stack_size;
 	struct weft__worker *workers;
-	_Atomic int64_t live;            /* fibers spawned and not yet finished */
-	_Atomic int64_t services;        /* service fibers (FF_SERVICE) alive */
-	_Atomic uint32_t live_seq;       /* weft_run sleeps on this */
-	_Atomic uint32_t idle_epoch;     /* idle workers sleep on this */
-	_Atomic int nsleeping;
-	_Atomic int nspinning;
-	weft__lock_t gq_lock;            /* the global run queue */
-	struct weft__fiber *gq_head, *gq_tail;
-	_Atomic int64_t gq_len;
 	bool host;                       /* no worker threads: weft_poll drives workers[0] */
 	_Atomic int draining;            /* weft_shutdown_grace: spawns start cancelled */
 	_Atomic int irq_sweep;           /* weft_fiber_interrupt hit a parked fiber */
+	/* fibers alive, on a cache line of their own: spawned and not yet
+	 * finished, plus what the workers hold as credit (weft__live_inc) */
+	_Alignas(64) _Atomic int64_t live;
+	_Atomic int64_t services;        /* service fibers (FF_SERVICE) alive */
+	_Atomic uint32_t live_seq;       /* weft_run sleeps on this */
+	/* idle workers */
+	_Alignas(64) _Atomic uint32_t idle_epoch; /* idle workers sleep on this */
+	_Atomic int nsleeping;
+	_Atomic int nspinning;
+	/* the global run queue */
+	_Alignas(64) weft__lock_t gq_lock;
+	struct weft__fiber *gq_head, *gq_tail;
+	_Atomic int64_t gq_len;
 };
 extern struct weft__rt weft__rt;
 
@@ -221,6 +234,18 @@ void weft__switch_out(struct weft__fiber *self, int act);
 
 /* Runs on a context that has just been switched in. */
 void weft__finish_switch(struct weft__worker *w);
+
+/* weft__rt.live without a locked instruction per fiber (runtime.c): a
+ * spawn on a worker takes from the worker's credit, taken from live
+ * LIVE_BATCH at a time; an exit gives to the credit of the worker it ends
+ * on; a worker out of work gives all of its credit back. live is never
+ * below the fibers alive, and reaches 0 when the last one has ended and
+ * every worker has looked for work since. w NULL: a plain thread's spawn. */
+void weft__live_inc(struct weft__worker *w);
+void weft__live_dec(struct weft__worker *w);
+void weft__live_flush(struct weft__worker *w);
+/* Fibers alive now (a snapshot, credits taken off). */
+int64_t weft__live_count(void);
 
 /* Wake one idle worker (a new timer, new work from outside). */
 void weft__kick_idle(void);
@@ -375,6 +400,9 @@ void weft__stack_put(struct weft__worker *w, const struct shim_stack *s);
 void weft__stack_cache_drain(struct weft__worker *w);
 size_t weft__name_fault(uintptr_t addr, char *buf, size_t cap);
 void weft__fibers_reset(void);
+/* A worker's cached fiber records go back to the shared pool (its thread's
+ * end, or the shutdown of the host loop's worker). */
+void weft__fiber_cache_drain(struct weft__worker *w);
 uint64_t weft__fibers_spawned(void);
 /* Call fn on every fiber that has a record (running, queued, parked, or
  * finished with a held handle), holding a reference across the call. */

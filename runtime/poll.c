@@ -44,6 +44,7 @@ int weft__host_drive(int64_t deadline)
 	}
 	w->limit = 0;
 	weft__flush_yielded(w); /* visible to weft_poll_next as queued work */
+	weft__live_flush(w);
 	weft__set_worker(NULL);
 	atomic_store(&driving, 0);
 	uint64_t n = w->runs - runs;

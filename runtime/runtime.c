@@ -181,15 +181,16 @@ int weft_shutdown(void)
 		return -ESRCH;
 	if (weft__worker_self())
 		return -EPERM;
-	if (atomic_load(&weft__rt.live) != 0 || atomic_load(&weft__rt.services) != 0 ||
+	if (weft__live_count() != 0 || atomic_load(&weft__rt.services) != 0 ||
 	    atomic_load(&holds) != 0)
 		return -EBUSY;
 	shim_on_quit(NULL); /* waits for a dump in progress */
 	weft__offload_stop();
 	weft__workers_stop();
-	if (weft__rt.host)
-		weft__stack_cache_drain(&weft__rt.workers[0]); /* no thread of its own */
-	else
+	if (weft__rt.host) { /* no thread of its own */
+		weft__stack_cache_drain(&weft__rt.workers[0]);
+		weft__fiber_cache_drain(&weft__rt.workers[0]);
+	} else
 		for (unsigned i = 0; i < weft__rt.nworkers; i++)
 			shim_thread_join(weft__rt.workers[i].thread);
 	free(weft__rt.workers);
@@ -214,10 +215,12 @@ unsigned weft_workers(void)
 static weft__lock_t drain_lock = WEFT__LOCK_INIT;
 static struct weft__waiter *drain_waiters;
 
-/* Called by a fiber's exit path: the last one out wakes weft_run. */
-void weft__live_dec(void)
+#define LIVE_BATCH 64
+
+/* Take n off live: whoever takes it to 0 wakes weft_run and the drain. */
+static void live_sub(int64_t n)
 {
-	if (atomic_fetch_sub(&weft__rt.live, 1) == 1) {
+	if (atomic_fetch_sub(&weft__rt.live, n) == n) {
 		atomic_fetch_add(&weft__rt.live_seq, 1);
 		shim_wake(&weft__rt.live_seq, INT_MAX);
 		weft__lock(&drain_lock);
@@ -226,6 +229,59 @@ void weft__live_dec(void)
 			weft__waiter_complete(w, 0);
 		weft__unlock(&drain_lock);
 	}
+}
+
+/* The credit has one writer: the thread that drives its worker. */
+static int64_t credit(struct weft__worker *w)
+{
+	return atomic_load_explicit(&w->live_credit, memory_order_relaxed);
+}
+
+static void set_credit(struct weft__worker *w, int64_t c)
+{
+	atomic_store_explicit(&w->live_credit, c, memory_order_relaxed);
+}
+
+void weft__live_inc(struct weft__worker *w)
+{
+	if (!w) {
+		atomic_fetch_add(&weft__rt.live, 1);
+		return;
+	}
+	int64_t c = credit(w);
+	if (c == 0) {
+		atomic_fetch_add(&weft__rt.live, LIVE_BATCH);
+		c = LIVE_BATCH;
+	}
+	set_credit(w, c - 1);
+}
+
+void weft__live_dec(struct weft__worker *w)
+{
+	int64_t c = credit(w) + 1;
+	if (c >= 2 * LIVE_BATCH) {
+		set_credit(w, c - LIVE_BATCH);
+		live_sub(LIVE_BATCH);
+	} else {
+		set_credit(w, c);
+	}
+}
+
+void weft__live_flush(struct weft__worker *w)
+{
+	int64_t c = credit(w);
+	if (c) {
+		set_credit(w, 0);
+		live_sub(c);
+	}
+}
+
+int64_t weft__live_count(void)
+{
+	int64_t n = atomic_load(&weft__rt.live);
+	for (unsigned i = 0; i < weft__rt.nworkers; i++)
+		n -= credit(&weft__rt.workers[i]);
+	return n > 0 ? n : 0;
 }
 
 /* Wait until no fiber is alive or the deadline. 0 or -ETIMEDOUT. */

@@ -443,6 +443,8 @@ void weft__worker_main(void *arg)
 		 * hint between looks (not by giving the CPU away: the work
 		 * that comes next is usually a hand-off's overflow, in well
 		 * under a microsecond), then sleep. */
+		if (!f)
+			weft__live_flush(w); /* weft_run may be waiting for it */
 		int64_t spin_from = f ? 0 : shim_now();
 		while (!f && shim_now() - spin_from < SPIN_NS) {
 			if (!spinning) {
@@ -470,7 +472,9 @@ void weft__worker_main(void *arg)
 	}
 	if (spinning)
 		atomic_fetch_sub(&weft__rt.nspinning, 1);
+	weft__live_flush(w);
 	weft__stack_cache_drain(w);
+	weft__fiber_cache_drain(w);
 	shim_fault_thread_fini();
 	tls_worker = NULL;
 }

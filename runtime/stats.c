@@ -13,7 +13,7 @@ int weft_stats(weft_stats_t *out)
 	for (unsigned i = 0; i < weft__rt.nworkers; i++)
 		out->switches += atomic_load_explicit(&weft__rt.workers[i].switches,
 						      memory_order_relaxed);
-	out->fibers = (uint64_t)atomic_load(&weft__rt.live) + (uint64_t)atomic_load(&weft__rt.services);
+	out->fibers = (uint64_t)weft__live_count() + (uint64_t)atomic_load(&weft__rt.services);
 	out->spawned = weft__fibers_spawned();
 	return 0;
 }
