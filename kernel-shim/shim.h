@@ -7,6 +7,7 @@
 
 #include <stdatomic.h>
 #include <stddef.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 /* ---- Guarded stacks ----------------------------------------------------
@@ -29,6 +30,13 @@ int shim_stack_alloc(size_t size, struct shim_stack *out);
 
 /* Any thread. The stack goes back to a pool of its size for reuse. */
 void shim_stack_free(const struct shim_stack *s);
+
+/* Any thread. Pooled stacks beyond a few give their memory back (Linux:
+ * MADV_DONTNEED; bare metal: their pages are unmapped and freed), so that
+ * resident memory returns near its baseline after a burst of fibers.
+ * shim_stack_trim_due says whether there is anything to give (cheap). */
+void shim_stack_trim(void);
+bool shim_stack_trim_due(void);
 
 /* The guard below stacks allocated from now on: bytes rounded up to pages,
  * 0 for the default (ARCH_STACK_GUARD). 0, or -EINVAL above

@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define WEFT_DEQUE_CAP 256 /* a power of two */
+#define WEFT_DEQUE_CAP 1024 /* a power of two */
 
 struct weft__fiber;
 

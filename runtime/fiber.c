@@ -364,12 +364,11 @@ static int spawn(weft_fiber_t *out, const weft_attr_t *attr, weft_fn fn, void *a
 	 * the fiber is seen by one or both; two requests merge. */
 	if (!(flags & FF_SERVICE) && atomic_load(&weft__rt.draining))
 		weft__cancel_request(f);
-	weft__ctx_create(&f->ctx, stack.base, stack.size);
 	if (aflags & WEFT_ATTR_FPENV) {
-		f->ctx.fp_own = true;
+		f->flags |= FF_FPENV;
 		arch_fpenv_save(&f->ctx.fpenv); /* the spawner's, to start from */
 	}
-	f->ctx.sp = arch_frame_init((char *)stack.base + stack.size, fiber_main, f);
+	f->ctx.sp = NULL; /* its frame is made when it first runs */
 	if (out)
 		*out = f->handle;
 	if (flags & FF_SERVICE)
@@ -378,6 +377,18 @@ static int spawn(weft_fiber_t *out, const weft_attr_t *attr, weft_fn fn, void *a
 		weft__live_inc(w);
 	weft__ready(f);
 	return 0;
+}
+
+void weft__fiber_start(struct weft__worker *w, struct weft__fiber *f)
+{
+	/* The stack taken at spawn (where running out can still be told to
+	 * the caller) is traded for the one this worker freed last, likely
+	 * still in the CPU's cache: a stream of short fibers runs on one
+	 * stack, and a stack taken but not yet run is never touched. */
+	weft__stack_swap(w, &f->stack);
+	weft__ctx_create(&f->ctx, f->stack.base, f->stack.size);
+	f->ctx.fp_own = f->flags & FF_FPENV;
+	f->ctx.sp = arch_frame_init((char *)f->stack.base + f->stack.size, fiber_main, f);
 }
 
 /* Called on the next context once the exited fiber is off its stack. */

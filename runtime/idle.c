@@ -129,6 +129,7 @@ static bool vclock_advance(int64_t cap)
 bool weft__sleep_idle(struct weft__worker *w, int64_t cap)
 {
 	weft__live_flush(w);
+	weft__stack_idle(); /* what a burst of fibers left goes back */
 	atomic_store_explicit(&w->wake, 0, memory_order_relaxed);
 	weft__lock(&idle_lock);
 	int n = atomic_load_explicit(&nidle, memory_order_relaxed);

@@ -83,6 +83,7 @@ enum { FS_PENDING = 0, FS_RESOLVED = 1, FS_REJECTED = 2 };
 enum {
 	FF_THREAD = 1,  /* a plain OS thread standing in as a fiber */
 	FF_SERVICE = 2, /* the runtime's own: weft_run does not wait for it */
+	FF_FPENV = 4,   /* keeps its own FP control state (WEFT_ATTR_FPENV) */
 };
 
 struct weft__fiber {
@@ -169,7 +170,8 @@ struct weft__worker {
 	uint64_t runs;                   /* fibers switched in (weft_poll's count) */
 	int64_t limit;                   /* host loop: find no work from this time on; 0 = none */
 	unsigned ncached;
-	struct shim_stack cache[16];     /* default-size stacks for reuse */
+	struct shim_stack cache[64];     /* default-size stacks for reuse (stack.c) */
+	unsigned stack_pressure;         /* stack.c's pressure count, as last seen */
 	/* fiber.c: free fiber records (each keeps its handle slot), moved to
 	 * and from the shared pool in batches; ids handed out from a batch */
 	struct weft__fiber *fpool;
@@ -395,9 +397,24 @@ void weft__chan_dequeue(weft_chan_t *c, bool send, struct weft__waiter *w);
 
 void weft__fiber_unref(struct weft__fiber *f);
 void weft__fiber_release_stack(struct weft__worker *w, struct weft__fiber *f);
+/* Before f first runs on w (its context's sp is NULL until then): its
+ * frame, on the stack it runs on. */
+void weft__fiber_start(struct weft__worker *w, struct weft__fiber *f);
+/* Trade *s (taken at spawn, never run on) for the stack w freed last. */
+void weft__stack_swap(struct weft__worker *w, struct shim_stack *s);
 int weft__stack_get(struct weft__worker *w, size_t size, struct shim_stack *out);
 void weft__stack_put(struct weft__worker *w, const struct shim_stack *s);
 void weft__stack_cache_drain(struct weft__worker *w);
+/* Called as a worker looks for work: if the shim ran out of stacks since
+ * w last looked, w's cache goes back to it. */
+void weft__stack_pressure(struct weft__worker *w);
+/* The shared tier keeps at most keep stacks; the shim gives back the pages
+ * of those it pools (shim_stack_trim). */
+void weft__stack_trim(unsigned keep);
+/* A worker runs out of work: trim what a burst left. */
+void weft__stack_idle(void);
+/* weft_shutdown: every kept stack goes back to the shim. */
+void weft__stack_reset(void);
 size_t weft__name_fault(uintptr_t addr, char *buf, size_t cap);
 void weft__fibers_reset(void);
 /* A worker's cached fiber records go back to the shared pool (its thread's

@@ -199,6 +199,7 @@ int weft_shutdown(void)
 	weft__timer_reset();
 	weft__io_reset();
 	weft__fibers_reset();
+	weft__stack_reset();
 	weft__vclock_start(false);
 	weft__rt.host = false;
 	atomic_store(&weft__rt.running, 0);

@@ -269,6 +269,7 @@ struct weft__fiber *weft__find_work(struct weft__worker *w)
 		return NULL;
 	if (atomic_load_explicit(&weft__rt.irq_sweep, memory_order_relaxed))
 		weft__irq_sweep();
+	weft__stack_pressure(w);
 	weft__timer_fire_due();
 	if (++w->tick % 61 == 0) {
 		if ((f = gq_take(w)))
@@ -383,8 +384,11 @@ void weft__switch_out(struct weft__fiber *self, int act)
 	count_switch(w);
 	if (act == ACT_PARK)
 		bump(&w->parks);
-	if (next)
+	if (next) {
 		w->runs++;
+		if (!next->ctx.sp)
+			weft__fiber_start(w, next);
+	}
 	weft__ctx_switch(&self->ctx, next ? &next->ctx : &w->sched, act == ACT_EXIT);
 	/* Resumed, perhaps on another worker: read it afresh. */
 	weft__finish_switch(weft__worker_self());
@@ -412,8 +416,11 @@ int weft_fiber_yield(void)
 	w->prev_act = ACT_YIELD;
 	set_cur(w, next);
 	count_switch(w);
-	if (next)
+	if (next) {
 		w->runs++;
+		if (!next->ctx.sp)
+			weft__fiber_start(w, next);
+	}
 	weft__ctx_switch(&self->ctx, next ? &next->ctx : &w->sched, false);
 	weft__finish_switch(weft__worker_self());
 	return 0;
@@ -423,6 +430,8 @@ int weft_fiber_yield(void)
 
 void weft__run(struct weft__worker *w, struct weft__fiber *f)
 {
+	if (!f->ctx.sp)
+		weft__fiber_start(w, f);
 	set_cur(w, f);
 	w->runs++;
 	count_switch(w);

@@ -1,30 +1,144 @@
 /* SPDX-License-Identifier: MIT */
-/* Per-worker caches of default-size stacks in front of the shim's pools, so
- * a steady stream of spawns and exits on a worker touches no lock and makes
- * no system call. */
+/* Stacks of the default size in two tiers in front of the shim's pools: a
+ * cache on each worker (an array: taking one touches no stack memory) and
+ * a shared tier behind one lock, between which they move MOVE at a time,
+ * so a steady stream of spawns and exits touches no lock and makes no
+ * system call, and stacks freed on one worker are soon taken on another.
+ *
+ * Stacks kept here are memory the shim cannot see (on bare metal a stack's
+ * pages are backed): when a worker runs out of work the shared tier keeps
+ * at most SHARED_KEEP and the shim gives the pages of what it pools back
+ * (shim_stack_trim); when the shim says -ENOMEM, every worker's cache goes
+ * back to it at its next look for work (weft__stack_pressure). */
 #include "internal.h"
+
+#define CACHE_MAX ((unsigned)(sizeof ((struct weft__worker *)0)->cache / \
+			      sizeof((struct weft__worker *)0)->cache[0]))
+#define MOVE (CACHE_MAX / 2)
+#define SHARED_MAX 1024
+#define SHARED_KEEP 32
+
+static weft__lock_t shared_lock = WEFT__LOCK_INIT;
+static struct shim_stack shared[SHARED_MAX];
+/* How many are in shared: written under shared_lock, read without it as a
+ * hint (weft__stack_idle). */
+static _Atomic unsigned nshared_;
+#define NSHARED() atomic_load_explicit(&nshared_, memory_order_relaxed)
+#define SET_NSHARED(n) atomic_store_explicit(&nshared_, (n), memory_order_relaxed)
+static _Atomic unsigned pressure; /* moves on each -ENOMEM from the shim */
+
+static bool default_size(size_t size) { return size == weft__rt.stack_size; }
 
 int weft__stack_get(struct weft__worker *w, size_t size, struct shim_stack *out)
 {
-	if (w && size == weft__rt.stack_size && w->ncached) {
-		*out = w->cache[--w->ncached];
-		return 0;
+	if (default_size(size)) {
+		if (w && w->ncached) {
+			*out = w->cache[--w->ncached];
+			return 0;
+		}
+		bool got = false;
+		weft__lock(&shared_lock);
+		unsigned n = NSHARED();
+		if (n) {
+			*out = shared[--n];
+			got = true;
+			/* and a batch for the next spawns here */
+			while (w && n && w->ncached < MOVE)
+				w->cache[w->ncached++] = shared[--n];
+			SET_NSHARED(n);
+		}
+		weft__unlock(&shared_lock);
+		if (got)
+			return 0;
 	}
-	return shim_stack_alloc(size, out);
+	int err = shim_stack_alloc(size, out);
+	if (err == -ENOMEM)
+		atomic_fetch_add(&pressure, 1);
+	return err;
+}
+
+/* Hand n stacks to the shared tier, or to the shim when it is full. */
+static void give(const struct shim_stack *s, unsigned n)
+{
+	unsigned i = 0;
+	weft__lock(&shared_lock);
+	unsigned k = NSHARED();
+	while (i < n && k < SHARED_MAX)
+		shared[k++] = s[i++];
+	SET_NSHARED(k);
+	weft__unlock(&shared_lock);
+	for (; i < n; i++)
+		shim_stack_free(&s[i]);
 }
 
 void weft__stack_put(struct weft__worker *w, const struct shim_stack *s)
 {
-	unsigned cap = sizeof w->cache / sizeof w->cache[0];
-	if (w && s->size == weft__rt.stack_size && w->ncached < cap) {
-		w->cache[w->ncached++] = *s;
+	if (!default_size(s->size)) {
+		shim_stack_free(s);
 		return;
 	}
-	shim_stack_free(s);
+	if (!w) {
+		give(s, 1);
+		return;
+	}
+	if (w->ncached == CACHE_MAX) {
+		/* the oldest half: the newest are likeliest still in cache */
+		give(w->cache, MOVE);
+		w->ncached -= MOVE;
+		for (unsigned i = 0; i < w->ncached; i++)
+			w->cache[i] = w->cache[i + MOVE];
+	}
+	w->cache[w->ncached++] = *s;
+}
+
+void weft__stack_swap(struct weft__worker *w, struct shim_stack *s)
+{
+	if (w && w->ncached && default_size(s->size)) {
+		struct shim_stack t = w->cache[w->ncached - 1];
+		w->cache[w->ncached - 1] = *s;
+		*s = t;
+	}
 }
 
 void weft__stack_cache_drain(struct weft__worker *w)
 {
-	while (w->ncached)
-		shim_stack_free(&w->cache[--w->ncached]);
+	give(w->cache, w->ncached);
+	w->ncached = 0;
 }
+
+void weft__stack_pressure(struct weft__worker *w)
+{
+	unsigned p = atomic_load_explicit(&pressure, memory_order_relaxed);
+	if (p == w->stack_pressure)
+		return;
+	w->stack_pressure = p;
+	weft__stack_cache_drain(w);
+	weft__stack_trim(0);
+}
+
+void weft__stack_trim(unsigned keep)
+{
+	for (;;) { /* one at a time: this may run on a small fiber stack */
+		struct shim_stack s;
+		weft__lock(&shared_lock);
+		unsigned n = NSHARED();
+		bool more = n > keep;
+		if (more) {
+			s = shared[--n];
+			SET_NSHARED(n);
+		}
+		weft__unlock(&shared_lock);
+		if (!more)
+			break;
+		shim_stack_free(&s);
+	}
+	shim_stack_trim();
+}
+
+void weft__stack_idle(void)
+{
+	if (NSHARED() > SHARED_KEEP || shim_stack_trim_due())
+		weft__stack_trim(SHARED_KEEP);
+}
+
+void weft__stack_reset(void) { weft__stack_trim(0); }

@@ -7,6 +7,7 @@
  * size; when RAM runs out, pooled stacks give their pages back and keep only
  * their addresses. */
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 
 #include "arch_cpu.h"
@@ -28,6 +29,10 @@ struct size_class {
 };
 
 static struct size_class classes[NCLASS];
+/* Pooled stacks whose pages are still mapped; shim_stack_trim leaves
+ * TRIM_KEEP of them. */
+#define TRIM_KEEP 16
+static _Atomic unsigned nbacked;
 static uintptr_t next_va = VM_STACK_BASE;
 static size_t guard_bytes; /* for new stacks; 0 = ARCH_STACK_GUARD */
 
@@ -57,20 +62,37 @@ static void unmap_range(uintptr_t base, size_t size)
 	}
 }
 
-/* Give back the pages of every pooled stack; 1 if any were freed. */
-static int reclaim(void)
+/* Give back the pages of the pooled stacks beyond the first keep that
+ * have them; 1 if any were freed. */
+static int reclaim_beyond(unsigned keep)
 {
 	int any = 0;
+	unsigned seen = 0;
 	int on = irq_save();
 	for (int i = 0; i < NCLASS; i++)
 		for (struct pooled *p = classes[i].free; p; p = p->next)
-			if (p->backed) {
+			if (p->backed && seen++ >= keep) {
 				unmap_range(p->base, classes[i].size);
 				p->backed = 0;
+				atomic_fetch_sub_explicit(&nbacked, 1, memory_order_relaxed);
 				any = 1;
 			}
 	irq_restore(on);
 	return any;
+}
+
+/* Give back the pages of every pooled stack; 1 if any were freed. */
+static int reclaim(void) { return reclaim_beyond(0); }
+
+bool shim_stack_trim_due(void)
+{
+	return atomic_load_explicit(&nbacked, memory_order_relaxed) > TRIM_KEEP;
+}
+
+void shim_stack_trim(void)
+{
+	if (shim_stack_trim_due())
+		reclaim_beyond(TRIM_KEEP);
 }
 
 static int map_range(uintptr_t base, size_t size)
@@ -115,6 +137,8 @@ static void pool_put(uintptr_t base, size_t size, size_t guard, int backed)
 		p->next = c->free;
 		c->free = p;
 		p = NULL;
+		if (backed)
+			atomic_fetch_add_explicit(&nbacked, 1, memory_order_relaxed);
 	}
 	irq_restore(on);
 	if (p || !c) {
@@ -146,6 +170,8 @@ int shim_stack_alloc(size_t size, struct shim_stack *out)
 	if (p) {
 		base = p->base;
 		backed = p->backed;
+		if (backed)
+			atomic_fetch_sub_explicit(&nbacked, 1, memory_order_relaxed);
 		free(p);
 	} else if (!base) {
 		return -ENOMEM; /* the stack window's addresses are used up */

@@ -13,6 +13,7 @@
  * their size; slabs are never unmapped. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stdatomic.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,12 +49,25 @@ struct free_stack {
 	struct free_stack *next;
 };
 
+/* A freed stack whose pages were given back (shim_stack_trim): nothing of
+ * it is resident, so it is listed from the heap. */
+struct cold_stack {
+	struct cold_stack *next;
+	char *base;
+};
+
 struct size_class {
 	size_t size;              /* usable bytes, page multiple */
 	size_t guard;             /* guard bytes below each, page multiple */
 	struct free_stack *free;  /* freed stacks, linked through their top */
+	unsigned nfree;
+	struct cold_stack *cold;  /* freed stacks with no resident pages */
 	char *carve, *carve_end;  /* unused part of the newest slab */
 };
+
+/* shim_stack_trim leaves TRIM_KEEP freed stacks resident in each class. */
+#define TRIM_KEEP 16
+static _Atomic unsigned nfree_all; /* the classes' nfree, summed */
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct size_class classes[NCLASS];
@@ -180,7 +194,14 @@ static int stack_alloc(size_t size, struct shim_stack *out)
 	if (c && c->free) {
 		struct free_stack *f = c->free;
 		c->free = f->next;
+		c->nfree--;
+		atomic_fetch_sub_explicit(&nfree_all, 1, memory_order_relaxed);
 		base = (char *)(f + 1) - size;
+	} else if (c && c->cold) {
+		struct cold_stack *k = c->cold;
+		c->cold = k->next;
+		base = k->base;
+		free(k);
 	} else if (c) {
 		err = carve(c, &base);
 	}
@@ -218,6 +239,8 @@ void shim_stack_free(const struct shim_stack *s)
 		struct free_stack *f = (struct free_stack *)((char *)s->base + s->size) - 1;
 		f->next = c->free;
 		c->free = f;
+		c->nfree++;
+		atomic_fetch_add_explicit(&nfree_all, 1, memory_order_relaxed);
 	}
 	pthread_mutex_unlock(&lock);
 	if (!c)
@@ -234,4 +257,45 @@ const char *shim_stack_guard_method(void)
 	int m = guard_mode;
 	pthread_mutex_unlock(&lock);
 	return m == 1 ? "madvise" : "mprotect";
+}
+
+bool shim_stack_trim_due(void)
+{
+	return atomic_load_explicit(&nfree_all, memory_order_relaxed) > TRIM_KEEP;
+}
+
+/* The oldest freed stacks beyond TRIM_KEEP in each class give their pages
+ * back: MADV_DONTNEED, so that resident memory drops at once (MADV_FREE
+ * would leave it counted until the kernel needs it). The newest stay
+ * resident for the next spawns. */
+void shim_stack_trim(void)
+{
+	if (!shim_stack_trim_due())
+		return;
+	int saved = errno;
+	pthread_mutex_lock(&lock);
+	for (int i = 0; i < NCLASS; i++) {
+		struct size_class *c = &classes[i];
+		if (c->nfree <= TRIM_KEEP)
+			continue;
+		struct free_stack **keep = &c->free;
+		for (unsigned k = 0; k < TRIM_KEEP; k++)
+			keep = &(*keep)->next;
+		while (*keep) {
+			struct free_stack *f = *keep;
+			char *base = (char *)(f + 1) - c->size;
+			struct cold_stack *k = malloc(sizeof *k);
+			if (!k)
+				break; /* stays resident, and listed */
+			*keep = f->next;
+			c->nfree--;
+			atomic_fetch_sub_explicit(&nfree_all, 1, memory_order_relaxed);
+			madvise(base, c->size, MADV_DONTNEED);
+			k->base = base;
+			k->next = c->cold;
+			c->cold = k;
+		}
+	}
+	pthread_mutex_unlock(&lock);
+	errno = saved;
 }
