@@ -5,10 +5,12 @@
  * source one-shot for the union of what its waiters want, and completes
  * them when the report comes.
  *
- * Who polls. While any fiber waits on I/O the reactor is not left to
+ * Who polls. While any fiber waits on I/O the reactor is never left to
  * nobody: one idle worker blocks in the poll instead of its futex (idle.c),
  * and busy workers look without blocking when their queues run dry
- * (sched.c, weft__find_work). One poller at a time: an idle worker
+ * (sched.c, weft__find_work) and, since a worker that always finds work
+ * never runs dry, whenever nobody has looked for IO_TICK_NS (weft__io_tick,
+ * as Go's sysmon does after 10 ms). One poller at a time: an idle worker
  * that finds a busy one's quick look in progress goes to its futex, so the
  * busy one, letting go, wakes an idle worker to take the poll
  * (poll_release). A fiber that never yields still holds its worker; an idle
@@ -41,6 +43,15 @@ static _Atomic int polling;
  * went to its futex instead, or a new waiter that woke nobody. The holder
  * wakes an idle worker as it lets go. */
 static _Atomic int handoff;
+/* When a poll last returned, real time (shim_now): the virtual clock stands
+ * still while workers are busy, which is when weft__io_tick is needed. */
+static _Atomic int64_t last_poll;
+
+/* How long busy workers leave the reactor unlooked-at while fibers wait on
+ * I/O and no idle worker blocks in it; they read the clock every
+ * IO_TICK_EVERY looks for work. */
+#define IO_TICK_NS 1000000
+#define IO_TICK_EVERY 64
 
 #define IO_ALL (WEFT_IO_IN | WEFT_IO_OUT)
 
@@ -256,6 +267,7 @@ bool weft__io_poll(int64_t deadline, struct weft__worker *idle)
 	int n = shim_io_poll(ev, 64, deadline);
 	if (idle)
 		atomic_store(&idle->in_poll, 0);
+	atomic_store_explicit(&last_poll, shim_now(), memory_order_relaxed);
 	if (n > 0) {
 		weft__lock(&io_lock);
 		for (int i = 0; i < n; i++)
@@ -264,6 +276,19 @@ bool weft__io_poll(int64_t deadline, struct weft__worker *idle)
 	}
 	poll_release(kind);
 	return true;
+}
+
+void weft__io_tick(struct weft__worker *w)
+{
+	if (!atomic_load_explicit(&nwaiting, memory_order_relaxed))
+		return;
+	if (++w->io_ticks % IO_TICK_EVERY)
+		return;
+	if (atomic_load_explicit(&polling, memory_order_relaxed) != POLL_FREE)
+		return;
+	if (shim_now() - atomic_load_explicit(&last_poll, memory_order_relaxed) < IO_TICK_NS)
+		return;
+	weft__io_poll(0, NULL);
 }
 
 static void forget(int src, bool dead)

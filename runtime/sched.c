@@ -218,6 +218,7 @@ struct weft__fiber *weft__find_work(struct weft__worker *w)
 	if (atomic_load_explicit(&weft__rt.irq_sweep, memory_order_relaxed))
 		weft__irq_sweep();
 	weft__timer_fire_due();
+	weft__io_tick(w);
 	if (++w->tick % 61 == 0) {
 		if ((f = gq_take(w)))
 			return f;
