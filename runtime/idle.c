@@ -4,9 +4,10 @@
  * reactor's poll) until a waker picks it from the list or its next timer is
  * due. A waker wakes one idle worker only if nobody is already spinning for
  * work, and the woken worker starts out counted as spinning, so a burst of
- * readies wakes one. With the virtual clock, idle workers sleep without a
- * timeout and the last one to go idle moves the clock to the next deadline
- * instead. */
+ * readies wakes one, and it is one asleep on its futex rather than the one
+ * in the poll, so the poll keeps its poller. With the virtual clock, idle
+ * workers sleep without a timeout and the last one to go idle moves the
+ * clock to the next deadline instead. */
 #include <limits.h>
 
 #include "fence.h"
@@ -75,7 +76,18 @@ void weft__wake_one(bool even_if_spinning)
 	struct weft__worker *w = NULL;
 	int n = atomic_load_explicit(&nidle, memory_order_relaxed);
 	if (n > 0) {
-		w = idle_list[n - 1];
+		/* The newest sleeper on its futex, not the worker in the
+		 * reactor's poll: that one stays there while fibers wait on
+		 * I/O, unless nobody else is idle. */
+		int i = n - 1;
+		for (int k = n - 1; k >= 0; k--) {
+			if (!atomic_load_explicit(&idle_list[k]->in_poll, memory_order_relaxed)) {
+				i = k;
+				break;
+			}
+		}
+		w = idle_list[i];
+		idle_list[i] = idle_list[n - 1];
 		atomic_store_explicit(&nidle, n - 1, memory_order_relaxed);
 		atomic_fetch_add_explicit(&weft__rt.nspinning, 1, memory_order_relaxed);
 	}

@@ -166,6 +166,7 @@ struct weft__worker {
 	shim_thread_t thread;
 	_Atomic uint32_t wake;           /* set by the waker of an idle worker */
 	_Atomic int in_poll;             /* blocked in the reactor's poll, not the futex */
+	unsigned io_ticks;               /* looks for work, for weft__io_tick */
 	_Atomic uint64_t switches;       /* context switches made by this worker */
 	uint64_t runs;                   /* fibers switched in (weft_poll's count) */
 	int64_t limit;                   /* host loop: find no work from this time on; 0 = none */
@@ -366,6 +367,12 @@ bool weft__io_pending(void);
  * NULL for a poll that does not block. Returns false when there was nothing
  * to poll for or another worker holds the poll. */
 bool weft__io_poll(int64_t deadline, struct weft__worker *idle);
+
+/* A busy worker's look at the reactor, called at every look for work: a
+ * poll that does not block when fibers wait on I/O and nobody has polled
+ * for a while (reactor.c), so readiness is seen under a CPU-bound load. One
+ * relaxed load when nobody waits. */
+void weft__io_tick(struct weft__worker *w);
 
 void weft__io_reset(void);
 void weft__offload_stop(void);

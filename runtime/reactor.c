@@ -3,11 +3,20 @@
  * shim reports readiness (epoll on Linux, device interrupts on bare metal);
  * this file keeps one reader slot and one writer slot per source, arms the
  * source one-shot for the union of what its waiters want, and completes
- * them when the report comes. Any worker may poll, one at a time: an idle
- * worker blocks in the poll instead of its futex (sched.c), a busy one polls
- * without blocking when its own queue runs dry.
+ * them when the report comes.
  *
- * Everything here runs under one lock, taken also around the shim's arm
+ * Who polls. While any fiber waits on I/O the reactor is never left to
+ * nobody: one idle worker blocks in the poll instead of its futex (idle.c),
+ * and busy workers look without blocking when their queues run dry
+ * (sched.c, weft__find_work) and, since a worker that always finds work
+ * never runs dry, whenever nobody has looked for IO_TICK_NS (weft__io_tick,
+ * as Go's sysmon does after 10 ms). One poller at a time: an idle worker
+ * that finds a busy one's quick look in progress goes to its futex, so the
+ * busy one, letting go, wakes an idle worker to take the poll
+ * (poll_release). A fiber that never yields still holds its worker; an idle
+ * worker in the poll sees the readiness meanwhile, if there is one.
+ *
+ * The slots are kept under one lock, taken also around the shim's arm
  * call, so a report cannot be dispatched before its waiter is registered. */
 #include <stdlib.h>
 #include <string.h>
@@ -25,7 +34,24 @@ static struct iorec *tab;       /* indexed by source */
 static size_t ntab;
 static bool io_ready;           /* shim_io_init done */
 static _Atomic int nwaiting;    /* registered waiters: nobody polls when 0 */
-static _Atomic int polling;     /* a worker holds the poll */
+
+/* Who holds the poll: nobody, a busy worker looking without blocking, or an
+ * idle worker (which blocks in it until woken or its deadline). */
+enum { POLL_FREE, POLL_BUSY, POLL_IDLE };
+static _Atomic int polling;
+/* Somebody left the poll to the busy worker holding it: an idle worker that
+ * went to its futex instead, or a new waiter that woke nobody. The holder
+ * wakes an idle worker as it lets go. */
+static _Atomic int handoff;
+/* When a poll last returned, real time (shim_now): the virtual clock stands
+ * still while workers are busy, which is when weft__io_tick is needed. */
+static _Atomic int64_t last_poll;
+
+/* How long busy workers leave the reactor unlooked-at while fibers wait on
+ * I/O and no idle worker blocks in it; they read the clock every
+ * IO_TICK_EVERY looks for work. */
+#define IO_TICK_NS 1000000
+#define IO_TICK_EVERY 64
 
 #define IO_ALL (WEFT_IO_IN | WEFT_IO_OUT)
 
@@ -80,6 +106,22 @@ static void finish(struct iorec *r, struct weft__waiter *w, unsigned ev, int err
 	weft__waiter_complete(w, err ? err : (int)(ev & want));
 }
 
+/* A new waiter: workers asleep on their futex do not poll. An idle worker
+ * in the poll sees the new interest; a busy worker's quick look is asked to
+ * hand the poll over as it lets go (poll_release); with nobody polling, an
+ * idle worker is woken to take it. The seq_cst store and load pair with
+ * poll_release's: either it sees handoff or this sees the poll free. */
+static void need_poller(void)
+{
+	int p = atomic_load(&polling);
+	if (p == POLL_BUSY) {
+		atomic_store(&handoff, 1);
+		p = atomic_load(&polling);
+	}
+	if (p == POLL_FREE)
+		weft__kick_idle();
+}
+
 int weft__io_wait(int src, unsigned events, int64_t deadline)
 {
 	if (src < 0 || !events || (events & ~IO_ALL))
@@ -115,10 +157,7 @@ int weft__io_wait(int src, unsigned events, int64_t deadline)
 		r->wr = &w;
 	atomic_fetch_add_explicit(&nwaiting, 1, memory_order_relaxed);
 	weft__unlock(&io_lock);
-	/* Workers asleep on their futex do not poll: unless one is in the
-	 * poll already (it sees the new interest), wake one to take it. */
-	if (!atomic_load_explicit(&polling, memory_order_relaxed))
-		weft__kick_idle();
+	need_poller();
 
 	int res = weft__park_end(w.f, deadline);
 	weft__lock(&io_lock);
@@ -166,17 +205,59 @@ bool weft__io_pending(void)
 	return atomic_load_explicit(&nwaiting, memory_order_relaxed) > 0;
 }
 
+/* Take the poll as kind (POLL_BUSY or POLL_IDLE). A busy worker gives up at
+ * once when it is held. An idle worker that finds a busy worker's quick
+ * look in progress would go to its futex and leave nobody in the poll once
+ * that look ends: it asks the holder to hand over (handoff), then looks
+ * again (seq_cst, paired with poll_release's) and takes the poll if it is
+ * free by now; otherwise the holder sees handoff, or an idle worker holds
+ * the poll. */
+static bool poll_take(int kind)
+{
+	int p = atomic_load_explicit(&polling, memory_order_relaxed);
+	for (;;) {
+		if (p == POLL_FREE) {
+			if (atomic_compare_exchange_strong(&polling, &p, kind))
+				break;
+			continue;
+		}
+		if (kind == POLL_BUSY || p == POLL_IDLE)
+			return false;
+		atomic_store(&handoff, 1);
+		p = atomic_load(&polling);
+		if (p != POLL_FREE)
+			return false;
+	}
+	/* An idle worker in the poll is what any handoff asked for. */
+	if (kind == POLL_IDLE)
+		atomic_store_explicit(&handoff, 0, memory_order_relaxed);
+	return true;
+}
+
+/* Let go of the poll. A busy worker asked to hand over wakes an idle worker,
+ * which comes round and blocks in the poll, if fibers still wait on I/O. An
+ * idle worker leaves the poll for work: what it dispatched or a due timer
+ * (their wakes rouse another idle worker, which comes round to the poll),
+ * or a waker's, which picks the worker in the poll only when no other is
+ * idle (idle.c). */
+static void poll_release(int kind)
+{
+	atomic_store(&polling, POLL_FREE);
+	if (kind == POLL_BUSY && atomic_load(&handoff) && atomic_exchange(&handoff, 0) &&
+	    weft__io_pending())
+		weft__kick_idle();
+}
+
 bool weft__io_poll(int64_t deadline, struct weft__worker *idle)
 {
 	if (!weft__io_pending())
 		return false;
-	int zero = 0;
-	if (atomic_load_explicit(&polling, memory_order_relaxed) ||
-	    !atomic_compare_exchange_strong(&polling, &zero, 1))
+	int kind = idle ? POLL_IDLE : POLL_BUSY;
+	if (!poll_take(kind))
 		return false;
 	if (idle) {
 		/* A waker that sets idle->wake after this store sees the flag
-		 * and interrupts the poll (sched.c, wake_worker). */
+		 * and interrupts the poll (idle.c, wake_worker). */
 		atomic_store(&idle->in_poll, 1);
 		weft__fence();
 		if (atomic_load(&idle->wake))
@@ -186,14 +267,28 @@ bool weft__io_poll(int64_t deadline, struct weft__worker *idle)
 	int n = shim_io_poll(ev, 64, deadline);
 	if (idle)
 		atomic_store(&idle->in_poll, 0);
+	atomic_store_explicit(&last_poll, shim_now(), memory_order_relaxed);
 	if (n > 0) {
 		weft__lock(&io_lock);
 		for (int i = 0; i < n; i++)
 			dispatch(&ev[i]);
 		weft__unlock(&io_lock);
 	}
-	atomic_store(&polling, 0);
+	poll_release(kind);
 	return true;
+}
+
+void weft__io_tick(struct weft__worker *w)
+{
+	if (!atomic_load_explicit(&nwaiting, memory_order_relaxed))
+		return;
+	if (++w->io_ticks % IO_TICK_EVERY)
+		return;
+	if (atomic_load_explicit(&polling, memory_order_relaxed) != POLL_FREE)
+		return;
+	if (shim_now() - atomic_load_explicit(&last_poll, memory_order_relaxed) < IO_TICK_NS)
+		return;
+	weft__io_poll(0, NULL);
 }
 
 static void forget(int src, bool dead)
@@ -228,6 +323,7 @@ void weft__io_reset(void)
 	free(tab);
 	tab = NULL;
 	ntab = 0;
+	atomic_store(&handoff, 0);
 	weft__unlock(&io_lock);
 }
 

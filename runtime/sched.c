@@ -271,6 +271,7 @@ struct weft__fiber *weft__find_work(struct weft__worker *w)
 		weft__irq_sweep();
 	weft__stack_pressure(w);
 	weft__timer_fire_due();
+	weft__io_tick(w);
 	if (++w->tick % 61 == 0) {
 		if ((f = gq_take(w)))
 			return f;

@@ -6,11 +6,13 @@
  * testutil's: pipes and socketpairs on Linux, in-memory ones whose ends are
  * the bare shim's I/O sources on bare metal, so the same tests drive both
  * reactors. A fiber is seen parked in its wait (wt_wait_parked) before what
- * should wake it happens. */
+ * should wake it happens. Readiness is seen while CPU-bound fibers keep
+ * every worker busy, with the real clock and the virtual one. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "shim.h"
 #include "testutil.h"
 
 
@@ -283,6 +285,167 @@ static void test_many_fds_in_a_chain(void **state)
 		close_pipe(p[i]);
 }
 
+/* ---- Readiness under a CPU-bound load ------------------------------------ */
+
+/* A runtime of the test's own, then the suite's default back. */
+static void restart(unsigned workers, unsigned flags)
+{
+	assert_int_equal(weft_run(), 0);
+	assert_int_equal(weft_shutdown(), 0);
+	weft_config_t c = {.workers = workers, .flags = flags};
+	assert_int_equal(weft_init(&c), 0);
+}
+
+static void back_to_default(void)
+{
+	assert_int_equal(weft_run(), 0);
+	assert_int_equal(weft_shutdown(), 0);
+	assert_int_equal(weft_init(NULL), 0);
+}
+
+/* Every bound below is real time (shim_now): the virtual clock stands still
+ * while the load runs. 60 s is far beyond what a loaded 2-core machine,
+ * valgrind or qemu-virt (two workers on one emulated hart) needs. */
+#define LOAD_BOUND_NS (60 * 1000000000LL)
+#define LOAD_FIBERS 4
+
+struct load {
+	int p[2];
+	_Atomic int started;  /* load fibers that began */
+	_Atomic int running;  /* load fibers not yet stopped */
+	_Atomic int stop;     /* set by the reader once it has its byte */
+	_Atomic int gave_up;  /* load fibers that reached their bound */
+	_Atomic int waiting;  /* the reader is about to wait */
+	int r;                /* the reader's weft_fd_wait */
+	char got;
+	int running_at_wake;  /* load fibers still running when it woke */
+};
+
+/* CPU-bound: spin a little, yield, until the reader stops it. Every worker
+ * then always finds another of these queued, so none runs out of work. */
+static void *spin_and_yield(void *arg)
+{
+	struct load *l = arg;
+	int64_t end = shim_now() + LOAD_BOUND_NS;
+	atomic_fetch_add(&l->running, 1);
+	atomic_fetch_add(&l->started, 1);
+	for (unsigned i = 1; !atomic_load(&l->stop); i++) {
+		for (volatile int k = 0; k < 1000; k++)
+			;
+		weft_fiber_yield();
+		if (i % 64 == 0 && shim_now() >= end) {
+			atomic_fetch_add(&l->gave_up, 1);
+			break;
+		}
+	}
+	atomic_fetch_sub(&l->running, 1);
+	return NULL;
+}
+
+/* CPU-bound and never yielding: it holds its worker until stopped. */
+static void *spin_only(void *arg)
+{
+	struct load *l = arg;
+	int64_t end = shim_now() + LOAD_BOUND_NS;
+	atomic_fetch_add(&l->running, 1);
+	atomic_fetch_add(&l->started, 1);
+	for (unsigned i = 1; !atomic_load(&l->stop); i++) {
+		if (i % 4096 == 0 && shim_now() >= end) {
+			atomic_fetch_add(&l->gave_up, 1);
+			break;
+		}
+	}
+	atomic_fetch_sub(&l->running, 1);
+	return NULL;
+}
+
+static void *read_under_load(void *arg)
+{
+	struct load *l = arg;
+	atomic_store(&l->waiting, 1);
+	/* Bounded too: past the load's bound every worker is idle and, under
+	 * the virtual clock, the clock jumps here. */
+	l->r = weft_fd_wait(l->p[0], WEFT_IO_IN, wt_ms(60000));
+	l->running_at_wake = atomic_load(&l->running);
+	if (l->r > 0 && wt_read(l->p[0], &l->got, 1) != 1)
+		l->got = 0;
+	atomic_store(&l->stop, 1);
+	return NULL;
+}
+
+/* On the test's own thread, without weft's clock or timers (they may be
+ * virtual): until *v reaches want, or the bound. */
+static int wait_count(_Atomic int *v, int want)
+{
+	int64_t end = shim_now() + LOAD_BOUND_NS;
+	while (atomic_load(v) < want) {
+		if (shim_now() >= end)
+			return 0;
+		wt_thread_yield();
+	}
+	return 1;
+}
+
+/* n load fibers made by fn keep the workers busy; a fiber waits for a byte
+ * on a pipe and a plain thread (the test's) writes it. The reader must be
+ * woken, and stop the load, while the load still runs: busy workers look at
+ * the reactor at bounded intervals (reactor.c, weft__io_tick), or an idle
+ * one blocks in it. A worker that always finds work never runs dry, so
+ * without those looks the byte would be seen only once the load gave up.
+ * The byte may come before or after the reader parks: either way only a
+ * look at the reactor delivers it. */
+static void readiness_under_load(unsigned workers, unsigned flags, weft_fn fn, int n)
+{
+	restart(workers, flags);
+	struct load l = {0};
+	wt_pipe(l.p);
+	weft_fiber_t f[LOAD_FIBERS];
+	for (int i = 0; i < n; i++)
+		f[i] = wt_spawn(fn, &l);
+	assert_true(wait_count(&l.started, n));
+	weft_fiber_t rd = wt_spawn(read_under_load, &l);
+	assert_true(wait_count(&l.waiting, 1));
+	assert_int_equal(wt_write(l.p[1], "L", 1), 1);
+	/* No deadline of their own: each fiber bounds itself. */
+	assert_int_equal(weft_fiber_join(rd, -1, NULL), 0);
+	for (int i = 0; i < n; i++)
+		assert_int_equal(weft_fiber_join(f[i], -1, NULL), 0);
+	assert_int_equal(l.r, WEFT_IO_IN);
+	assert_int_equal(l.got, 'L');
+	assert_int_equal(l.running_at_wake, n); /* woken under the load ... */
+	assert_int_equal(atomic_load(&l.gave_up), 0); /* ... which it stopped */
+	wt_close(l.p[0]);
+	wt_close(l.p[1]);
+	back_to_default();
+}
+
+static void test_readiness_under_load_one_worker(void **state)
+{
+	(void)state;
+	readiness_under_load(1, WEFT_CFG_REAL_CLOCK, spin_and_yield, LOAD_FIBERS);
+}
+
+static void test_readiness_under_load_two_workers(void **state)
+{
+	(void)state;
+	readiness_under_load(2, WEFT_CFG_REAL_CLOCK, spin_and_yield, LOAD_FIBERS);
+}
+
+/* The interval is real time: the virtual clock does not move under load. */
+static void test_readiness_under_load_virtual_clock(void **state)
+{
+	(void)state;
+	readiness_under_load(2, WEFT_CFG_VIRTUAL_CLOCK, spin_and_yield, LOAD_FIBERS);
+}
+
+/* One fiber that never yields holds one of two workers: the other, idle,
+ * blocks in the reactor's poll. */
+static void test_readiness_beside_a_spinner(void **state)
+{
+	(void)state;
+	readiness_under_load(2, WEFT_CFG_REAL_CLOCK, spin_only, 1);
+}
+
 /* ---- Offload ------------------------------------------------------------- */
 
 struct blocker {
@@ -398,6 +561,10 @@ int main(void)
 		cmocka_unit_test(test_reader_and_writer_on_one_fd),
 		cmocka_unit_test(test_hangup_is_reported),
 		cmocka_unit_test(test_many_fds_in_a_chain),
+		cmocka_unit_test(test_readiness_under_load_one_worker),
+		cmocka_unit_test(test_readiness_under_load_two_workers),
+		cmocka_unit_test(test_readiness_under_load_virtual_clock),
+		cmocka_unit_test(test_readiness_beside_a_spinner),
 		cmocka_unit_test(test_offload_leaves_workers_free),
 		cmocka_unit_test(test_offload_not_interrupted_by_cancel),
 		cmocka_unit_test(test_offload_more_calls_than_helpers),
