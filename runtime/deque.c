@@ -49,6 +49,18 @@ struct weft__fiber *weft__deque_take(struct weft__deque *d)
 	return f;
 }
 
+struct weft__fiber *weft__deque_take_alone(struct weft__deque *d)
+{
+	/* No thief: nothing to race for, so no fence and no CAS. */
+	int64_t b = atomic_load_explicit(&d->bottom, memory_order_relaxed) - 1;
+	int64_t t = atomic_load_explicit(&d->top, memory_order_relaxed);
+	if (t > b)
+		return NULL;
+	struct weft__fiber *f = atomic_load_explicit(&d->ring[b & MASK], memory_order_relaxed);
+	atomic_store_explicit(&d->bottom, b, memory_order_relaxed);
+	return f;
+}
+
 struct weft__fiber *weft__deque_steal(struct weft__deque *d)
 {
 	int64_t t = atomic_load_explicit(&d->top, memory_order_acquire);

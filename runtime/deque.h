@@ -25,6 +25,10 @@ bool weft__deque_push(struct weft__deque *d, struct weft__fiber *f);
 /* Owner only. NULL when empty. */
 struct weft__fiber *weft__deque_take(struct weft__deque *d);
 
+/* Owner only, when no other thread ever steals from d (a runtime of one
+ * worker): the same without the fence. NULL when empty. */
+struct weft__fiber *weft__deque_take_alone(struct weft__deque *d);
+
 /* Any thread. NULL when empty or when another thief won the race. */
 struct weft__fiber *weft__deque_steal(struct weft__deque *d);
 

@@ -148,7 +148,8 @@ struct weft__worker {
 	struct weft__fiber *cur;         /* running fiber, NULL in the scheduler */
 	struct weft__fiber *prev;        /* the context we just left ... */
 	int prev_act;                    /* ... and what to finish for it */
-	struct weft__fiber *yielded;     /* yielded fibers, newest first */
+	struct weft__fiber *yielded;     /* yielded fibers, oldest first ... */
+	struct weft__fiber *yielded_tail; /* ... and the newest */
 	/* the next-run slot: a fiber woken by a hand-off from a fiber running
 	 * here runs next (weft__ready_next); a thief takes it only once it has
 	 * sat there for RUNNEXT_GRACE_NS while this worker did not switch */
@@ -166,7 +167,6 @@ struct weft__worker {
 	shim_thread_t thread;
 	_Atomic uint32_t wake;           /* set by the waker of an idle worker */
 	_Atomic int in_poll;             /* blocked in the reactor's poll, not the futex */
-	unsigned io_ticks;               /* looks for work, for weft__io_tick */
 	_Atomic uint64_t switches;       /* context switches made by this worker */
 	uint64_t runs;                   /* fibers switched in (weft_poll's count) */
 	int64_t limit;                   /* host loop: find no work from this time on; 0 = none */
@@ -368,10 +368,11 @@ bool weft__io_pending(void);
  * to poll for or another worker holds the poll. */
 bool weft__io_poll(int64_t deadline, struct weft__worker *idle);
 
-/* A busy worker's look at the reactor, called at every look for work: a
- * poll that does not block when fibers wait on I/O and nobody has polled
- * for a while (reactor.c), so readiness is seen under a CPU-bound load. One
- * relaxed load when nobody waits. */
+/* A busy worker's look at the reactor, called every 64th look for work and
+ * whenever its own queues are empty (weft__find_work): a poll that does not
+ * block when fibers wait on I/O and nobody has polled for a while
+ * (reactor.c), so readiness is seen under a CPU-bound load. One relaxed
+ * load when nobody waits. */
 void weft__io_tick(struct weft__worker *w);
 
 void weft__io_reset(void);

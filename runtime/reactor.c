@@ -48,10 +48,10 @@ static _Atomic int handoff;
 static _Atomic int64_t last_poll;
 
 /* How long busy workers leave the reactor unlooked-at while fibers wait on
- * I/O and no idle worker blocks in it; they read the clock every
- * IO_TICK_EVERY looks for work. */
+ * I/O and no idle worker blocks in it. weft__find_work calls
+ * weft__io_tick every 64th look for work and whenever its own queues are
+ * empty, so the clock is read no more often than that. */
 #define IO_TICK_NS 1000000
-#define IO_TICK_EVERY 64
 
 #define IO_ALL (WEFT_IO_IN | WEFT_IO_OUT)
 
@@ -280,9 +280,8 @@ bool weft__io_poll(int64_t deadline, struct weft__worker *idle)
 
 void weft__io_tick(struct weft__worker *w)
 {
+	(void)w;
 	if (!atomic_load_explicit(&nwaiting, memory_order_relaxed))
-		return;
-	if (++w->io_ticks % IO_TICK_EVERY)
 		return;
 	if (atomic_load_explicit(&polling, memory_order_relaxed) != POLL_FREE)
 		return;

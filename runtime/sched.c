@@ -2,14 +2,16 @@
 /* The M:N scheduler. Each worker thread runs a loop on its own stack: it looks
  * for a runnable fiber and switches to it; fibers switch among themselves
  * directly when they park or yield, and back to the loop only when nothing is
- * runnable. A worker looks for work in this order: its own deque (LIFO), the
- * fibers that yielded on it (oldest first; while another worker is idle they
- * go to the global queue instead, and one idle worker is woken), the global
- * queue (one, plus a batch moved to its deque), then half of a random
- * victim's deque. Every 61st
- * look starts at the global queue so it never starves. With nothing found it
- * spins a little (pause, then yielding the CPU), then sleeps on its own futex
- * word until a waker picks it from the idle list or the next timer is due.
+ * runnable. A worker looks for work in this order: its next-run slot (the
+ * fiber a hand-off on it woke, weft__ready_next; at most RUNNEXT_MAX times
+ * in a row), its own deque (LIFO), the fibers that yielded on it (oldest
+ * first; while another worker is idle they go to the global queue instead,
+ * and one idle worker is woken), the global queue (one, plus a batch moved
+ * to its deque), then half of a random victim's deque, then a victim's
+ * next-run slot that has waited too long. Every 64th look starts at the
+ * global queue so it never starves. With nothing found it looks again for
+ * SPIN_NS with the pause hint in between, then sleeps on its own futex word
+ * until a waker picks it from the idle list or the next timer is due.
  * With the virtual clock, idle workers sleep without a timeout and the last
  * one to go idle moves the clock to the next deadline instead.
  *
@@ -213,22 +215,37 @@ static struct weft__fiber *steal(struct weft__worker *w)
 	return NULL;
 }
 
-/* Move the yielded fibers (newest first) to the deque so that the oldest is
- * taken first and the rest can be stolen; if more than the one this worker
- * takes next is there, an idle worker may have them. */
+/* Move the yielded fibers to the deque, newest first so that the oldest is
+ * taken first, and the rest can be stolen; if more than the one this
+ * worker takes next is there, an idle worker may have them. */
 void weft__flush_yielded(struct weft__worker *w)
 {
-	struct weft__fiber *f = w->yielded;
-	w->yielded = NULL;
+	struct weft__fiber *f = w->yielded, *rev = NULL;
+	w->yielded = w->yielded_tail = NULL;
 	int n = 0;
-	while (f) {
+	while (f) { /* oldest first: reverse */
 		struct weft__fiber *next = f->next;
-		push_local(w, f);
+		f->next = rev;
+		rev = f;
 		f = next;
 		n++;
 	}
+	while (rev) {
+		struct weft__fiber *next = rev->next;
+		push_local(w, rev);
+		rev = next;
+	}
 	if (n > 1)
 		weft__wake_one(false);
+}
+
+/* The oldest yielded fiber, or NULL. */
+static inline struct weft__fiber *take_yielded(struct weft__worker *w)
+{
+	struct weft__fiber *f = w->yielded;
+	if (f && !(w->yielded = f->next))
+		w->yielded_tail = NULL;
+	return f;
 }
 
 /* A fiber yielded while another worker sleeps: the yielded fibers go to the
@@ -238,28 +255,48 @@ void weft__flush_yielded(struct weft__worker *w)
  * seen by nobody else, and nothing wakes a sleeper for it. */
 static void share_yielded(struct weft__worker *w)
 {
-	struct weft__fiber *f = w->yielded, *head = NULL, *tail = NULL;
+	struct weft__fiber *head = w->yielded, *tail = w->yielded_tail;
 	int64_t n = 0;
-	w->yielded = NULL;
-	while (f) { /* newest first: reverse */
-		struct weft__fiber *next = f->next;
-		f->next = head;
-		head = f;
-		if (!tail)
-			tail = f;
-		f = next;
+	for (struct weft__fiber *f = head; f; f = f->next)
 		n++;
-	}
+	w->yielded = w->yielded_tail = NULL;
 	gq_push_list(head, tail, n);
 	weft__wake_one(false);
 }
 
+/* A runtime of one worker: nobody steals, so its own queues need no
+ * locked instructions. */
+static inline bool alone(void) { return weft__rt.nworkers == 1; }
+
 /* The worker's own next-run slot (owner only). */
-static struct weft__fiber *take_runnext(struct weft__worker *w)
+static inline struct weft__fiber *take_runnext(struct weft__worker *w)
 {
-	if (!atomic_load_explicit(&w->runnext, memory_order_relaxed))
+	struct weft__fiber *f = atomic_load_explicit(&w->runnext, memory_order_relaxed);
+	if (!f)
 		return NULL;
+	if (alone()) {
+		atomic_store_explicit(&w->runnext, NULL, memory_order_relaxed);
+		return f;
+	}
 	return atomic_exchange_explicit(&w->runnext, NULL, memory_order_acq_rel);
+}
+
+static inline struct weft__fiber *take_local(struct weft__worker *w)
+{
+	return alone() ? weft__deque_take_alone(&w->dq) : weft__deque_take(&w->dq);
+}
+
+/* The checks a busy worker makes only every 64th look for work, and each
+ * time its own queues are empty: stacks the shim ran short of, I/O nobody
+ * polled for a while, and the global queue, so that it never starves. */
+static struct weft__fiber *look_around(struct weft__worker *w)
+{
+	weft__stack_pressure(w);
+	weft__io_tick(w);
+	struct weft__fiber *f = gq_take(w);
+	if (!f && w->yielded)
+		weft__flush_yielded(w);
+	return f;
 }
 
 struct weft__fiber *weft__find_work(struct weft__worker *w)
@@ -269,15 +306,9 @@ struct weft__fiber *weft__find_work(struct weft__worker *w)
 		return NULL;
 	if (atomic_load_explicit(&weft__rt.irq_sweep, memory_order_relaxed))
 		weft__irq_sweep();
-	weft__stack_pressure(w);
 	weft__timer_fire_due();
-	weft__io_tick(w);
-	if (++w->tick % 61 == 0) {
-		if ((f = gq_take(w)))
-			return f;
-		if (w->yielded)
-			weft__flush_yielded(w);
-	}
+	if ((++w->tick & 63) == 0 && (f = look_around(w)))
+		return f;
 	/* The hand-off first, but not forever: two fibers handing off to
 	 * each other would keep the rest of the queue waiting. */
 	if (w->runnext_streak < RUNNEXT_MAX && (f = take_runnext(w))) {
@@ -285,15 +316,11 @@ struct weft__fiber *weft__find_work(struct weft__worker *w)
 		return f;
 	}
 	w->runnext_streak = 0;
-	if ((f = weft__deque_take(&w->dq)))
+	if ((f = take_local(w)) || (f = take_yielded(w)) || (f = take_runnext(w)))
 		return f;
-	if (w->yielded) {
-		weft__flush_yielded(w);
-		if ((f = weft__deque_take(&w->dq)))
-			return f;
-	}
-	if ((f = take_runnext(w)))
-		return f;
+	/* Nothing of its own. */
+	weft__stack_pressure(w);
+	weft__io_tick(w);
 	if ((f = gq_take(w)))
 		return f;
 	if ((f = steal(w)))
@@ -301,7 +328,7 @@ struct weft__fiber *weft__find_work(struct weft__worker *w)
 	/* Nothing queued anywhere: look for I/O that is ready, without
 	 * blocking, as Go's findrunnable does before it spins. */
 	if (weft__io_pending() && weft__io_poll(0, NULL))
-		return weft__deque_take(&w->dq);
+		return take_local(w);
 	return NULL;
 }
 
@@ -332,8 +359,13 @@ void weft__ready_next(struct weft__fiber *f)
 		weft__ready(f);
 		return;
 	}
-	struct weft__fiber *old =
-		atomic_exchange_explicit(&w->runnext, f, memory_order_acq_rel);
+	struct weft__fiber *old;
+	if (alone()) {
+		old = atomic_load_explicit(&w->runnext, memory_order_relaxed);
+		atomic_store_explicit(&w->runnext, f, memory_order_relaxed);
+	} else {
+		old = atomic_exchange_explicit(&w->runnext, f, memory_order_acq_rel);
+	}
 	if (old)
 		push_local(w, old);
 	wake_for(w);
@@ -347,9 +379,13 @@ void weft__finish_switch(struct weft__worker *w)
 		return;
 	switch (w->prev_act) {
 	case ACT_YIELD:
-		p->next = w->yielded;
-		w->yielded = p;
-		if (weft__idle_count() > 0)
+		p->next = NULL;
+		if (w->yielded_tail)
+			w->yielded_tail->next = p;
+		else
+			w->yielded = p;
+		w->yielded_tail = p;
+		if (!alone() && weft__idle_count() > 0)
 			share_yielded(w);
 		break;
 	case ACT_PARK: {

@@ -74,9 +74,9 @@ void weft__ctx_entered(struct weft__ctx *self)
 
 /* errno lives in thread-local storage, and glibc declares its accessor
  * const: a compiler may compute errno's address once per function and reuse
- * it after the switch, when the fiber may be on another thread. Reading and
- * writing it through functions it cannot see into forces a fresh address. */
-static WEFT_NOIPA int errno_get(void) { return errno; }
+ * it after the switch, when the fiber may be on another thread. Writing it
+ * after the switch through a function it cannot see into forces a fresh
+ * address (before the switch, the usual read is right). */
 static WEFT_NOIPA void errno_set(int e) { errno = e; }
 
 /* The floating-point control state (rounding mode, exception masks)
@@ -94,7 +94,7 @@ static void fp_switch(struct weft__ctx *from, struct weft__ctx *to)
 
 void weft__ctx_switch(struct weft__ctx *from, struct weft__ctx *to, bool dying)
 {
-	int saved_errno = errno_get();
+	int saved_errno = errno; /* still on this thread: read it as usual */
 	if (from->fp_own | to->fp_own)
 		fp_switch(from, to);
 #ifdef WEFT_ASAN
