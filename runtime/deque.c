@@ -28,6 +28,12 @@ bool weft__deque_push(struct weft__deque *d, struct weft__fiber *f)
 
 struct weft__fiber *weft__deque_take(struct weft__deque *d)
 {
+	/* Empty at a glance: top only grows, so an old top that already
+	 * reaches bottom means empty now, and nothing is written (bottom's
+	 * line stays shared with the thieves that look at it). */
+	if (atomic_load_explicit(&d->bottom, memory_order_relaxed) <=
+	    atomic_load_explicit(&d->top, memory_order_relaxed))
+		return NULL;
 	int64_t b = atomic_load_explicit(&d->bottom, memory_order_relaxed) - 1;
 	atomic_store_explicit(&d->bottom, b, memory_order_relaxed);
 	weft__fence();

@@ -155,6 +155,7 @@ struct weft__worker {
 	 * sat there for RUNNEXT_GRACE_NS while this worker did not switch */
 	_Atomic(struct weft__fiber *) runnext;
 	unsigned runnext_streak;         /* runs in a row taken from runnext */
+	unsigned rn_looks;               /* steal attempts (victims' slots every 8th) */
 	struct weft__seen {              /* as a thief: each victim's slot as */
 		struct weft__fiber *f;   /* last seen, its switch count then, */
 		uint64_t switches;       /* and when (shim_now) */

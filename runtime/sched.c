@@ -204,6 +204,10 @@ static struct weft__fiber *steal(struct weft__worker *w)
 		bump(&w->steals);
 		return first;
 	}
+	/* The slots every 8th look: each look pulls the victim's line away
+	 * from it, and a slot is only taken after RUNNEXT_GRACE_NS anyway. */
+	if (++w->rn_looks % 8)
+		return NULL;
 	for (unsigned k = 0; k < n; k++) {
 		struct weft__worker *v = &weft__rt.workers[(start + k) % n];
 		struct weft__fiber *r = v != w ? steal_runnext(w, v) : NULL;
