@@ -68,6 +68,7 @@ struct size_class {
 /* shim_stack_trim leaves TRIM_KEEP freed stacks resident in each class. */
 #define TRIM_KEEP 16
 static _Atomic unsigned nfree_all; /* the classes' nfree, summed */
+static _Atomic unsigned nclasses;  /* classes in use */
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct size_class classes[NCLASS];
@@ -140,6 +141,7 @@ static struct size_class *class_for(size_t size, size_t g)
 		if (classes[i].size == 0) {
 			classes[i].size = size;
 			classes[i].guard = g;
+			atomic_fetch_add_explicit(&nclasses, 1, memory_order_relaxed);
 			return &classes[i];
 		}
 	}
@@ -259,9 +261,11 @@ const char *shim_stack_guard_method(void)
 	return m == 1 ? "madvise" : "mprotect";
 }
 
+/* Cheap, and a hint: more freed stacks than TRIM_KEEP for each class. */
 bool shim_stack_trim_due(void)
 {
-	return atomic_load_explicit(&nfree_all, memory_order_relaxed) > TRIM_KEEP;
+	return atomic_load_explicit(&nfree_all, memory_order_relaxed) >
+	       TRIM_KEEP * atomic_load_explicit(&nclasses, memory_order_relaxed);
 }
 
 /* The oldest freed stacks beyond TRIM_KEEP in each class give their pages

@@ -1,0 +1,223 @@
+/* SPDX-License-Identifier: MIT */
+/* The next-run slot (runtime/sched.c): a fiber woken by a hand-off runs next
+ * on its waker's worker, ahead of what was queued; two fibers handing off
+ * to each other still leave room for the rest of the queue; and a fiber in
+ * the slot of a worker that keeps running something else is taken by
+ * another worker. Each test runs a runtime of its own, with the number of
+ * workers it needs. Nothing here is timed: every wait is bounded by a count
+ * or by 60 s of real time, and the assertion is what ran, not how fast. */
+#include <string.h>
+
+#include "testutil.h"
+
+#define GIVE_UP_NS ((int64_t)60 * 1000000000)
+
+static void own_runtime(unsigned workers)
+{
+	assert_int_equal(weft_run(), 0);
+	assert_int_equal(weft_shutdown(), 0);
+	weft_config_t c = {.workers = workers};
+	assert_int_equal(weft_init(&c), 0);
+}
+
+static void group_runtime(void)
+{
+	assert_int_equal(weft_run(), 0);
+	assert_int_equal(weft_shutdown(), 0);
+	assert_int_equal(weft_init(NULL), 0);
+}
+
+/* ---- A hand-off's fiber runs next --------------------------------------- */
+
+struct order {
+	weft_chan_t *c;
+	_Atomic int seq;
+	int receiver_ran, queued_ran; /* 1 + the order each ran in */
+};
+
+static void *receiver(void *arg)
+{
+	struct order *o = arg;
+	int v;
+	if (weft_chan_recv(o->c, &v, -1) == 0)
+		o->receiver_ran = 1 + atomic_fetch_add(&o->seq, 1);
+	return NULL;
+}
+
+static void *queued(void *arg)
+{
+	struct order *o = arg;
+	o->queued_ran = 1 + atomic_fetch_add(&o->seq, 1);
+	return NULL;
+}
+
+static void *sender(void *arg)
+{
+	struct order *o = arg;
+	weft_fiber_t r = wt_spawn_named(receiver, o, "receiver");
+	/* Let the receiver park on the channel. */
+	assert_int_equal(wt_wait_parked("receiver", "chan recv"), 1);
+	int v = 7;
+	assert_int_equal(weft_chan_send(o->c, &v, -1), 0);
+	/* Queued after the wake: on the deque alone (LIFO) it would go first. */
+	weft_fiber_t q = wt_spawn(queued, o);
+	/* Both are runnable now; the receiver, woken by the hand-off, first. */
+	weft_fiber_join(r, -1, NULL);
+	weft_fiber_join(q, -1, NULL);
+	return NULL;
+}
+
+static void test_handoff_runs_next(void **state)
+{
+	(void)state;
+	own_runtime(1);
+	static struct order o;
+	memset(&o, 0, sizeof o);
+	assert_int_equal(weft_chan_create(&o.c, sizeof(int), 0), 0);
+	wt_join(wt_spawn(sender, &o));
+	assert_int_equal(weft_chan_destroy(o.c), 0);
+	assert_int_equal(o.receiver_ran, 1);
+	assert_int_equal(o.queued_ran, 2);
+	group_runtime();
+}
+
+/* ---- A pair handing off to each other leaves room ----------------------- */
+
+#define PAIR_MAX_HOPS 1000000
+
+struct pair {
+	weft_chan_t *ab, *ba;
+	_Atomic int stop;
+	_Atomic int gave_up;
+	long hops;
+};
+
+static void *pair_a(void *arg)
+{
+	struct pair *p = arg;
+	int v = 0;
+	for (long i = 0; !atomic_load(&p->stop); i++) {
+		if (i == PAIR_MAX_HOPS) {
+			atomic_store(&p->gave_up, 1);
+			break;
+		}
+		if (weft_chan_send(p->ab, &v, -1) || weft_chan_recv(p->ba, &v, -1))
+			break;
+		p->hops = i + 1;
+	}
+	weft_chan_close(p->ab);
+	return NULL;
+}
+
+static void *pair_b(void *arg)
+{
+	struct pair *p = arg;
+	int v;
+	while (weft_chan_recv(p->ab, &v, -1) == 0)
+		if (weft_chan_send(p->ba, &v, -1))
+			break;
+	return NULL;
+}
+
+static void *stopper(void *arg)
+{
+	atomic_store(&((struct pair *)arg)->stop, 1);
+	return NULL;
+}
+
+static void *pair_root(void *arg)
+{
+	struct pair *p = arg;
+	weft_fiber_t b = wt_spawn(pair_b, p), a = wt_spawn(pair_a, p);
+	/* Let the pair start, then queue the one that stops it: on one worker
+	 * it runs only if the hand-offs between a and b make room. */
+	while (p->hops == 0 && !atomic_load(&p->gave_up))
+		weft_fiber_yield();
+	weft_fiber_t s = wt_spawn(stopper, p);
+	weft_fiber_join(a, -1, NULL);
+	weft_fiber_join(b, -1, NULL);
+	weft_fiber_join(s, -1, NULL);
+	return NULL;
+}
+
+static void test_handoff_pair_leaves_room(void **state)
+{
+	(void)state;
+	own_runtime(1);
+	static struct pair p;
+	memset(&p, 0, sizeof p);
+	assert_int_equal(weft_chan_create(&p.ab, sizeof(int), 0), 0);
+	assert_int_equal(weft_chan_create(&p.ba, sizeof(int), 0), 0);
+	wt_join(wt_spawn(pair_root, &p));
+	print_message("hops before the queued fiber ran: %ld\n", p.hops);
+	assert_true(atomic_load(&p.stop));
+	assert_false(atomic_load(&p.gave_up));
+	assert_int_equal(weft_chan_destroy(p.ab), 0);
+	assert_int_equal(weft_chan_destroy(p.ba), 0);
+	group_runtime();
+}
+
+/* ---- A slot left waiting is taken by another worker --------------------- */
+
+struct busy {
+	weft_future_t *fut;
+	_Atomic int woken, parked, gave_up;
+	int waker_worker, woken_worker;
+};
+
+static void *woken(void *arg)
+{
+	struct busy *b = arg;
+	atomic_store(&b->parked, 1);
+	weft_future_await(b->fut, -1, NULL);
+	b->woken_worker = weft_worker_index();
+	atomic_store(&b->woken, 1);
+	return NULL;
+}
+
+/* Settles the future (a hand-off: the waiter goes to this worker's slot),
+ * then runs without blocking or yielding until the waiter has run. */
+static void *busy_waker(void *arg)
+{
+	struct busy *b = arg;
+	b->waker_worker = weft_worker_index();
+	assert_int_equal(weft_future_resolve(b->fut, NULL), 0);
+	int64_t give_up = weft_now() + GIVE_UP_NS;
+	for (long i = 0; !atomic_load(&b->woken); i++)
+		if (i % 1024 == 0 && weft_now() > give_up) {
+			atomic_store(&b->gave_up, 1);
+			break;
+		}
+	return NULL;
+}
+
+static void test_handoff_taken_while_waker_runs(void **state)
+{
+	(void)state;
+	own_runtime(2);
+	static struct busy b;
+	memset(&b, 0, sizeof b);
+	assert_int_equal(weft_future_create(&b.fut), 0);
+	weft_fiber_t w = wt_spawn_named(woken, &b, "woken");
+	assert_true(wt_wait_flag(&b.parked));
+	assert_int_equal(wt_wait_parked("woken", "future"), 1);
+	weft_fiber_t k = wt_spawn(busy_waker, &b);
+	wt_join(k);
+	wt_join(w);
+	assert_false(atomic_load(&b.gave_up));
+	assert_true(atomic_load(&b.woken));
+	/* It ran while its waker held the other worker. */
+	assert_int_not_equal(b.woken_worker, b.waker_worker);
+	assert_int_equal(weft_future_destroy(b.fut), 0);
+	group_runtime();
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_handoff_runs_next),
+		cmocka_unit_test(test_handoff_pair_leaves_room),
+		cmocka_unit_test(test_handoff_taken_while_waker_runs),
+	};
+	return WT_MAIN("handoff", tests, wt_start, wt_stop);
+}
