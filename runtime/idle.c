@@ -141,13 +141,18 @@ static bool vclock_advance(int64_t cap)
 bool weft__sleep_idle(struct weft__worker *w, int64_t cap)
 {
 	weft__live_flush(w);
-	weft__stack_idle(); /* what a burst of fibers left goes back */
 	atomic_store_explicit(&w->wake, 0, memory_order_relaxed);
 	weft__lock(&idle_lock);
 	int n = atomic_load_explicit(&nidle, memory_order_relaxed);
 	idle_list[n] = w;
 	atomic_store_explicit(&nidle, n + 1, memory_order_relaxed);
 	weft__unlock(&idle_lock);
+	/* The last worker to go idle gives back what a burst of fibers left
+	 * (a worker idle beside a busy one would only make the stacks it
+	 * gives back fault in again, and every trim costs the other CPUs a
+	 * TLB shootdown). */
+	if (n + 1 == (int)weft__rt.nworkers)
+		weft__stack_idle();
 	weft__fence();
 
 	/* Work queued between our last look and our joining the idle list is

@@ -420,7 +420,7 @@ void weft__stack_pressure(struct weft__worker *w);
 /* The shared tier keeps at most keep stacks; the shim gives back the pages
  * of those it pools (shim_stack_trim). */
 void weft__stack_trim(unsigned keep);
-/* A worker runs out of work: trim what a burst left. */
+/* Every worker is out of work: trim what a burst left. */
 void weft__stack_idle(void);
 /* weft_shutdown: every kept stack goes back to the shim. */
 void weft__stack_reset(void);

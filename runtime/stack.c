@@ -6,10 +6,10 @@
  * system call, and stacks freed on one worker are soon taken on another.
  *
  * Stacks kept here are memory the shim cannot see (on bare metal a stack's
- * pages are backed): when a worker runs out of work the shared tier keeps
- * at most SHARED_KEEP and the shim gives the pages of what it pools back
- * (shim_stack_trim); when the shim says -ENOMEM, every worker's cache goes
- * back to it at its next look for work (weft__stack_pressure). */
+ * pages are backed): when the last busy worker runs out of work the shared
+ * tier keeps at most SHARED_KEEP and the shim gives the pages of what it
+ * pools back (shim_stack_trim); when the shim says -ENOMEM, every worker's
+ * cache goes back to it at its next look for work (weft__stack_pressure). */
 #include "internal.h"
 
 #define CACHE_MAX ((unsigned)(sizeof ((struct weft__worker *)0)->cache / \
