@@ -38,7 +38,7 @@ build()
 	for h in "${HARNESSES[@]}"; do
 		case $h in
 		http) srcs="tests/fuzz/http.c examples/http/request.c -Iexamples" ;;
-		boot) srcs="tests/fuzz/boot.c kernel-shim/bare/fdt.c kernel-shim/bare/bootargs.c -Ikernel-shim/bare" ;;
+		boot) srcs="tests/fuzz/boot.c kernel-shim/bare/fdt.c kernel-shim/bare/env.c -Ikernel-shim/bare -Ikernel-shim" ;;
 		*) srcs="tests/fuzz/$h.c $B/libweft-internal.a -lpthread" ;;
 		esac
 		# shellcheck disable=SC2086

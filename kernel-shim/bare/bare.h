@@ -67,6 +67,9 @@ void clock_set_timer(int64_t deadline_ns); /* -1: none */
 /* Trap stack set-up (sscratch, stvec). */
 void trap_init(void);
 
+/* An exception (fault.c): report it and end the run. */
+_Noreturn void trap_fault(struct trap_frame *f);
+
 /* ---- Device interrupts (trap.c, board/common/plic.c) ----------------------
  * External interrupts come through the board's PLIC (board.h: BOARD_PLIC_*).
  * A handler runs with interrupts off, either on the trap stack or in the

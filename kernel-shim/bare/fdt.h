@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* The boot-time reading of what the bootloader hands over: the flattened
- * device tree (fdt.c) and the command line's NAME=value words (bootargs.c).
+ * device tree (fdt.c) and the command line's NAME=value words (env.c).
  * Plain C over bytes, no board or CPU: tests/fuzz/boot.c builds them for the
  * host. */
 #ifndef WEFT_BARE_FDT_H

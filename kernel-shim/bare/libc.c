@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The rest of what picolibc (and CMocka on it) expects from an operating
- * system: _exit ends the run through the board, the environment is the
- * kernel command line's NAME=value words (see boot.c), and the file calls
+ * system: _exit ends the run through the board (the environment is
+ * env.c's), and the file calls
  * that CMocka and abort() pull in fail with ENOSYS. */
 #include <errno.h>
 #include <stdlib.h>
@@ -12,8 +12,6 @@
 #include "shim.h"
 
 _Noreturn void _exit(int status) { board_exit(status); }
-
-const char *shim_getenv(const char *name) { return getenv(name); }
 
 pid_t getpid(void) { return 1; }
 

@@ -1,10 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* What happens on a trap: the timer interrupt drives sleeps, deadlines and
  * preemption; an external interrupt goes to the handler a driver registered
- * for its PLIC source; a page fault in a fiber's guard names the fiber and
- * ends the run (as abort() would, status 134); any other trap prints its
- * cause, sepc and stval and ends the run with status 135. Never a silent
- * hang. */
+ * for its PLIC source; an unexpected interrupt ends the run with status 135;
+ * an exception is fault.c's. Never a silent hang. */
 #include <errno.h>
 #include <string.h>
 
@@ -13,37 +11,14 @@
 #include "shim.h"
 
 #define TRAP_STACK (16 * 1024)
-#define EXIT_OVERFLOW 134
 #define EXIT_TRAP 135
 
 static char trap_stack[TRAP_STACK] __attribute__((aligned(16)));
-static shim_fault_namer namer;
 
 void trap_init(void)
 {
 	csr_write(sscratch, (uintptr_t)(trap_stack + TRAP_STACK));
 	csr_write(stvec, (uintptr_t)arch_trap_entry);
-}
-
-int shim_fault_init(shim_fault_namer n)
-{
-	namer = n;
-	return 0;
-}
-
-/* The trap stack is the hart's; threads need nothing of their own. */
-int shim_fault_thread_init(void) { return 0; }
-void shim_fault_thread_fini(void) {}
-
-static const char *cause_name(uint64_t c)
-{
-	static const char *const names[] = {
-		"instruction address misaligned", "instruction access fault", "illegal instruction",
-		"breakpoint", "load address misaligned", "load access fault",
-		"store address misaligned", "store access fault", "ecall from U-mode",
-		"ecall from S-mode", "reserved", "ecall from M-mode", "instruction page fault",
-		"load page fault", "reserved", "store page fault"};
-	return c < sizeof names / sizeof names[0] ? names[c] : "unknown";
 }
 
 /* ---- External interrupts ------------------------------------------------ */
@@ -132,26 +107,5 @@ void shim__trap(struct trap_frame *f)
 		bare_puts("\n");
 		board_exit(EXIT_TRAP);
 	}
-	if ((cause == EXC_LOAD_PAGE || cause == EXC_STORE_PAGE || cause == EXC_INST_PAGE) && namer) {
-		char buf[512];
-		size_t n = namer(f->stval, buf, sizeof buf);
-		if (n) {
-			shim_console_write(buf, n);
-			board_exit(EXIT_OVERFLOW);
-		}
-	}
-	bare_puts("weft: unexpected trap: cause ");
-	bare_put_dec(cause);
-	bare_puts(" (");
-	bare_puts(cause_name(cause));
-	bare_puts("), sepc ");
-	bare_put_hex(f->sepc);
-	bare_puts(", stval ");
-	bare_put_hex(f->stval);
-	bare_puts(", sp ");
-	bare_put_hex(f->x[2]);
-	bare_puts(", ra ");
-	bare_put_hex(f->x[1]);
-	bare_puts("\n");
-	board_exit(EXIT_TRAP);
+	trap_fault(f); /* fault.c: does not return */
 }

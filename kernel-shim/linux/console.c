@@ -1,12 +1,9 @@
 /* SPDX-License-Identifier: MIT */
-/* Configuration from the environment; diagnostics to stderr. */
+/* Diagnostics to stderr. */
 #define _GNU_SOURCE
-#include <stdlib.h>
 #include <unistd.h>
 
 #include "shim.h"
-
-const char *shim_getenv(const char *name) { return getenv(name); }
 
 void shim_console_write(const char *s, size_t n)
 {

@@ -1,10 +1,15 @@
 /* SPDX-License-Identifier: MIT */
-/* The kernel command line (-append, or U-Boot's bootargs) split into its
- * NAME=value words, which boot.c makes the environment. */
+/* The environment on bare metal: the kernel command line (-append, or
+ * U-Boot's bootargs) split into its NAME=value words, which boot.c hands to
+ * picolibc's environ, and shim_getenv reading it. */
 #define _DEFAULT_SOURCE /* strtok_r */
+#include <stdlib.h>
 #include <string.h>
 
 #include "fdt.h"
+#include "shim.h"
+
+const char *shim_getenv(const char *name) { return getenv(name); }
 
 int bootargs_split(char *line, struct bootarg *out, int max)
 {

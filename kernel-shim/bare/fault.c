@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: MIT */
+/* Faults on bare metal (the counterpart of kernel-shim/linux/fault.c): a
+ * page fault in a fiber's guard names the fiber and ends the run (as
+ * abort() would, status 134); any other exception prints its cause, sepc
+ * and stval and ends the run with status 135. It runs on the hart's trap
+ * stack (trap.c). */
+#include "bare.h"
+#include "shim.h"
+
+#define EXIT_OVERFLOW 134
+#define EXIT_TRAP 135
+
+static shim_fault_namer namer;
+
+int shim_fault_init(shim_fault_namer n)
+{
+	namer = n;
+	return 0;
+}
+
+/* The trap stack is the hart's; threads need nothing of their own. */
+int shim_fault_thread_init(void) { return 0; }
+void shim_fault_thread_fini(void) {}
+
+static const char *cause_name(uint64_t c)
+{
+	static const char *const names[] = {
+		"instruction address misaligned", "instruction access fault", "illegal instruction",
+		"breakpoint", "load address misaligned", "load access fault",
+		"store address misaligned", "store access fault", "ecall from U-mode",
+		"ecall from S-mode", "reserved", "ecall from M-mode", "instruction page fault",
+		"load page fault", "reserved", "store page fault"};
+	return c < sizeof names / sizeof names[0] ? names[c] : "unknown";
+}
+
+_Noreturn void trap_fault(struct trap_frame *f)
+{
+	uint64_t cause = f->scause;
+	if ((cause == EXC_LOAD_PAGE || cause == EXC_STORE_PAGE || cause == EXC_INST_PAGE) && namer) {
+		char buf[512];
+		size_t n = namer(f->stval, buf, sizeof buf);
+		if (n) {
+			shim_console_write(buf, n);
+			board_exit(EXIT_OVERFLOW);
+		}
+	}
+	bare_puts("weft: unexpected trap: cause ");
+	bare_put_dec(cause);
+	bare_puts(" (");
+	bare_puts(cause_name(cause));
+	bare_puts("), sepc ");
+	bare_put_hex(f->sepc);
+	bare_puts(", stval ");
+	bare_put_hex(f->stval);
+	bare_puts(", sp ");
+	bare_put_hex(f->x[2]);
+	bare_puts(", ra ");
+	bare_put_hex(f->x[1]);
+	bare_puts("\n");
+	board_exit(EXIT_TRAP);
+}
