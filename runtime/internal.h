@@ -402,8 +402,12 @@ int weft__chan_try(weft_chan_t *c, bool send, void *elem);
 void weft__chan_enqueue(weft_chan_t *c, bool send, struct weft__waiter *w);
 void weft__chan_dequeue(weft_chan_t *c, bool send, struct weft__waiter *w);
 
-/* ---- Fibers (fiber.c, stack.c) ------------------------------------------ */
+/* ---- Fibers (fiber.c, fibtab.c, stack.c) -------------------------------- */
 
+/* fibtab.c: a free record for a spawn on w (NULL: a plain thread), its
+ * handle set, or NULL (-ENOMEM); a new unique fiber id, from w's batch. */
+struct weft__fiber *weft__fiber_record_get(struct weft__worker *w);
+uint64_t weft__fiber_new_id(struct weft__worker *w);
 void weft__fiber_unref(struct weft__fiber *f);
 void weft__fiber_release_stack(struct weft__worker *w, struct weft__fiber *f);
 /* Before f first runs on w (its context's sp is NULL until then): its
