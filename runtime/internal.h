@@ -374,7 +374,7 @@ bool weft__io_poll(int64_t deadline, struct weft__worker *idle);
  * block when fibers wait on I/O and nobody has polled for a while
  * (reactor.c), so readiness is seen under a CPU-bound load. One relaxed
  * load when nobody waits. */
-void weft__io_tick(struct weft__worker *w);
+void weft__io_tick(void);
 
 void weft__io_reset(void);
 void weft__offload_stop(void);

@@ -278,9 +278,8 @@ bool weft__io_poll(int64_t deadline, struct weft__worker *idle)
 	return true;
 }
 
-void weft__io_tick(struct weft__worker *w)
+void weft__io_tick(void)
 {
-	(void)w;
 	if (!atomic_load_explicit(&nwaiting, memory_order_relaxed))
 		return;
 	if (atomic_load_explicit(&polling, memory_order_relaxed) != POLL_FREE)

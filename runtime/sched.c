@@ -296,7 +296,7 @@ static inline struct weft__fiber *take_local(struct weft__worker *w)
 static struct weft__fiber *look_around(struct weft__worker *w)
 {
 	weft__stack_pressure(w);
-	weft__io_tick(w);
+	weft__io_tick();
 	struct weft__fiber *f = gq_take(w);
 	if (!f && w->yielded)
 		weft__flush_yielded(w);
@@ -322,10 +322,8 @@ struct weft__fiber *weft__find_work(struct weft__worker *w)
 	w->runnext_streak = 0;
 	if ((f = take_local(w)) || (f = take_yielded(w)) || (f = take_runnext(w)))
 		return f;
-	/* Nothing of its own. */
-	weft__stack_pressure(w);
-	weft__io_tick(w);
-	if ((f = gq_take(w)))
+	/* Nothing of its own (so no yielded fiber for look_around to flush). */
+	if ((f = look_around(w)))
 		return f;
 	if ((f = steal(w)))
 		return f;
