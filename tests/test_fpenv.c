@@ -13,22 +13,6 @@
 
 #define ROUNDS 200
 
-/* A runtime of the test's own (workers: 1 keeps two fibers on one worker). */
-static void restart(unsigned workers)
-{
-	assert_int_equal(weft_run(), 0);
-	assert_int_equal(weft_shutdown(), 0);
-	weft_config_t c = {.workers = workers};
-	assert_int_equal(weft_init(&c), 0);
-}
-
-static void back_to_default(void)
-{
-	assert_int_equal(weft_run(), 0);
-	assert_int_equal(weft_shutdown(), 0);
-	assert_int_equal(weft_init(NULL), 0);
-}
-
 /* ---- The default: the worker's, not switched ------------------------------ */
 
 struct pass {
@@ -60,7 +44,7 @@ static void *looks(void *arg)
 static void test_default_belongs_to_the_worker(void **state)
 {
 	(void)state;
-	restart(1);
+	wt_restart(1, 0); /* one worker keeps the two fibers on it */
 	static struct pass p;
 	memset(&p, 0, sizeof p);
 	weft_fiber_t a = wt_spawn(sets_and_yields, &p), b = wt_spawn(looks, &p);
@@ -68,7 +52,7 @@ static void test_default_belongs_to_the_worker(void **state)
 	wt_join(b);
 	/* Not switched: b, on the same worker, ran with a's mode. */
 	assert_int_equal(p.seen_by_b, FE_TOWARDZERO);
-	back_to_default();
+	wt_restart_default();
 }
 
 /* ---- WEFT_ATTR_FPENV: its own -------------------------------------------- */
@@ -118,7 +102,7 @@ static void *other(void *arg)
  * is printed, not asserted. */
 static void keeps_its_own(unsigned workers, int others)
 {
-	restart(workers);
+	wt_restart(workers, 0);
 	static struct own o;
 	memset(&o, 0, sizeof o);
 	weft_attr_t a = {.name = "fp-keeper", .flags = WEFT_ATTR_FPENV};
@@ -138,7 +122,7 @@ static void keeps_its_own(unsigned workers, int others)
 	assert_int_equal(atomic_load(&o.others_wrong), 0);
 	/* After it, this thread and the workers have the default. */
 	assert_int_equal(fegetround(), FE_TONEAREST);
-	back_to_default();
+	wt_restart_default();
 }
 
 static void test_fpenv_kept_on_one_worker(void **state)

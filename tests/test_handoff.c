@@ -12,21 +12,6 @@
 
 #define GIVE_UP_NS ((int64_t)60 * 1000000000)
 
-static void own_runtime(unsigned workers)
-{
-	assert_int_equal(weft_run(), 0);
-	assert_int_equal(weft_shutdown(), 0);
-	weft_config_t c = {.workers = workers};
-	assert_int_equal(weft_init(&c), 0);
-}
-
-static void group_runtime(void)
-{
-	assert_int_equal(weft_run(), 0);
-	assert_int_equal(weft_shutdown(), 0);
-	assert_int_equal(weft_init(NULL), 0);
-}
-
 /* ---- A hand-off's fiber runs next --------------------------------------- */
 
 struct order {
@@ -70,7 +55,7 @@ static void *sender(void *arg)
 static void test_handoff_runs_next(void **state)
 {
 	(void)state;
-	own_runtime(1);
+	wt_restart(1, 0);
 	static struct order o;
 	memset(&o, 0, sizeof o);
 	assert_int_equal(weft_chan_create(&o.c, sizeof(int), 0), 0);
@@ -78,7 +63,7 @@ static void test_handoff_runs_next(void **state)
 	assert_int_equal(weft_chan_destroy(o.c), 0);
 	assert_int_equal(o.receiver_ran, 1);
 	assert_int_equal(o.queued_ran, 2);
-	group_runtime();
+	wt_restart_default();
 }
 
 /* ---- A pair handing off to each other leaves room ----------------------- */
@@ -143,7 +128,7 @@ static void *pair_root(void *arg)
 static void test_handoff_pair_leaves_room(void **state)
 {
 	(void)state;
-	own_runtime(1);
+	wt_restart(1, 0);
 	static struct pair p;
 	memset(&p, 0, sizeof p);
 	assert_int_equal(weft_chan_create(&p.ab, sizeof(int), 0), 0);
@@ -154,7 +139,7 @@ static void test_handoff_pair_leaves_room(void **state)
 	assert_false(atomic_load(&p.gave_up));
 	assert_int_equal(weft_chan_destroy(p.ab), 0);
 	assert_int_equal(weft_chan_destroy(p.ba), 0);
-	group_runtime();
+	wt_restart_default();
 }
 
 /* ---- A slot left waiting is taken by another worker --------------------- */
@@ -194,7 +179,7 @@ static void *busy_waker(void *arg)
 static void test_handoff_taken_while_waker_runs(void **state)
 {
 	(void)state;
-	own_runtime(2);
+	wt_restart(2, 0);
 	static struct busy b;
 	memset(&b, 0, sizeof b);
 	assert_int_equal(weft_future_create(&b.fut), 0);
@@ -209,7 +194,7 @@ static void test_handoff_taken_while_waker_runs(void **state)
 	/* It ran while its waker held the other worker. */
 	assert_int_not_equal(b.woken_worker, b.waker_worker);
 	assert_int_equal(weft_future_destroy(b.fut), 0);
-	group_runtime();
+	wt_restart_default();
 }
 
 int main(void)

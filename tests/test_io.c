@@ -287,22 +287,6 @@ static void test_many_fds_in_a_chain(void **state)
 
 /* ---- Readiness under a CPU-bound load ------------------------------------ */
 
-/* A runtime of the test's own, then the suite's default back. */
-static void restart(unsigned workers, unsigned flags)
-{
-	assert_int_equal(weft_run(), 0);
-	assert_int_equal(weft_shutdown(), 0);
-	weft_config_t c = {.workers = workers, .flags = flags};
-	assert_int_equal(weft_init(&c), 0);
-}
-
-static void back_to_default(void)
-{
-	assert_int_equal(weft_run(), 0);
-	assert_int_equal(weft_shutdown(), 0);
-	assert_int_equal(weft_init(NULL), 0);
-}
-
 /* Every bound below is real time (shim_now): the virtual clock stands still
  * while the load runs. 60 s is far beyond what a loaded 2-core machine,
  * valgrind or qemu-virt (two workers on one emulated hart) needs. */
@@ -396,7 +380,7 @@ static int wait_count(_Atomic int *v, int want)
  * look at the reactor delivers it. */
 static void readiness_under_load(unsigned workers, unsigned flags, weft_fn fn, int n)
 {
-	restart(workers, flags);
+	wt_restart(workers, flags);
 	struct load l = {0};
 	wt_pipe(l.p);
 	weft_fiber_t f[LOAD_FIBERS];
@@ -416,7 +400,7 @@ static void readiness_under_load(unsigned workers, unsigned flags, weft_fn fn, i
 	assert_int_equal(atomic_load(&l.gave_up), 0); /* ... which it stopped */
 	wt_close(l.p[0]);
 	wt_close(l.p[1]);
-	back_to_default();
+	wt_restart_default();
 }
 
 static void test_readiness_under_load_one_worker(void **state)

@@ -325,10 +325,7 @@ static void test_yielders_use_both_workers(void **state)
 {
 	(void)state;
 	/* Two workers whatever the group has: a runtime of the test's own. */
-	assert_int_equal(weft_run(), 0);
-	assert_int_equal(weft_shutdown(), 0);
-	weft_config_t two = {.workers = 2};
-	assert_int_equal(weft_init(&two), 0);
+	wt_restart(2, 0);
 	static struct yielders y;
 	memset(&y, 0, sizeof y);
 	atomic_store(&y.hog_worker, -1);
@@ -343,9 +340,7 @@ static void test_yielders_use_both_workers(void **state)
 	assert_true(atomic_load(&y.hog_done));
 	assert_false(atomic_load(&y.gave_up));
 	assert_true(atomic_load(&y.together));
-	assert_int_equal(weft_run(), 0);
-	assert_int_equal(weft_shutdown(), 0);
-	assert_int_equal(weft_init(NULL), 0); /* the group's runtime again */
+	wt_restart_default(); /* the group's runtime again */
 }
 
 static void test_workers_count(void **state)

@@ -20,6 +20,21 @@ int wt_stop(void **state)
 	return weft_shutdown() == 0 ? 0 : -1;
 }
 
+void wt_restart(unsigned workers, unsigned flags)
+{
+	assert_int_equal(weft_run(), 0);
+	assert_int_equal(weft_shutdown(), 0);
+	weft_config_t c = {.workers = workers, .flags = flags};
+	assert_int_equal(weft_init(&c), 0);
+}
+
+void wt_restart_default(void)
+{
+	assert_int_equal(weft_run(), 0);
+	assert_int_equal(weft_shutdown(), 0);
+	assert_int_equal(weft_init(NULL), 0);
+}
+
 int wt_start_each(void **state) { return wt_start(state); }
 int wt_stop_each(void **state) { return wt_stop(state); }
 

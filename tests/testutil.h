@@ -28,6 +28,12 @@ int wt_stop(void **state);
 int wt_start_each(void **state);
 int wt_stop_each(void **state);
 
+/* Inside a test of a suite whose group started the runtime: run it down and
+ * start one of the test's own (workers, WEFT_CFG_* flags), and then the
+ * group's default again (asserts on errors). */
+void wt_restart(unsigned workers, unsigned flags);
+void wt_restart_default(void);
+
 /* A deadline ms milliseconds from now. */
 int64_t wt_ms(int64_t ms);
 
