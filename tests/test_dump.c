@@ -188,8 +188,21 @@ static void test_dump_names_each_fiber_and_state(void **state)
 	const char *const want[] = {"\"sleeper\" parked: sleep", "\"receiver\" parked: chan recv",
 				    "\"joiner\" parked: join", "\"child\" parked: sleep",
 				    "\"done\" finished"};
-	assert_true(dump_until(&t, ids, want, 5));
+	int found = dump_until(&t, ids, want, 5);
+	/* Everything is stopped before anything is asserted: a failed
+	 * assertion ends the test, and its teardown's weft_run would wait
+	 * for the spinner for good. */
+	atomic_store(&w.stop, 1);
+	assert_int_equal(weft_fiber_cancel(fs), 0);
+	assert_int_equal(weft_fiber_cancel(fj), 0);
+	assert_int_equal(weft_chan_close(w.chan), 0);
+	intptr_t rs = (intptr_t)wt_join(fs), rr = (intptr_t)wt_join(fr);
+	intptr_t rj = (intptr_t)wt_join(fj);
+	wt_join(fp);
+	wt_join(fd);
+	weft_chan_destroy(w.chan);
 
+	assert_true(found);
 	char line[4096];
 	/* The spinner yields: running on a worker, or runnable between turns. */
 	assert_non_null(fiber_line(t.buf, w.id_spinner, line, sizeof line));
@@ -213,17 +226,9 @@ static void test_dump_names_each_fiber_and_state(void **state)
 	assert_non_null(strstr(line, "    #1 0x"));
 	assert_non_null(strstr(t.buf, "weft: worker 0: "));
 	assert_non_null(strstr(t.buf, "weft: end of dump"));
-
-	atomic_store(&w.stop, 1);
-	assert_int_equal(weft_fiber_cancel(fs), 0);
-	assert_int_equal(weft_fiber_cancel(fj), 0);
-	assert_int_equal(weft_chan_close(w.chan), 0);
-	assert_int_equal((intptr_t)wt_join(fs), -ECANCELED);
-	assert_int_equal((intptr_t)wt_join(fr), -EPIPE);
-	assert_int_equal((intptr_t)wt_join(fj), 0);
-	wt_join(fp);
-	wt_join(fd);
-	weft_chan_destroy(w.chan);
+	assert_int_equal(rs, -ECANCELED);
+	assert_int_equal(rr, -EPIPE);
+	assert_int_equal(rj, 0);
 	free(t.buf);
 }
 
