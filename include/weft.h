@@ -88,9 +88,10 @@ WEFT_API int weft_run(void);
  * nothing is stopped), -EPERM (called from a fiber), -ESRCH (not running). */
 WEFT_API int weft_shutdown(void);
 
-/* A fiber that did not finish within weft_shutdown_grace's deadline: its
- * id, name ("" if none; valid during the call) and spawn site. */
-typedef void (*weft_straggler_fn)(uint64_t id, const char *name, const char *file, int line,
+/* A fiber that did not finish within weft_shutdown_grace's deadline: the
+ * weft_fiber_t naming it, its name ("" if none; valid during the call) and
+ * its spawn site. */
+typedef void (*weft_straggler_fn)(uint64_t fiber, const char *name, const char *file, int line,
 				  void *ctx);
 
 /* Graceful shutdown: cancel every fiber (detached ones too, and those not
@@ -159,10 +160,14 @@ WEFT_API int weft_sleep_until(int64_t deadline);
 
 /* ---- Fibers ------------------------------------------------------------ */
 
-/* A fiber handle. It names one fiber for as long as the handle is held:
- * until weft_fiber_join succeeds or weft_fiber_detach. A handle's value comes
- * back only after its slot has been reused 2^32 times, so a stale handle is
- * detected (-ESRCH), not misdirected. 0 is never a valid handle. */
+/* A fiber's one identity: a 64-bit value never reused in the process (0
+ * names no fiber), taken by every call that acts on a fiber: join and
+ * detach, cancel, weft_fiber_interrupt, weft_msg_send (it is the fiber's
+ * pid) and what diagnostics print. The spawner owns the fiber's record
+ * through it (weft_fiber_spawn with out): only the owner joins or detaches,
+ * once. Anyone else may use the value while the fiber lives, and after: a
+ * call on a fiber that has finished and been joined (or finished detached)
+ * gets -ESRCH, never another fiber. */
 typedef uint64_t weft_fiber_t;
 
 typedef void *(*weft_fn)(void *arg);
@@ -193,9 +198,8 @@ enum {
  * be joined or detached. Callable from fibers and plain threads. Returns 0,
  * -EINVAL (fn NULL; stack_size below 4 KiB or above 1 GiB; fls not a
  * WEFT_FLS_* mode; flags other than WEFT_ATTR_*; a supervisor channel whose
- * elements are not sizeof(weft_exit_t)), -ENOMEM (no memory for the fiber, its stack, a
- * local-storage table or a supervised fiber's pid: the runtime keeps
- * running), -ESRCH (runtime not running). The macro records the spawn site
+ * elements are not sizeof(weft_exit_t)), -ENOMEM (no memory for the fiber, its stack or a
+ * local-storage table: the runtime keeps running), -ESRCH (runtime not running). The macro records the spawn site
  * for diagnostics. */
 #define weft_fiber_spawn(out, attr, fn, arg) \
 	weft_fiber_spawn_at((out), (attr), (fn), (arg), __FILE__, __LINE__)
@@ -203,16 +207,19 @@ WEFT_API int weft_fiber_spawn_at(weft_fiber_t *out, const weft_attr_t *attr, wef
 				 const char *file, int line);
 
 /* Wait until fiber f has finished and collect what fn returned (or what it
- * passed to weft_fiber_exit) into *result (result may be NULL); the handle is
- * then released. Joining awaits the fiber's future. Returns 0; -ETIMEDOUT or
- * -ECANCELED (the handle stays valid: join again later); -ESRCH (f is not a
- * held handle: never valid, already joined or detached); -EDEADLK (f is the
- * caller); -EBUSY (another caller is already joining f). */
+ * passed to weft_fiber_exit) into *result (result may be NULL); f is then
+ * released: its record is freed and f names nothing from then on. Only the
+ * spawner that received f (or whoever it passed f to) joins. Joining awaits
+ * the fiber's future. Returns 0; -ETIMEDOUT or -ECANCELED (f stays held:
+ * join again later); -ESRCH (f is not held: never valid, already joined or
+ * detached, or spawned with out NULL); -EDEADLK (f is the caller); -EBUSY
+ * (another caller is already joining f). */
 WEFT_API int weft_fiber_join(weft_fiber_t f, int64_t deadline, void **result);
 
-/* Give up the handle: the fiber's memory is freed as soon as it finishes.
- * Returns 0, -ESRCH (not a held handle), -EBUSY (someone is joining it),
- * -EPERM (f is the caller: the handle belongs to its spawner). */
+/* Give up the ownership of f: the fiber's memory is freed as soon as it
+ * finishes (f names it until then). Returns 0, -ESRCH (f is not held: as
+ * for join), -EBUSY (someone is joining it), -EPERM (f is the caller: it
+ * belongs to its spawner). */
 WEFT_API int weft_fiber_detach(weft_fiber_t f);
 
 /* Ask fiber f to stop: the call it is blocked in, or the next call that
@@ -222,7 +229,8 @@ WEFT_API int weft_fiber_detach(weft_fiber_t f);
  * merge into one. A fiber that has not run yet gets it at its first such call;
  * one that holds cancellation off, at the first after its hold ends.
  * Returns 0; -ESRCH (not a held handle); -EALREADY (f has already finished:
- * nothing to cancel). */
+ * nothing to cancel). Anyone may cancel f, held or detached; -ESRCH once it
+ * has finished and been joined, or finished detached. */
 WEFT_API int weft_fiber_cancel(weft_fiber_t f);
 
 /* Let other runnable fibers run; the caller is queued behind them. From a
@@ -247,13 +255,9 @@ WEFT_API int weft_fiber_cancel_release(void);
  * destructor run by the fiber's own exit, -EALREADY). */
 WEFT_API int weft_fiber_exit(void *result);
 
-/* The handle of the calling fiber, or 0 from a plain thread. The caller does
- * not own it (it must not join or detach itself). */
+/* The calling fiber's weft_fiber_t (also its pid), or 0 from a plain
+ * thread. The caller does not own it (it must not join or detach itself). */
 WEFT_API weft_fiber_t weft_fiber_self(void);
-
-/* The calling fiber's id: a small number, unique in the process, the one
- * diagnostics print. 0 from a plain thread. */
-WEFT_API uint64_t weft_fiber_id(void);
 
 /* The calling fiber's name ("" if none), or NULL from a plain thread. */
 WEFT_API const char *weft_fiber_name(void);
@@ -482,25 +486,22 @@ WEFT_API unsigned weft_sem_value(weft_sem_t *s);
 
 /* ---- Processes and messages ------------------------------------------- */
 
-/* A process id: names a fiber or a step-process (below) for messages. A
- * 64-bit number never reused in the process; 0 is never a pid. A fiber's
- * pid is given out (and its mailbox made, about 90 bytes) the first time
- * weft_pid_self, weft_fiber_pid or weft_msg_recv asks for it: a fiber that never
- * uses messages costs nothing more. Plain threads have no pid; they can
- * send. */
+/* A process id: what messages are addressed to. A fiber's pid is its
+ * weft_fiber_t; a step-process (below) has one of its own, from the same
+ * space (they never collide). Never reused in the process; 0 is never a
+ * pid. A fiber's mailbox (about 90 bytes) is made the first time a message
+ * is sent to it or it uses its own (weft_msg_recv, weft_mailbox_*): a fiber
+ * that never uses messages costs nothing more. Plain threads have no pid;
+ * they can send. */
 typedef uint64_t weft_pid_t;
 
 #define WEFT_MSG_MAX (64 * 1024)    /* bytes in one message */
 #define WEFT_MAILBOX_CAP 64         /* messages a mailbox holds, by default */
 #define WEFT_MAILBOX_CAP_MAX 65536
 
-/* The calling fiber's pid (in a step callback: the step-process's), or 0
- * from a plain thread or when there is no memory for the mailbox. */
+/* The calling process's pid: in a step callback the step-process's, else
+ * weft_fiber_self() (0 from a plain thread). */
 WEFT_API weft_pid_t weft_pid_self(void);
-
-/* Fiber f's pid. Returns 0, -EINVAL (out NULL), -ESRCH (f is not a held
- * handle, or the fiber has finished), -ENOMEM. */
-WEFT_API int weft_fiber_pid(weft_fiber_t f, weft_pid_t *out);
 
 /* Copy len bytes from msg (NULL if len is 0) into pid's mailbox: a message
  * is a copy, and msg may be reused at once. Any fiber or plain thread may
@@ -508,10 +509,11 @@ WEFT_API int weft_fiber_pid(weft_fiber_t f, weft_pid_t *out);
  * (WEFT_MAILBOX_CAP messages unless its owner changed it) makes the sender
  * wait, first come first served, until the owner takes one. Returns 0 (the
  * message is queued); -ESRCH (no such process: pid 0, never given out, or
- * the process has ended: after a join, always; a sender waiting when it ends
- * too); -ETIMEDOUT (still full at the deadline; deadline 0 tries once);
- * -ECANCELED (nothing was sent); -EINVAL (msg NULL with len > 0); -EMSGSIZE
- * (len above WEFT_MSG_MAX); -ENOMEM. In a step callback it never waits (as
+ * the process has ended: once a fiber's exit has begun, always; a sender
+ * waiting when it ends too); -ETIMEDOUT (still full at the deadline;
+ * deadline 0 tries once); -ECANCELED (nothing was sent); -EINVAL (msg NULL with len > 0); -EMSGSIZE
+ * (len above WEFT_MSG_MAX); -ENOMEM (for the message, or for the fiber's
+ * first mailbox). In a step callback it never waits (as
  * deadline 0). */
 WEFT_API int weft_msg_send(weft_pid_t pid, const void *msg, size_t len, int64_t deadline);
 
@@ -660,7 +662,7 @@ WEFT_API int weft_fiber_join_status(weft_fiber_t f, int64_t deadline, void **res
 
 /* What a supervised fiber (attr->supervisor) sends on its supervisor
  * channel as it ends: after its local-storage destructors and after its
- * mailbox has closed (a send to pid fails with -ESRCH from then on), before
+ * mailbox has closed (a send to it fails with -ESRCH from then on), before
  * it counts as finished (join and weft_run wait for the send). The send
  * waits for room as weft_chan_send with no deadline: nothing is dropped,
  * except when the channel is closed (-EPIPE) or a cancellation request made
@@ -670,9 +672,7 @@ WEFT_API int weft_fiber_join_status(weft_fiber_t f, int64_t deadline, void **res
  * room: a supervisor that joins its children before reading their reports
  * deadlocks on a full channel. The channel must outlive its fibers. */
 typedef struct weft_exit {
-	weft_pid_t pid;     /* the fiber's pid, given out at spawn */
-	weft_fiber_t fiber; /* its handle (stale once joined or detached) */
-	uint64_t id;        /* its weft_fiber_id */
+	weft_fiber_t fiber; /* the fiber (its pid too; a send to it fails) */
 	int status;         /* its exit status: 0, -ECANCELED, or an error */
 	void *result;       /* what it returned (NULL after weft_fiber_fail) */
 } weft_exit_t;
@@ -789,29 +789,20 @@ WEFT_API int weft_dump(void);
  * Returns as weft_dump, and -EINVAL for fn NULL. */
 WEFT_API int weft_dump_to(weft_dump_fn fn, void *ctx);
 
-/* A reference to a fiber that keeps its record alive (not the fiber: it
- * may finish), for weft_fiber_interrupt from contexts that cannot look a
- * handle up: interrupt handlers on bare metal, signal handlers. Take it
- * beforehand, from a fiber or plain thread. */
-typedef struct weft_fiber_ref weft_fiber_ref_t;
-
-/* Returns 0 and *out; -EINVAL (out NULL); -ESRCH (f is not a held handle). */
-WEFT_API int weft_fiber_ref(weft_fiber_t f, weft_fiber_ref_t **out);
-
-/* Drop the reference (NULL: nothing). From fibers and plain threads only. */
-WEFT_API void weft_fiber_ref_release(weft_fiber_ref_t *r);
-
 /* Ask the fiber to stop at its next yield point: a cancellation request,
  * as weft_fiber_cancel's (it merges with one), delivered as -ECANCELED by
  * the next weft_fiber_yield (a loop that only computes and yields), by the
  * call it is blocked in, or by its next call that would block; after its
  * hold ends if it holds cancellation off. Callable from anywhere: fibers,
  * other OS threads, signal handlers, bare-metal interrupt handlers. It
- * takes no lock and allocates nothing; waking a parked fiber is left to the
- * workers, which it wakes. Returns 0, -EINVAL (r NULL), -EALREADY (the
- * fiber has finished). (From a fiber or thread holding the handle,
- * weft_fiber_cancel does the same.) */
-WEFT_API int weft_fiber_interrupt(weft_fiber_ref_t *r);
+ * takes no lock, no reference and allocates nothing (it finds f in the
+ * fiber table, whose records are not freed while the runtime runs: call it
+ * between weft_init and the end of weft_shutdown); waking a parked fiber is
+ * left to the workers, which it wakes. Returns 0, -EALREADY (the fiber has
+ * finished), -ESRCH (f names no fiber now: never valid, or finished and
+ * joined or detached). (From a fiber or plain thread, weft_fiber_cancel
+ * does the same.) */
+WEFT_API int weft_fiber_interrupt(weft_fiber_t f);
 
 #ifdef __cplusplus
 }

@@ -32,7 +32,7 @@ void weft__dump_init(void)
 }
 
 struct ident {
-	uint64_t id, parent_id;
+	weft_fiber_t id, parent;
 	char parent_name[WEFT_NAME_MAX];
 };
 
@@ -80,8 +80,8 @@ static void collect(struct weft__fiber *f, void *arg)
 		d->cap = ncap;
 	}
 	struct ident *e = &d->ids[d->nids++];
-	e->id = f->id;
-	e->parent_id = f->parent_id;
+	e->id = f->handle;
+	e->parent = f->parent;
 	memcpy(e->parent_name, f->parent_name, WEFT_NAME_MAX);
 	e->parent_name[WEFT_NAME_MAX - 1] = 0;
 }
@@ -92,7 +92,7 @@ static int by_id(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static const struct ident *find(struct dump *d, uint64_t id)
+static const struct ident *find(struct dump *d, weft_fiber_t id)
 {
 	struct ident key = {.id = id};
 	return d->nids ? bsearch(&key, d->ids, d->nids, sizeof key, by_id) : NULL;
@@ -117,7 +117,7 @@ static void print_one(struct weft__fiber *f, void *arg)
 	unsigned st = PW_STATE(pw);
 	int worker = on_worker(f);
 	bool parked = false;
-	put(line, sizeof line, &n, "weft: fiber %llu \"%s\" ", (unsigned long long)f->id, f->name);
+	put(line, sizeof line, &n, "weft: fiber %llu \"%s\" ", (unsigned long long)f->handle, f->name);
 	if (atomic_load(&f->done.state) != FS_PENDING) {
 		put(line, sizeof line, &n, "finished (not joined yet)");
 	} else if (st == PS_PARKING || st == PS_PARKED) {
@@ -148,7 +148,7 @@ static void print_one(struct weft__fiber *f, void *arg)
 	/* Where it came from: the spawn site and the chain of spawners. */
 	n = 0;
 	put(line, sizeof line, &n, "    spawned at %s:%d ", f->file ? f->file : "?", f->line);
-	uint64_t pid = f->parent_id;
+	weft_fiber_t pid = f->parent;
 	const char *pname = f->parent_name;
 	if (!pid)
 		put(line, sizeof line, &n, "by a thread");
@@ -160,11 +160,11 @@ static void print_one(struct weft__fiber *f, void *arg)
 			put(line, sizeof line, &n, " (gone)");
 			break;
 		}
-		if (!p->parent_id) {
+		if (!p->parent) {
 			put(line, sizeof line, &n, " <- a thread");
 			break;
 		}
-		pid = p->parent_id;
+		pid = p->parent;
 		pname = p->parent_name;
 	}
 	put(line, sizeof line, &n, "\n");

@@ -14,9 +14,8 @@ static _Noreturn void finish(struct weft__fiber *self, void *result)
 	self->status = weft__exit_status(self);
 	weft__fls_exit(self);
 	weft__gen_exit(self, result);
-	uint64_t pid = self->supervisor ? weft_pid_self() : 0;
 	weft__mbox_exit(self); /* processes: sends fail (-ESRCH) from here on */
-	weft__supervise_exit(self, pid, result, self->status);
+	weft__supervise_exit(self, result, self->status);
 	weft__future_settle(&self->done, FS_RESOLVED, result, 0);
 	if (self->flags & FF_SERVICE)
 		atomic_fetch_sub(&weft__rt.services, 1);
@@ -36,8 +35,6 @@ static void fiber_main(void *arg)
 
 static int spawn(weft_fiber_t *out, const weft_attr_t *attr, weft_fn fn, void *arg,
 		 const char *file, int line, unsigned flags);
-static int release_handle(struct weft__fiber *f);
-
 int weft_fiber_spawn_at(weft_fiber_t *out, const weft_attr_t *attr, weft_fn fn, void *arg,
 			const char *file, int line)
 {
@@ -90,10 +87,12 @@ static int spawn(weft_fiber_t *out, const weft_attr_t *attr, weft_fn fn, void *a
 	}
 
 	/* A pooled struct keeps its park generation, so no wake meant for its
-	 * previous life can match a park of this one. */
+	 * previous life can match a park of this one; and a
+	 * weft_fiber_interrupt for that life, which saw the old park word,
+	 * cannot match it either: release, after the record's new handle. */
 	uint64_t pw = atomic_load_explicit(&f->park, memory_order_relaxed);
 	atomic_store_explicit(&f->park, PW_MAKE(PW_GEN(pw) + 1, 0, PS_RUNNING),
-			      memory_order_relaxed);
+			      memory_order_release);
 	f->flags = flags;
 	f->next = NULL;
 	f->timer_slot = 0;
@@ -109,8 +108,8 @@ static int spawn(weft_fiber_t *out, const weft_attr_t *attr, weft_fn fn, void *a
 	atomic_store_explicit(&f->joining, 0, memory_order_relaxed);
 	memset(f->name, 0, sizeof f->name);
 	memset(f->parent_name, 0, sizeof f->parent_name);
-	f->parent_id = 0;
-	f->id = weft__fiber_new_id(w);
+	f->parent = 0;
+	weft__fiber_count_spawn(w);
 	f->fn = fn;
 	f->arg = arg;
 	f->stack = stack;
@@ -120,32 +119,16 @@ static int spawn(weft_fiber_t *out, const weft_attr_t *attr, weft_fn fn, void *a
 		strncpy(f->name, attr->name, WEFT_NAME_MAX - 1);
 	struct weft__fiber *parent = w ? w->cur : NULL;
 	if (parent) {
-		f->parent_id = parent->id;
+		f->parent = parent->handle;
 		memcpy(f->parent_name, parent->name, WEFT_NAME_MAX);
 	}
 	weft__future_init(&f->done);
-	/* A supervised fiber gets its pid now, so that its report can never
-	 * lack one: held for weft_fiber_pid, and let go of if out is NULL. */
 	/* The stores above are relaxed (a locked instruction each would cost
 	 * more than the rest of spawn): this seq_cst store of refs publishes
 	 * them to anyone who finds the record through the handle table, which
 	 * takes its reference with a CAS on refs. */
-	atomic_store_explicit(&f->handle_held, out || sup ? 1 : 0, memory_order_relaxed);
-	atomic_store(&f->refs, out || sup ? 2 : 1);
-	if (sup) {
-		weft_pid_t pid;
-		err = weft_fiber_pid(f->handle, &pid);
-		if (err) {
-			atomic_store(&f->handle_held, 0);
-			weft__fiber_unref(f);
-			weft__fiber_unref(f);
-			weft__stack_put(w, &stack);
-			weft__fls_drop(fls);
-			return err;
-		}
-		if (!out)
-			release_handle(f);
-	}
+	atomic_store_explicit(&f->handle_held, out ? 1 : 0, memory_order_relaxed);
+	atomic_store(&f->refs, out ? 2 : 1);
 	/* Spawned while shutdown cancels everything: start with the request.
 	 * The sweep sets draining before it walks the table, and this looks
 	 * after the fiber became visible to it (refs above, both seq_cst), so
@@ -213,7 +196,7 @@ int weft_fiber_join(weft_fiber_t h, int64_t deadline, void **result)
 int weft_fiber_join_status(weft_fiber_t h, int64_t deadline, void **result, int *status)
 {
 	struct weft__fiber *f;
-	int err = weft__fiber_lookup(h, &f);
+	int err = weft__fiber_lookup(h, true, &f);
 	if (err)
 		return err;
 	struct weft__worker *w = weft__worker_self();
@@ -244,7 +227,7 @@ int weft_fiber_join_status(weft_fiber_t h, int64_t deadline, void **result, int 
 int weft_fiber_detach(weft_fiber_t h)
 {
 	struct weft__fiber *f;
-	int err = weft__fiber_lookup(h, &f);
+	int err = weft__fiber_lookup(h, true, &f);
 	if (err)
 		return err;
 	struct weft__worker *w = weft__worker_self();
@@ -263,7 +246,7 @@ int weft_fiber_detach(weft_fiber_t h)
 int weft_fiber_cancel(weft_fiber_t h)
 {
 	struct weft__fiber *f;
-	int err = weft__fiber_lookup(h, &f);
+	int err = weft__fiber_lookup(h, false, &f);
 	if (err)
 		return err;
 	if (atomic_load(&f->done.state) != FS_PENDING)
@@ -302,12 +285,6 @@ weft_fiber_t weft_fiber_self(void)
 {
 	struct weft__worker *w = weft__worker_self();
 	return w && w->cur ? w->cur->handle : 0;
-}
-
-uint64_t weft_fiber_id(void)
-{
-	struct weft__worker *w = weft__worker_self();
-	return w && w->cur ? w->cur->id : 0;
 }
 
 const char *weft_fiber_name(void)

@@ -1,19 +1,23 @@
 /* SPDX-License-Identifier: MIT */
-/* The fiber handle table and the pool of fiber records behind it.
+/* The fiber table: the weft_fiber_t values that name fibers, and the pool
+ * of fiber records behind them.
  *
- * A handle is (generation << 32 | slot + 1) in a table of slots; a slot's
- * generation moves on when its fiber is freed, so a stale handle (joined
- * twice, detached, never valid) is told apart from a live one and gets
- * -ESRCH instead of reaching another fiber. A slot whose generation would
- * wrap is retired with its record instead of reused, so no handle is ever
- * issued twice.
+ * A weft_fiber_t is (generation << SLOT_BITS | slot + 1) in a table of
+ * slots: the fiber's one identity (join, cancel, interrupt, messages and
+ * the diagnostics all take it). A slot's generation moves on when its
+ * fiber is freed, so a stale value (joined twice, detached and finished,
+ * never valid) is told apart from a live one and gets -ESRCH instead of
+ * reaching another fiber. Generations have 40 bits; a slot whose
+ * generation would wrap is retired with its record instead of reused, so
+ * no value is ever issued twice. Bit 63 is never set: it marks the pids of
+ * step-processes, which share weft_msg_send with fibers.
  *
  * Each fiber record owns its slot for good, and records are never returned
  * to malloc while the runtime runs, so a lookup may read one that was just
  * freed: it takes a reference only if the count is not zero and then checks
- * the handle again. Free records wait in a cache on the worker that freed
+ * the value again. Free records wait in a cache on the worker that freed
  * them, moved to and from a shared pool BATCH at a time, so a spawn and an
- * exit on a worker take no lock; ids come to each worker ID_BATCH at a time.
+ * exit on a worker take no lock.
  *
  * The table also lists every fiber, held or detached, for shutdown and the
  * diagnostics: they walk the slots the same way (weft__fibers_each). */
@@ -24,11 +28,13 @@
 #define CHUNK 4096
 #define MAX_CHUNKS 1024 /* 4M fibers at once */
 #define BATCH 32        /* records moved between a worker's cache and the pool */
-#define ID_BATCH 256
+#define SLOT_BITS WEFT__FIBER_SLOT_BITS /* slot + 1, up to CHUNK * MAX_CHUNKS = 2^22 */
+#define SLOT_MASK ((UINT64_C(1) << SLOT_BITS) - 1)
+#define GEN_LAST ((UINT64_C(1) << 40) - 1) /* bits 23-62 */
 
 struct slot {
 	_Atomic(struct weft__fiber *) f; /* the record that owns it, NULL = none */
-	uint32_t gen;       /* the generation its next handle gets */
+	uint64_t gen;       /* the generation its next value gets */
 	uint32_t next_free; /* without a record: index + 1 of the next, 0 = none */
 };
 
@@ -36,7 +42,6 @@ static weft__lock_t table_lock = WEFT__LOCK_INIT;
 static struct slot *_Atomic chunks[MAX_CHUNKS];
 static uint32_t nslots, free_head; /* table_lock */
 static struct weft__fiber *pool;   /* free records, table_lock */
-static _Atomic uint64_t next_id = 1;
 static _Atomic uint64_t spawned_outside; /* by plain threads, and by workers gone */
 
 static struct slot *slot_at(uint32_t idx)
@@ -81,7 +86,7 @@ static struct weft__fiber *pool_take(void)
 	return f;
 }
 
-/* A free record for a spawn on w (NULL: a plain thread), its handle set. */
+/* A free record for a spawn on w (NULL: a plain thread), its value set. */
 struct weft__fiber *weft__fiber_record_get(struct weft__worker *w)
 {
 	struct weft__fiber *f;
@@ -103,7 +108,10 @@ struct weft__fiber *weft__fiber_record_get(struct weft__worker *w)
 		if (!f)
 			return NULL;
 	}
-	f->handle = ((uint64_t)slot_at(f->slot)->gen << 32) | (f->slot + 1);
+	/* Before the park word's new generation is stored (release) at the
+	 * spawn: weft_fiber_interrupt relies on that order. */
+	atomic_store_explicit(&f->handle, (slot_at(f->slot)->gen << SLOT_BITS) | (f->slot + 1),
+			      memory_order_relaxed);
 	return f;
 }
 
@@ -129,14 +137,13 @@ void weft__fiber_cache_drain(struct weft__worker *w)
 }
 
 /* The last reference is gone: the record is free, its slot's generation
- * moves on. After 2^32 fibers the next generation would repeat the first:
+ * moves on. After 2^40 fibers the next generation would repeat the first:
  * the slot and its record then stay out of use for good. */
 static void record_free(struct weft__fiber *f)
 {
 	struct slot *s = slot_at(f->slot);
-	f->handle = 0;
-	f->id = 0; /* weft__fiber_peek looks for live ids only */
-	if (s->gen == UINT32_MAX)
+	atomic_store_explicit(&f->handle, 0, memory_order_relaxed); /* for weft__fiber_peek */
+	if (s->gen == GEN_LAST)
 		return;
 	s->gen++;
 	struct weft__worker *w = weft__worker_self();
@@ -159,30 +166,29 @@ void weft__fiber_unref(struct weft__fiber *f)
 		record_free(f);
 }
 
-/* A new fiber id: unique, from w's batch (or one at a time for a plain
- * thread). */
-uint64_t weft__fiber_new_id(struct weft__worker *w)
+void weft__fiber_count_spawn(struct weft__worker *w)
 {
 	if (!w) {
 		atomic_fetch_add_explicit(&spawned_outside, 1, memory_order_relaxed);
-		return atomic_fetch_add(&next_id, 1);
+		return;
 	}
 	atomic_store_explicit(&w->spawned,
 			      atomic_load_explicit(&w->spawned, memory_order_relaxed) + 1,
 			      memory_order_relaxed);
-	if (w->id_next == w->id_end) {
-		w->id_next = atomic_fetch_add(&next_id, ID_BATCH);
-		w->id_end = w->id_next + ID_BATCH;
-	}
-	return w->id_next++;
 }
 
-int weft__fiber_lookup(weft_fiber_t h, struct weft__fiber **out)
+/* The slot value h names, or NULL (0, a step-process's pid, out of range). */
+static struct slot *slot_of(weft_fiber_t h)
 {
-	uint32_t idx = (uint32_t)h - 1;
-	if ((uint32_t)h == 0 || idx >= CHUNK * MAX_CHUNKS)
-		return -ESRCH;
-	struct slot *s = slot_at(idx);
+	uint64_t idx = (h & SLOT_MASK) - 1;
+	if ((h & SLOT_MASK) == 0 || idx >= CHUNK * MAX_CHUNKS || (h >> 63))
+		return NULL;
+	return slot_at((uint32_t)idx);
+}
+
+int weft__fiber_lookup(weft_fiber_t h, bool owned, struct weft__fiber **out)
+{
+	struct slot *s = slot_of(h);
 	struct weft__fiber *f = s ? atomic_load_explicit(&s->f, memory_order_acquire) : NULL;
 	if (!f)
 		return -ESRCH;
@@ -192,7 +198,8 @@ int weft__fiber_lookup(weft_fiber_t h, struct weft__fiber **out)
 			return -ESRCH;
 	} while (!atomic_compare_exchange_weak_explicit(&f->refs, &r, r + 1, memory_order_acq_rel,
 							memory_order_relaxed));
-	if (f->handle != h || !atomic_load(&f->handle_held)) {
+	if (atomic_load_explicit(&f->handle, memory_order_relaxed) != h ||
+	    !weft__fiber_named(f, owned)) {
 		weft__fiber_unref(f);
 		return -ESRCH;
 	}
@@ -200,10 +207,15 @@ int weft__fiber_lookup(weft_fiber_t h, struct weft__fiber **out)
 	return 0;
 }
 
-void weft__fiber_slot_age(weft_fiber_t h, uint32_t gen)
+uint64_t weft__fiber_gen_last(void)
+{
+	return GEN_LAST;
+}
+
+void weft__fiber_slot_age(weft_fiber_t h, uint64_t gen)
 {
 	weft__lock(&table_lock);
-	struct slot *s = slot_at((uint32_t)h - 1);
+	struct slot *s = slot_of(h);
 	if (s)
 		s->gen = gen;
 	weft__unlock(&table_lock);
@@ -223,7 +235,7 @@ void weft__fibers_reset(void)
 			continue;
 		free(f);
 		atomic_store_explicit(&s->f, NULL, memory_order_relaxed);
-		if (s->gen == UINT32_MAX)
+		if (s->gen == GEN_LAST)
 			continue; /* retired */
 		s->next_free = free_head;
 		free_head = idx + 1;
@@ -260,24 +272,17 @@ void weft__fibers_each(void (*fn)(struct weft__fiber *f, void *ctx), void *ctx)
 		} while (!atomic_compare_exchange_weak(&f->refs, &r, r + 1));
 		if (r == 0)
 			continue;
-		if ((uint32_t)f->handle == idx + 1)
+		if ((atomic_load_explicit(&f->handle, memory_order_relaxed) & SLOT_MASK) == idx + 1)
 			fn(f, ctx);
 		weft__fiber_unref(f);
 	}
 }
 
-struct weft__fiber *weft__fiber_peek(uint64_t id)
+struct weft__fiber *weft__fiber_peek(weft_fiber_t h)
 {
-	for (uint32_t c = 0; c < MAX_CHUNKS; c++) {
-		struct slot *chunk = atomic_load_explicit(&chunks[c], memory_order_acquire);
-		if (!chunk)
-			break; /* chunks are filled in order */
-		for (uint32_t i = 0; i < CHUNK; i++) {
-			struct weft__fiber *f =
-				atomic_load_explicit(&chunk[i].f, memory_order_acquire);
-			if (f && f->id == id)
-				return f;
-		}
-	}
-	return NULL;
+	struct slot *s = slot_of(h);
+	struct weft__fiber *f = s ? atomic_load_explicit(&s->f, memory_order_acquire) : NULL;
+	if (!f || atomic_load_explicit(&f->handle, memory_order_acquire) != h)
+		return NULL;
+	return f;
 }

@@ -94,9 +94,8 @@ struct weft__fiber {
 	struct weft__fiber *next; /* run-queue and pool link */
 
 	/* identity and lifetime */
-	uint64_t handle;          /* the weft_fiber_t naming it */
-	uint64_t id;
-	uint32_t slot;            /* its handle-table slot, for good (fiber.c) */
+	_Atomic uint64_t handle;  /* the weft_fiber_t naming it; 0 while free */
+	uint32_t slot;            /* its slot in the fiber table, for good (fibtab.c) */
 	_Atomic int refs;         /* one for being alive, one for a held handle */
 	_Atomic int handle_held;
 	_Atomic int joining;
@@ -109,15 +108,16 @@ struct weft__fiber {
 
 	size_t timer_slot;        /* timer heap index + 1, 0 when not armed */
 	unsigned cancel_hold;     /* weft_fiber_cancel_hold depth; only the fiber touches it */
-	/* processes (mailbox.c): NULL until its pid is first asked for, then
-	 * its mailbox; WEFT__MBOX_GONE once it has exited */
+	/* processes (mailbox.c): NULL until the first message is sent to it
+	 * or it asks for one, then its mailbox; WEFT__MBOX_GONE once it has
+	 * exited */
 	struct weft__mbox *_Atomic mbox;
 
 	/* diagnostics */
 	char name[WEFT_NAME_MAX];
 	const char *file;
 	int line;
-	uint64_t parent_id;
+	weft_fiber_t parent;      /* its spawner, 0 for a plain thread */
 	char parent_name[WEFT_NAME_MAX];
 	/* what its latest park waits on (weft__park_begin_why; a string
 	 * literal) and since when (arch_cycles(), stored only when it really
@@ -174,11 +174,10 @@ struct weft__worker {
 	unsigned ncached;
 	struct shim_stack cache[64];     /* default-size stacks for reuse (stack.c) */
 	unsigned stack_pressure;         /* stack.c's pressure count, as last seen */
-	/* fiber.c: free fiber records (each keeps its handle slot), moved to
-	 * and from the shared pool in batches; ids handed out from a batch */
+	/* fibtab.c: free fiber records (each keeps its slot), moved to and
+	 * from the shared pool in batches */
 	struct weft__fiber *fpool;
 	unsigned nfpool;
-	uint64_t id_next, id_end;
 	_Atomic uint64_t spawned;        /* fibers spawned by code running here */
 	_Atomic int64_t live_credit;     /* counted in weft__rt.live, not yet spawned */
 	/* counters for weft_worker_stats: one writer each (this worker),
@@ -405,9 +404,9 @@ void weft__chan_dequeue(weft_chan_t *c, bool send, struct weft__waiter *w);
 /* ---- Fibers (fiber.c, fibtab.c, stack.c) -------------------------------- */
 
 /* fibtab.c: a free record for a spawn on w (NULL: a plain thread), its
- * handle set, or NULL (-ENOMEM); a new unique fiber id, from w's batch. */
+ * handle set, or NULL (-ENOMEM); count a spawn for weft_stats. */
 struct weft__fiber *weft__fiber_record_get(struct weft__worker *w);
-uint64_t weft__fiber_new_id(struct weft__worker *w);
+void weft__fiber_count_spawn(struct weft__worker *w);
 void weft__fiber_unref(struct weft__fiber *f);
 void weft__fiber_release_stack(struct weft__worker *w, struct weft__fiber *f);
 /* Before f first runs on w (its context's sp is NULL until then): its
@@ -437,18 +436,34 @@ uint64_t weft__fibers_spawned(void);
 /* Call fn on every fiber that has a record (running, queued, parked, or
  * finished with a held handle), holding a reference across the call. */
 void weft__fibers_each(void (*fn)(struct weft__fiber *f, void *ctx), void *ctx);
-/* For the fault handler: the record of the live fiber whose id is id, or
- * NULL. No lock, no reference, no allocation (async-signal-safe), a scan
- * bounded by the table's size. Records are never freed while the runtime
+/* For the fault handler and interrupts: the record of the fiber h names
+ * while it has one, or NULL. No lock, no reference, no allocation
+ * (async-signal-safe), O(1). Records are never freed while the runtime
  * runs, so the result is readable, but it may be reused at any moment:
- * copy what is needed, then check its id again. */
-struct weft__fiber *weft__fiber_peek(uint64_t id);
-/* The fiber a held handle names, with a reference (drop it with
- * weft__fiber_unref), or -ESRCH. */
-int weft__fiber_lookup(weft_fiber_t h, struct weft__fiber **out);
-/* Tests only: set the generation of the slot that handle h names, so that a
- * generation's wrap is reached without 2^32 spawns. */
-void weft__fiber_slot_age(weft_fiber_t h, uint32_t gen);
+ * copy what is needed, then check its handle again (acquire). */
+struct weft__fiber *weft__fiber_peek(weft_fiber_t h);
+/* The fiber h names, with a reference (drop it with weft__fiber_unref), or
+ * -ESRCH. owned: only while h is held (not joined or detached yet), for
+ * join and detach; otherwise while the fiber is alive or finished and still
+ * held (weft__fiber_named). */
+int weft__fiber_lookup(weft_fiber_t h, bool owned, struct weft__fiber **out);
+/* Whether f's value still names it: while its owner holds it, and for
+ * anyone but the owner also while it has not finished (a joined fiber, or a
+ * detached one that has finished, is gone even if its record lingers until
+ * its worker lets go of it). */
+static inline bool weft__fiber_named(struct weft__fiber *f, bool owned)
+{
+	if (atomic_load(&f->handle_held))
+		return true;
+	return !owned && atomic_load_explicit(&f->done.state, memory_order_acquire) == FS_PENDING;
+}
+/* A weft_fiber_t is generation << WEFT__FIBER_SLOT_BITS | slot + 1. */
+#define WEFT__FIBER_SLOT_BITS 23
+/* Tests only: set the generation of the slot that h names, so that a
+ * generation's wrap is reached without 2^40 spawns; the last generation a
+ * slot may have. */
+void weft__fiber_slot_age(weft_fiber_t h, uint64_t gen);
+uint64_t weft__fiber_gen_last(void);
 
 /* ---- Processes (mailbox.c) ---------------------------------------------- */
 
@@ -476,7 +491,7 @@ void weft__fls_exit(struct weft__fiber *self);
 void weft__gen_exit(struct weft__fiber *self, void *result);
 /* The exit path of a supervised fiber (after weft__mbox_exit): send its
  * weft_exit_t on its supervisor channel. */
-void weft__supervise_exit(struct weft__fiber *self, uint64_t pid, void *result, int status);
+void weft__supervise_exit(struct weft__fiber *self, void *result, int status);
 /* chan.c: a channel's element size. */
 size_t weft__chan_elem_size(weft_chan_t *c);
 

@@ -6,41 +6,32 @@
  *
  * An interrupt handler may have stopped the very code that holds one of the
  * runtime's locks or is halfway through pushing on a deque, so this path
- * takes no lock and queues nothing: it resolves no handle (the caller took a
- * reference beforehand, which keeps the fiber's record from being reused),
- * sets the bit with a compare-and-swap, and if the fiber is parked, raises a
- * flag and wakes every worker with stores and the shim's wake calls. The
- * first worker to look for work sees the flag and wakes the parked fibers
- * whose request is deliverable, from thread context. */
+ * takes no lock, no reference and queues nothing: it finds the record
+ * through the fiber table (weft__fiber_peek: records and the table's chunks
+ * are never freed while the runtime runs), sets the bit with a
+ * compare-and-swap, and if the fiber is parked, raises a flag and wakes
+ * every worker with stores and the shim's wake calls. The first worker to
+ * look for work sees the flag and wakes the parked fibers whose request is
+ * deliverable, from thread context.
+ *
+ * The record may be freed and reused by another fiber at any moment. A
+ * spawn stores the record's new handle and then (release) a park word of a
+ * new generation; so once the park word is read (acquire) and the handle
+ * still matches, that park word is f's, and the compare-and-swap from it
+ * cannot succeed on a later life of the record. */
 #include "internal.h"
 
-int weft_fiber_ref(weft_fiber_t f, weft_fiber_ref_t **out)
+int weft_fiber_interrupt(weft_fiber_t h)
 {
-	if (!out)
-		return -EINVAL;
-	struct weft__fiber *fb;
-	int err = weft__fiber_lookup(f, &fb);
-	if (err)
-		return err;
-	*out = (weft_fiber_ref_t *)fb;
-	return 0;
-}
-
-void weft_fiber_ref_release(weft_fiber_ref_t *r)
-{
-	if (r)
-		weft__fiber_unref((struct weft__fiber *)r);
-}
-
-int weft_fiber_interrupt(weft_fiber_ref_t *r)
-{
-	if (!r)
-		return -EINVAL;
-	struct weft__fiber *f = (struct weft__fiber *)r;
-	if (atomic_load_explicit(&f->done.state, memory_order_acquire) != FS_PENDING)
-		return -EALREADY;
+	struct weft__fiber *f = weft__fiber_peek(h);
+	if (!f)
+		return -ESRCH;
 	uint64_t w = atomic_load_explicit(&f->park, memory_order_acquire);
 	for (;;) {
+		if (atomic_load_explicit(&f->handle, memory_order_acquire) != h)
+			return -ESRCH; /* gone meanwhile */
+		if (atomic_load_explicit(&f->done.state, memory_order_acquire) != FS_PENDING)
+			return weft__fiber_named(f, false) ? -EALREADY : -ESRCH;
 		unsigned st = PW_STATE(w);
 		/* Woken by a request it has not seen yet: they merge (as
 		 * weft__cancel_request). */

@@ -1,17 +1,19 @@
 /* SPDX-License-Identifier: MIT */
 /* Mailboxes: messages copied in by any number of senders and out by the one
- * owner (the registry from pid to mailbox is pid.c).
+ * owner. A message is addressed to a pid: a fiber's weft_fiber_t, or a
+ * step-process's pid (bit 63 set), which the registry in pid.c maps to its
+ * mailbox.
  *
- * A fiber gets its pid and its mailbox together, the
- * first time anyone asks for the pid (weft_pid_self, weft_fiber_pid,
- * weft_msg_recv): a fiber that never uses messages costs one pointer. The
- * fiber's exit path (weft__mbox_exit, before its result settles) swaps that
- * pointer for WEFT__MBOX_GONE, takes the mailbox out of the registry and
- * closes it, so a send after a join fails with -ESRCH.
+ * A fiber gets its mailbox the first time a message is sent to it or it
+ * uses its own (weft_msg_recv, weft_mailbox_*): a fiber that never uses
+ * messages costs one pointer. The fiber's exit path (weft__mbox_exit, before
+ * its result settles) swaps that pointer for WEFT__MBOX_GONE and closes the
+ * mailbox, so a send after the fiber has ended fails with -ESRCH.
  *
- * A sender finds the mailbox under the registry shard's lock and takes a
- * reference before letting go of it; the owner's exit closes the mailbox
- * under the mailbox's own lock; the last reference frees it. So a send that
+ * A sender finds a fiber's mailbox through the fiber table, under a lock
+ * striped by fiber (a step-process's under the registry shard's lock), and
+ * takes a reference before letting go of it; the owner's exit closes the
+ * mailbox under the mailbox's own lock; the last reference frees it. So a send that
  * races with the exit either queues its message before the close (which
  * frees it) or sees "closed": never freed memory. The queue itself is a
  * list under that lock; it holds at most cap messages, and senders beyond
@@ -24,8 +26,9 @@
 
 /* ---- Mailboxes ---------------------------------------------------------- */
 
-int weft__mbox_register(struct weft__mbox *mb, bool step)
+void weft__mbox_init(struct weft__mbox *mb, uint64_t pid, bool step)
 {
+	mb->pid = pid;
 	atomic_store(&mb->refs, 1);
 	mb->lock = (weft__lock_t)WEFT__LOCK_INIT;
 	mb->closed = 0;
@@ -34,7 +37,6 @@ int weft__mbox_register(struct weft__mbox *mb, bool step)
 	mb->cap = WEFT_MAILBOX_CAP;
 	mb->head = mb->tail = NULL;
 	mb->senders = mb->receiver = NULL;
-	return weft__pid_register(mb);
 }
 
 static void append(struct weft__mbox *mb, struct weft__msg *m)
@@ -60,7 +62,8 @@ static void admit(struct weft__mbox *mb)
 
 void weft__mbox_close(struct weft__mbox *mb)
 {
-	weft__pid_unregister(mb);
+	if (mb->step)
+		weft__pid_unregister(mb);
 	weft__lock(&mb->lock);
 	mb->closed = 1;
 	struct weft__waiter *w;
@@ -85,8 +88,8 @@ void weft__mbox_unref(struct weft__mbox *mb)
 }
 
 /* ---- A fiber's mailbox --------------------------------------------------
- * f->mbox is written by its creator (f itself, or weft_fiber_pid on another
- * fiber holding a reference to f) and by f's exit. Creators, and readers
+ * f->mbox is written by its creator (f itself, or a sender holding a
+ * reference to f's record) and by f's exit. Creators, and readers
  * other than f, work under a lock striped by fiber, which the exit takes
  * once after swapping the pointer out: a reader that saw the mailbox is
  * done with it before the exit frees it. */
@@ -109,16 +112,11 @@ static int mbox_of(struct weft__fiber *f, struct weft__mbox **out)
 	if (!mb) {
 		if (!(mb = malloc(sizeof *mb)))
 			return -ENOMEM;
-		int e = weft__mbox_register(mb, false);
-		if (e) {
-			free(mb);
-			return e;
-		}
+		weft__mbox_init(mb, f->handle, false);
 		struct weft__mbox *none = NULL;
 		if (!atomic_compare_exchange_strong(&f->mbox, &none, mb)) {
-			/* f exited meanwhile: nobody has learned this pid. */
-			weft__mbox_close(mb);
-			weft__mbox_unref(mb);
+			/* f exited meanwhile: nobody has seen this mailbox. */
+			free(mb);
 			return -ESRCH;
 		}
 	}
@@ -171,23 +169,25 @@ void weft__mbox_exit(struct weft__fiber *self)
 
 weft_pid_t weft_pid_self(void)
 {
-	struct weft__mbox *mb;
-	return current_mbox(&mb) == 0 ? mb->pid : 0;
+	struct weft__mbox *mb = weft__step_current();
+	return mb ? mb->pid : weft_fiber_self();
 }
 
-int weft_fiber_pid(weft_fiber_t h, weft_pid_t *out)
+/* The mailbox of the process pid names, with a reference: a step-process's
+ * from the registry, a fiber's through the fiber table (made if it has
+ * none). -ESRCH (no such process, or it has ended), -ENOMEM. */
+static int mbox_get(weft_pid_t pid, struct weft__mbox **out)
 {
-	if (!out)
-		return -EINVAL;
+	if (pid & WEFT__PID_STEP)
+		return (*out = weft__mbox_get(pid)) ? 0 : -ESRCH;
 	struct weft__fiber *f;
-	int e = weft__fiber_lookup(h, &f);
+	int e = weft__fiber_lookup(pid, false, &f);
 	if (e)
 		return e;
 	weft__lock_t *l = stripe_of(f);
-	struct weft__mbox *mb;
 	weft__lock(l);
-	if ((e = mbox_of(f, &mb)) == 0)
-		*out = mb->pid;
+	if ((e = mbox_of(f, out)) == 0)
+		atomic_fetch_add_explicit(&(*out)->refs, 1, memory_order_relaxed);
 	weft__unlock(l);
 	weft__fiber_unref(f);
 	return e;
@@ -202,9 +202,10 @@ int weft_msg_send(weft_pid_t to, const void *msg, size_t len, int64_t deadline)
 	/* A step-process never waits: its callbacks run on a shared runner. */
 	if (weft__step_current())
 		deadline = 0;
-	struct weft__mbox *mb = weft__mbox_get(to);
-	if (!mb)
-		return -ESRCH;
+	struct weft__mbox *mb;
+	int r = mbox_get(to, &mb);
+	if (r)
+		return r;
 	struct weft__msg *m = malloc(sizeof *m + len);
 	if (!m) {
 		weft__mbox_unref(mb);
@@ -214,7 +215,6 @@ int weft_msg_send(weft_pid_t to, const void *msg, size_t len, int64_t deadline)
 	if (len)
 		memcpy(m->data, msg, len);
 	weft__lock(&mb->lock);
-	int r;
 	if (mb->closed) {
 		r = -ESRCH;
 	} else if (mb->count < mb->cap && !mb->senders) {

@@ -13,7 +13,7 @@
 struct weft_mutex {
 	weft__lock_t lock;
 	struct weft__fiber *owner; /* NULL: unlocked */
-	uint64_t owner_id;
+	weft_fiber_t owner_handle; /* the record may be reused by another fiber */
 	struct weft__waiter *waiters;
 };
 
@@ -24,13 +24,13 @@ struct weft_cond {
 
 static bool owns(const struct weft_mutex *m, const struct weft__fiber *f)
 {
-	return m->owner == f && m->owner_id == f->id;
+	return m->owner == f && m->owner_handle == f->handle;
 }
 
 static void set_owner(struct weft_mutex *m, struct weft__fiber *f)
 {
 	m->owner = f;
-	m->owner_id = f ? f->id : 0;
+	m->owner_handle = f ? f->handle : 0;
 }
 
 int weft_mutex_create(weft_mutex_t **out)

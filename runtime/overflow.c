@@ -63,7 +63,7 @@ size_t weft__name_fault(uintptr_t addr, char *buf, size_t cap)
 	uintptr_t base = (uintptr_t)f->stack.base;
 	struct out o = {buf, buf + cap - 1};
 	put(&o, "weft: fiber ");
-	put_num(&o, f->id, 10);
+	put_num(&o, f->handle, 10);
 	put(&o, " \"");
 	put(&o, f->name);
 	put(&o, "\" overflowed its stack of ");
@@ -80,7 +80,7 @@ size_t weft__name_fault(uintptr_t addr, char *buf, size_t cap)
 	put_num(&o, (uint64_t)f->line, 10);
 	/* The chain of spawners up to the first plain thread, as weft_dump
 	 * prints it, each found in the fiber table without its lock. */
-	uint64_t pid = f->parent_id;
+	weft_fiber_t pid = f->parent;
 	char pname[WEFT_NAME_MAX];
 	memcpy(pname, f->parent_name, WEFT_NAME_MAX);
 	if (!pid)
@@ -93,10 +93,10 @@ size_t weft__name_fault(uintptr_t addr, char *buf, size_t cap)
 		put(&o, pname);
 		put(&o, "\"");
 		struct weft__fiber *p = weft__fiber_peek(pid);
-		uint64_t next = p ? p->parent_id : 0;
+		weft_fiber_t next = p ? p->parent : 0;
 		if (p)
 			memcpy(pname, p->parent_name, WEFT_NAME_MAX);
-		if (!p || p->id != pid) {
+		if (!p || atomic_load_explicit(&p->handle, memory_order_acquire) != pid) {
 			put(&o, " (gone)");
 			break;
 		}

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* The registry of pids: from a pid to its mailbox, for weft_msg_send. A pid
- * is a 64-bit number from one counter, never reused, shared by fibers and
- * step-processes. Sixteen shards, each a hash table under its own lock that
+/* The registry of step-process pids: from a pid to its mailbox, for
+ * weft_msg_send (a fiber's pid is its weft_fiber_t, found through the fiber
+ * table). A step-process's pid is WEFT__PID_STEP plus a number from one
+ * counter, never reused. Sixteen shards, each a hash table under its own lock that
  * doubles as it fills; a lookup takes a reference on the mailbox before it
  * lets go of the shard. */
 #include <stdlib.h>
@@ -56,7 +57,7 @@ static int grow(struct shard *s)
 
 int weft__pid_register(struct weft__mbox *mb)
 {
-	mb->pid = atomic_fetch_add(&next_pid, 1);
+	mb->pid = WEFT__PID_STEP | atomic_fetch_add(&next_pid, 1);
 	struct shard *s = shard_of(mb->pid);
 	weft__lock(&s->lock);
 	int e = s->n >= s->nb ? grow(s) : 0;
@@ -72,7 +73,7 @@ int weft__pid_register(struct weft__mbox *mb)
 
 struct weft__mbox *weft__mbox_get(uint64_t pid)
 {
-	if (pid == 0)
+	if (!(pid & WEFT__PID_STEP))
 		return NULL;
 	struct shard *s = shard_of(pid);
 	weft__lock(&s->lock);
@@ -106,8 +107,7 @@ void weft__mbox_each_step(void (*fn)(struct weft__mbox *mb))
 		weft__lock(&s->lock);
 		for (uint32_t k = 0; k < s->nb; k++)
 			for (struct weft__mbox *mb = s->b[k]; mb; mb = mb->hnext)
-				if (mb->step)
-					fn(mb);
+				fn(mb);
 		weft__unlock(&s->lock);
 	}
 }

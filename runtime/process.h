@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* The seam between mailboxes and the registry of pids (mailbox.c) and the
- * stackless step-processes (step.c). A mailbox belongs to a fiber (allocated
- * the first time its pid is asked for) or is the head of a step-process. */
+/* The seam between mailboxes (mailbox.c), the registry of step-process pids
+ * (pid.c) and the stackless step-processes (step.c). A mailbox belongs to a
+ * fiber (allocated the first time a message is sent to it or it uses its
+ * own) or is the head of a step-process. */
 #ifndef WEFT_PROCESS_H
 #define WEFT_PROCESS_H
 
@@ -14,8 +15,12 @@ struct weft__msg {
 	unsigned char data[];
 };
 
+/* Bit 63 of a pid: a step-process's (a fiber's pid is its weft_fiber_t,
+ * which never has it). */
+#define WEFT__PID_STEP (UINT64_C(1) << 63)
+
 struct weft__mbox {
-	struct weft__mbox *hnext; /* registry chain */
+	struct weft__mbox *hnext; /* registry chain (step-processes) */
 	uint64_t pid;
 	_Atomic int refs;    /* the owner's, plus one per sender in flight */
 	weft__lock_t lock;   /* guards everything below */
@@ -27,21 +32,23 @@ struct weft__mbox {
 	struct weft__waiter *receiver; /* the owner fiber waiting for a message */
 };
 
-/* Initialise mb (refs 1, a new pid) and publish it under its pid: from then
- * on weft_msg_send finds it. 0 or -ENOMEM. */
-int weft__mbox_register(struct weft__mbox *mb, bool step);
+/* Initialise mb: refs 1, empty, open, named pid. */
+void weft__mbox_init(struct weft__mbox *mb, uint64_t pid, bool step);
 
-/* pid.c: give mb a new pid and publish it under that pid (0 or -ENOMEM);
- * take it out again. */
+/* pid.c: give a step-process's mailbox a new pid (WEFT__PID_STEP set) and
+ * publish it under that pid: from then on weft_msg_send finds it (0 or
+ * -ENOMEM); take it out again. */
 int weft__pid_register(struct weft__mbox *mb);
 void weft__pid_unregister(struct weft__mbox *mb);
 
-/* pid.c: the live mailbox registered under pid, with a reference, or NULL. */
+/* pid.c: the live step-process mailbox registered under pid, with a
+ * reference, or NULL. */
 struct weft__mbox *weft__mbox_get(uint64_t pid);
 
-/* Take mb out of the registry (sends from then on fail with -ESRCH at
- * lookup) and close it: blocked and later senders get -ESRCH. Queued
- * messages stay for the owner to drain until weft__mbox_unref frees them. */
+/* Close mb (a step-process's also leaves the registry, so sends from then
+ * on fail with -ESRCH at lookup): blocked and later senders get -ESRCH.
+ * Queued messages stay for the owner to drain until weft__mbox_unref frees
+ * them. */
 void weft__mbox_close(struct weft__mbox *mb);
 
 /* Drop a reference; the last one frees the queued messages and, for a

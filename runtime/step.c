@@ -365,7 +365,8 @@ int weft_step_spawn(weft_pid_t *out, const weft_step_ops_t *ops, void *arg)
 	 * starts cancelled, as a fiber does. */
 	unsigned ev = EV_INIT | (atomic_load(&weft__rt.draining) ? WEFT_STEP_EV_CANCEL : 0);
 	atomic_store(&p->state, SS_QUEUED | ev << EV_SHIFT);
-	int e = weft__mbox_register(&p->mb, true);
+	weft__mbox_init(&p->mb, 0, true);
+	int e = weft__pid_register(&p->mb);
 	if (e) {
 		free(p);
 		return e;
@@ -389,16 +390,12 @@ int weft_step_spawn(weft_pid_t *out, const weft_step_ops_t *ops, void *arg)
 
 int weft_step_cancel(weft_pid_t pid)
 {
-	struct weft__mbox *mb = weft__mbox_get(pid);
+	struct weft__mbox *mb = weft__mbox_get(pid); /* step-processes only */
 	if (!mb)
 		return -ESRCH;
-	int r = -ESRCH; /* a fiber's pid */
-	if (mb->step) {
-		post((struct weft_step *)mb, WEFT_STEP_EV_CANCEL);
-		r = 0;
-	}
+	post((struct weft_step *)mb, WEFT_STEP_EV_CANCEL);
 	weft__mbox_unref(mb);
-	return r;
+	return 0;
 }
 
 weft_pid_t weft_step_pid(weft_step_t *p)

@@ -31,15 +31,13 @@ int weft__exit_status(struct weft__fiber *self)
 	return status;
 }
 
-void weft__supervise_exit(struct weft__fiber *self, uint64_t pid, void *result, int status)
+void weft__supervise_exit(struct weft__fiber *self, void *result, int status)
 {
 	weft_chan_t *c = self->supervisor;
 	if (!c)
 		return;
 	weft_exit_t e = {
-		.pid = pid,
 		.fiber = self->handle,
-		.id = self->id,
 		.status = status,
 		.result = result,
 	};

@@ -55,11 +55,14 @@ static void test_cancel_bad_handles(void **state)
 	assert_int_equal(weft_fiber_join(f, wt_ms(10000), NULL), 0);
 	assert_int_equal(weft_fiber_cancel(f), -ESRCH);
 
-	/* Detached: the handle is given up, running or not. */
+	/* Detached: still cancellable while it lives (test_fiber's
+	 * test_cancel_detached; this one may be finishing or gone already);
+	 * gone once it has finished. */
 	weft_fiber_t g;
 	assert_int_equal(weft_fiber_spawn(&g, NULL, ret_arg, NULL), 0);
 	assert_int_equal(weft_fiber_detach(g), 0);
-	assert_int_equal(weft_fiber_cancel(g), -ESRCH);
+	int r = weft_fiber_cancel(g);
+	assert_true(r == 0 || r == -EALREADY || r == -ESRCH);
 	assert_int_equal(weft_run(), 0);
 	assert_int_equal(weft_fiber_cancel(g), -ESRCH);
 

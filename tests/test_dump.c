@@ -99,14 +99,14 @@ struct world {
 static void *sleeper(void *arg)
 {
 	struct world *w = arg;
-	atomic_store(&w->id_sleeper, weft_fiber_id());
+	atomic_store(&w->id_sleeper, weft_fiber_self());
 	return (void *)(intptr_t)weft_sleep_until(wt_ms(600000));
 }
 
 static void *receiver(void *arg)
 {
 	struct world *w = arg;
-	atomic_store(&w->id_receiver, weft_fiber_id());
+	atomic_store(&w->id_receiver, weft_fiber_self());
 	int v;
 	return (void *)(intptr_t)weft_chan_recv(w->chan, &v, -1);
 }
@@ -114,14 +114,14 @@ static void *receiver(void *arg)
 static void *child(void *arg)
 {
 	struct world *w = arg;
-	atomic_store(&w->id_child, weft_fiber_id());
+	atomic_store(&w->id_child, weft_fiber_self());
 	return (void *)(intptr_t)weft_sleep_until(wt_ms(600000));
 }
 
 static void *joiner(void *arg)
 {
 	struct world *w = arg;
-	atomic_store(&w->id_joiner, weft_fiber_id());
+	atomic_store(&w->id_joiner, weft_fiber_self());
 	weft_fiber_t c;
 	weft_attr_t a = {.name = "child"};
 	if (weft_fiber_spawn(&c, &a, child, w))
@@ -138,7 +138,7 @@ static void *joiner(void *arg)
 static void *spinner(void *arg)
 {
 	struct world *w = arg;
-	atomic_store(&w->id_spinner, weft_fiber_id());
+	atomic_store(&w->id_spinner, weft_fiber_self());
 	while (!atomic_load(&w->stop))
 		weft_fiber_yield();
 	return NULL;
@@ -147,7 +147,7 @@ static void *spinner(void *arg)
 static void *done_fiber(void *arg)
 {
 	struct world *w = arg;
-	atomic_store(&w->id_done, weft_fiber_id());
+	atomic_store(&w->id_done, weft_fiber_self());
 	return NULL;
 }
 
@@ -243,14 +243,14 @@ struct chain {
 static void *chain_c(void *arg)
 {
 	struct chain *c = arg;
-	atomic_store(&c->id_c, weft_fiber_id());
+	atomic_store(&c->id_c, weft_fiber_self());
 	return (void *)(intptr_t)weft_future_await(c->hold, -1, NULL);
 }
 
 static void *chain_b(void *arg)
 {
 	struct chain *c = arg;
-	atomic_store(&c->id_b, weft_fiber_id());
+	atomic_store(&c->id_b, weft_fiber_self());
 	weft_attr_t a = {.name = "c"};
 	if (weft_fiber_spawn(NULL, &a, chain_c, c))
 		return (void *)-1;
@@ -260,7 +260,7 @@ static void *chain_b(void *arg)
 static void *chain_a(void *arg)
 {
 	struct chain *c = arg;
-	atomic_store(&c->id_a, weft_fiber_id());
+	atomic_store(&c->id_a, weft_fiber_self());
 	weft_attr_t a = {.name = "b"};
 	if (weft_fiber_spawn(NULL, &a, chain_b, c))
 		return (void *)-1;

@@ -28,7 +28,6 @@ static void test_join_null_result(void **state)
 
 struct seen {
 	char name[40];
-	uint64_t id;
 	weft_fiber_t self;
 	int worker;
 	size_t big;
@@ -38,7 +37,6 @@ static void *look(void *arg)
 {
 	struct seen *s = arg;
 	strncpy(s->name, weft_fiber_name(), sizeof s->name - 1);
-	s->id = weft_fiber_id();
 	s->self = weft_fiber_self();
 	s->worker = weft_worker_index();
 	return NULL;
@@ -65,7 +63,7 @@ static void test_spawn_attributes(void **state)
 	assert_int_equal(weft_fiber_join(f, -1, NULL), 0);
 	assert_int_equal(strlen(s.name), 31);
 	assert_memory_equal(s.name, "a-name-longer-than-31-character", 31);
-	assert_true(s.id > 0);
+	assert_true(s.self != 0);
 	assert_int_equal(s.self, f);
 	assert_true(s.worker >= 0 && s.worker < (int)weft_workers());
 	assert_int_equal(s.big, 2);
@@ -75,7 +73,6 @@ static void test_self_outside_fiber(void **state)
 {
 	(void)state;
 	assert_int_equal(weft_fiber_self(), 0);
-	assert_int_equal(weft_fiber_id(), 0);
 	assert_null(weft_fiber_name());
 	assert_int_equal(weft_worker_index(), -1);
 	assert_int_equal(weft_fiber_exit(NULL), -EPERM);
@@ -95,7 +92,7 @@ static void test_ids_unique(void **state)
 		assert_int_equal(weft_fiber_join(f[i], -1, NULL), 0);
 	for (int i = 0; i < N; i++)
 		for (int j = i + 1; j < N; j++) {
-			assert_true(s[i].id != s[j].id);
+			assert_true(s[i].self != s[j].self);
 			assert_true(f[i] != f[j]);
 		}
 }
@@ -156,6 +153,36 @@ static void test_join_detached(void **state)
 	/* Spawned detached from the start. */
 	assert_int_equal(weft_fiber_spawn(NULL, NULL, sleep_ms, (void *)1), 0);
 	assert_int_equal(weft_run(), 0);
+}
+
+static void *sleep_until_cancelled(void *arg)
+{
+	atomic_store((_Atomic int *)arg, weft_sleep_until(-1));
+	return NULL;
+}
+
+/* The value stays the fiber's identity after detach: anyone may cancel it
+ * while it lives, and once it has finished and its record is freed the value
+ * names nothing (-ESRCH), never a later fiber. */
+static void test_cancel_detached(void **state)
+{
+	(void)state;
+	_Atomic int slept = 1;
+	weft_fiber_t f;
+	assert_int_equal(weft_fiber_spawn(&f, NULL, sleep_until_cancelled, &slept), 0);
+	assert_int_equal(weft_fiber_detach(f), 0);
+	assert_int_equal(weft_fiber_cancel(f), 0);
+	assert_int_equal(weft_run(), 0);
+	assert_int_equal(atomic_load(&slept), -ECANCELED);
+	/* Finished detached: the value names nothing. */
+	assert_int_equal(weft_fiber_cancel(f), -ESRCH);
+	assert_int_equal(weft_fiber_interrupt(f), -ESRCH);
+	assert_int_equal(weft_msg_send(f, "x", 1, 0), -ESRCH);
+	weft_fiber_t g;
+	assert_int_equal(weft_fiber_spawn(&g, NULL, ret_arg, NULL), 0);
+	assert_true(g != f);
+	assert_int_equal(weft_fiber_cancel(f), -ESRCH);
+	assert_int_equal(weft_fiber_join(g, -1, NULL), 0);
 }
 
 static void test_join_timeout_keeps_handle(void **state)
@@ -441,6 +468,7 @@ int main(void)
 		cmocka_unit_test(test_join_bad_handles),
 		cmocka_unit_test(test_join_twice),
 		cmocka_unit_test(test_join_detached),
+		cmocka_unit_test(test_cancel_detached),
 		cmocka_unit_test(test_join_timeout_keeps_handle),
 		cmocka_unit_test(test_join_self_deadlock),
 		cmocka_unit_test(test_join_concurrent_busy),

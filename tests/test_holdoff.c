@@ -470,7 +470,7 @@ struct stubborn {
 static void *stubborn(void *arg)
 {
 	struct stubborn *s = arg;
-	s->id = weft_fiber_id();
+	s->id = weft_fiber_self();
 	weft_fiber_cancel_hold();
 	atomic_store(&s->held, 1);
 	s->r_await = weft_future_await(s->gate, -1, NULL);
@@ -527,6 +527,7 @@ static void straggler(unsigned flags)
 		assert_true(weft_now() >= t0 + grace);
 	assert_int_equal(seen.n, 1);
 	assert_true(seen.id == s.id);
+	assert_true(seen.id == f); /* the value its spawner got */
 	assert_string_equal(seen.name, "stubborn");
 	assert_true(seen.line > 0);
 	assert_int_equal(o.r_await, -ECANCELED);

@@ -45,8 +45,9 @@ static void test_stale_handle_after_generation_wrap(void **state)
 	assert_int_equal(weft_sem_create(&gate, 0), 0);
 	assert_int_equal(weft_fiber_spawn(&f, &attr, wait_gate, NULL), 0);
 	/* The last generation: when f is freed, the next would be 0. */
-	weft__fiber_slot_age(f, UINT32_MAX);
-	uint32_t slot = (uint32_t)f;
+	weft__fiber_slot_age(f, weft__fiber_gen_last());
+	const uint64_t mask = (UINT64_C(1) << WEFT__FIBER_SLOT_BITS) - 1;
+	uint64_t slot = f & mask;
 	weft_fiber_t stale = slot; /* generation 0 in that slot */
 	assert_int_equal(weft_sem_release(gate), 0);
 	assert_int_equal(weft_fiber_join(f, -1, NULL), 0);
@@ -55,7 +56,7 @@ static void test_stale_handle_after_generation_wrap(void **state)
 	int reused = 0, same = 0;
 	for (int i = 0; i < KEEP; i++) {
 		assert_int_equal(weft_fiber_spawn(&kept[i], &attr, wait_gate, NULL), 0);
-		reused += (uint32_t)kept[i] == slot;
+		reused += (kept[i] & mask) == slot;
 		same += kept[i] == stale;
 	}
 	/* Checked once all are released, so a failure does not leave fibers

@@ -18,7 +18,7 @@ struct spin {
 	_Atomic int started, hold;
 	int r, r_after, cancels_held;
 	int r_interrupt, waited; /* a plain thread's: asserted after joining it */
-	weft_fiber_ref_t *ref;
+	weft_fiber_t target; /* what the interrupter interrupts */
 	weft_future_t *never;
 };
 
@@ -50,7 +50,7 @@ static void *interrupter(void *arg)
 {
 	struct spin *s = arg;
 	s->waited = turns_reached(s, 100);
-	s->r_interrupt = weft_fiber_interrupt(s->ref);
+	s->r_interrupt = weft_fiber_interrupt(s->target);
 	return NULL;
 }
 
@@ -59,7 +59,7 @@ static void test_interrupt_spinning_fiber_from_thread(void **state)
 	(void)state;
 	struct spin s = {0};
 	weft_fiber_t f = wt_spawn(spin, &s);
-	assert_int_equal(weft_fiber_ref(f, &s.ref), 0);
+	s.target = f;
 	wt_thread_t t = wt_thread_start(interrupter, &s);
 	wt_join(f);
 	wt_thread_join(t);
@@ -67,9 +67,8 @@ static void test_interrupt_spinning_fiber_from_thread(void **state)
 	assert_int_equal(s.r_interrupt, 0);
 	assert_int_equal(s.r, -ECANCELED);
 	assert_int_equal(s.r_after, 0);
-	/* Finished: nothing left to interrupt. */
-	assert_int_equal(weft_fiber_interrupt(s.ref), -EALREADY);
-	weft_fiber_ref_release(s.ref);
+	/* Joined: the value names nothing any more. */
+	assert_int_equal(weft_fiber_interrupt(s.target), -ESRCH);
 }
 
 static void *await_never(void *arg)
@@ -85,7 +84,7 @@ static void *interrupt_parked(void *arg)
 {
 	struct spin *s = arg;
 	s->waited = wt_wait_parked("awaiter", "future");
-	s->r_interrupt = weft_fiber_interrupt(s->ref);
+	s->r_interrupt = weft_fiber_interrupt(s->target);
 	return NULL;
 }
 
@@ -95,7 +94,7 @@ static void test_interrupt_parked_fiber_from_thread(void **state)
 	struct spin s = {0};
 	assert_int_equal(weft_future_create(&s.never), 0);
 	weft_fiber_t f = wt_spawn_named(await_never, &s, "awaiter");
-	assert_int_equal(weft_fiber_ref(f, &s.ref), 0);
+	s.target = f;
 	wt_thread_t t = wt_thread_start(interrupt_parked, &s);
 	wt_join(f);
 	wt_thread_join(t);
@@ -103,7 +102,6 @@ static void test_interrupt_parked_fiber_from_thread(void **state)
 	assert_int_equal(s.r_interrupt, 0);
 	assert_int_equal(s.r, -ECANCELED);
 	assert_int_equal(s.r_after, 0);
-	weft_fiber_ref_release(s.ref);
 	weft_future_destroy(s.never);
 }
 
@@ -130,53 +128,62 @@ static void test_interrupt_waits_for_hold(void **state)
 	(void)state;
 	struct spin s = {0};
 	weft_fiber_t f = wt_spawn(spin_held, &s);
-	assert_int_equal(weft_fiber_ref(f, &s.ref), 0);
+	s.target = f;
 	assert_true(wt_wait_flag(&s.started));
-	assert_int_equal(weft_fiber_interrupt(s.ref), 0);
+	assert_int_equal(weft_fiber_interrupt(s.target), 0);
 	atomic_store(&s.hold, 1);
 	wt_join(f);
 	assert_int_equal(s.cancels_held, 0);
 	assert_int_equal(s.r, -ECANCELED);
 	assert_int_equal(s.r_after, 0);
-	weft_fiber_ref_release(s.ref);
+}
+
+static void *returns_at_once(void *arg)
+{
+	return arg;
 }
 
 static void test_interrupt_errors(void **state)
 {
 	(void)state;
-	weft_fiber_ref_t *r;
-	assert_int_equal(weft_fiber_interrupt(NULL), -EINVAL);
-	assert_int_equal(weft_fiber_ref(0, &r), -ESRCH);
-	assert_int_equal(weft_fiber_ref(12345, &r), -ESRCH);
+	assert_int_equal(weft_fiber_interrupt(0), -ESRCH);
+	assert_int_equal(weft_fiber_interrupt(12345), -ESRCH);
+	assert_int_equal(weft_fiber_interrupt(UINT64_MAX), -ESRCH);
+	/* Finished and not joined yet: -EALREADY; joined: -ESRCH. */
+	weft_fiber_t done = wt_spawn(returns_at_once, NULL);
+	int r;
+	int64_t end = wt_ms(10000);
+	while ((r = weft_fiber_interrupt(done)) == 0 && weft_now() < end)
+		wt_thread_yield();
+	assert_int_equal(r, -EALREADY);
+	wt_join(done);
+	assert_int_equal(weft_fiber_interrupt(done), -ESRCH);
 	struct spin s = {0};
 	weft_fiber_t f = wt_spawn(spin_held, &s);
-	assert_int_equal(weft_fiber_ref(f, NULL), -EINVAL);
 	/* Two requests before delivery (held off meanwhile) merge into one. */
-	assert_int_equal(weft_fiber_ref(f, &s.ref), 0);
+	s.target = f;
 	assert_true(wt_wait_flag(&s.started));
-	assert_int_equal(weft_fiber_interrupt(s.ref), 0);
+	assert_int_equal(weft_fiber_interrupt(s.target), 0);
 	assert_int_equal(weft_fiber_cancel(f), 0);
 	atomic_store(&s.hold, 1);
 	wt_join(f);
 	assert_int_equal(s.cancels_held, 0);
 	assert_int_equal(s.r, -ECANCELED);
 	assert_int_equal(s.r_after, 0);
-	weft_fiber_ref_release(s.ref);
-	weft_fiber_ref_release(NULL);
 }
 
 /* ---- From a signal handler (Linux) -------------------------------------- */
 
 #if WT_LINUX
-static weft_fiber_ref_t *_Atomic sig_ref;
+static _Atomic weft_fiber_t sig_target;
 static _Atomic int sig_result = 1;
 
 static void on_usr1(int sig)
 {
 	(void)sig;
-	weft_fiber_ref_t *r = atomic_load(&sig_ref);
-	if (r)
-		atomic_store(&sig_result, weft_fiber_interrupt(r));
+	weft_fiber_t f = atomic_load(&sig_target);
+	if (f)
+		atomic_store(&sig_result, weft_fiber_interrupt(f));
 }
 
 static void signal_interrupt(struct spin *s, weft_fn fn, int parked)
@@ -187,8 +194,8 @@ static void signal_interrupt(struct spin *s, weft_fn fn, int parked)
 	assert_int_equal(sigaction(SIGUSR1, &sa, &old), 0);
 	atomic_store(&sig_result, 1);
 	weft_fiber_t f = wt_spawn_named(fn, s, "target");
-	assert_int_equal(weft_fiber_ref(f, &s->ref), 0);
-	atomic_store(&sig_ref, s->ref);
+	s->target = f;
+	atomic_store(&sig_target, f);
 	if (parked)
 		assert_true(wt_wait_parked("target", "future"));
 	else
@@ -197,12 +204,11 @@ static void signal_interrupt(struct spin *s, weft_fn fn, int parked)
 	 * of a switch included. */
 	assert_int_equal(kill(getpid(), SIGUSR1), 0);
 	wt_join(f);
-	atomic_store(&sig_ref, NULL);
+	atomic_store(&sig_target, 0);
 	sigaction(SIGUSR1, &old, NULL);
 	assert_int_equal(atomic_load(&sig_result), 0);
 	assert_int_equal(s->r, -ECANCELED);
 	assert_int_equal(s->r_after, 0);
-	weft_fiber_ref_release(s->ref);
 }
 #endif
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* A fiber that overflows its stack hits the guard page, and the fault handler
- * names it (id, name, stack size, spawn site, parent) before aborting.
+ * names it (its weft_fiber_t, name, stack size, spawn site, parent) before aborting.
  *
  * On Linux each overflow happens in a child process; the test reads the
  * child's stderr. On bare metal an overflow ends the machine, so each case is
@@ -414,10 +414,10 @@ static void test_overflow_in_switch_names_outgoing(void **state)
 	(void)state;
 	static struct weft__worker wk;
 	static struct weft__fiber out, in;
-	out.id = 7;
+	atomic_store(&out.handle, 7);
 	strcpy(out.name, "outgoing");
 	out.stack = (struct shim_stack){.base = (void *)0x10000000, .size = 0x4000, .guard = 0x1000};
-	in.id = 8;
+	atomic_store(&in.handle, 8);
 	strcpy(in.name, "incoming");
 	in.stack = (struct shim_stack){.base = (void *)0x20000000, .size = 0x4000, .guard = 0x1000};
 	struct weft__worker *saved = weft__worker_self();

@@ -6,8 +6,8 @@
  * status overriding either; a request after the end changing nothing; the
  * errors of each call; plain weft_fiber_join unchanged.
  *
- * Supervisors: a report per supervised fiber with its pid (the one it had
- * itself), handle, id, status and result, for held and detached fibers; the
+ * Supervisors: a report per supervised fiber naming it (the value its
+ * spawner got, the pid it had itself), with its status and result, for held and detached fibers; the
  * mailbox closed before it, local-storage destructors run before it; the
  * fiber not finished (join, weft_run) until the report is taken; a closed
  * channel dropping it; a new cancellation interrupting a report nobody
@@ -201,7 +201,6 @@ static weft_exit_t recv_exit(weft_chan_t *c)
 
 struct kid {
 	weft_pid_t pid;
-	uint64_t id;
 	weft_fiber_t self;
 	int how; /* 0 return, 1 fail -EIO, 2 exit */
 };
@@ -210,7 +209,6 @@ static void *kid_fn(void *arg)
 {
 	struct kid *k = arg;
 	k->pid = weft_pid_self();
-	k->id = weft_fiber_id();
 	k->self = weft_fiber_self();
 	if (k->how == 1)
 		weft_fiber_fail(-EIO);
@@ -231,10 +229,9 @@ static void test_report_fields(void **state)
 		weft_exit_t e = recv_exit(c);
 		int i = e.fiber == f[0] ? 0 : e.fiber == f[1] ? 1 : e.fiber == f[2] ? 2 : -1;
 		assert_true(i >= 0);
-		assert_true(e.pid != 0);
-		assert_int_equal(e.pid, k[i].pid);
-		assert_int_equal(e.id, k[i].id);
+		assert_true(e.fiber != 0);
 		assert_int_equal(e.fiber, k[i].self);
+		assert_int_equal(e.fiber, k[i].pid); /* one identity */
 		if (i == 0) {
 			assert_int_equal(e.status, 0);
 			assert_ptr_equal(e.result, &k[0]);
@@ -246,7 +243,7 @@ static void test_report_fields(void **state)
 			assert_ptr_equal(e.result, (void *)0xe);
 		}
 		/* The mailbox closed before the report. */
-		assert_int_equal(weft_msg_send(e.pid, "x", 1, 0), -ESRCH);
+		assert_int_equal(weft_msg_send(e.fiber, "x", 1, 0), -ESRCH);
 	}
 	int status;
 	assert_int_equal(weft_fiber_join_status(f[1], wt_ms(30000), NULL, &status), 0);
@@ -257,30 +254,29 @@ static void test_report_fields(void **state)
 	weft_chan_destroy(c);
 }
 
-/* A supervised fiber has its pid from the spawn: the same one its handle
- * gives while it runs, and the report carries. */
-static void *waits_then_returns(void *arg)
+/* The report names the fiber by the value its spawner got, which is also
+ * its pid: a message sent to that value while it runs reaches it. */
+static void *recv_then_returns(void *arg)
 {
-	weft_future_await(arg, wt_ms(30000), NULL);
-	return NULL;
+	long v = 0;
+	(void)arg;
+	if (weft_msg_recv(&v, sizeof v, NULL, wt_ms(30000)))
+		return NULL;
+	return (void *)v;
 }
 
-static void test_pid_from_spawn(void **state)
+static void test_report_names_fiber_and_pid(void **state)
 {
 	(void)state;
 	weft_chan_t *c = mkchan(1);
-	weft_future_t *go;
-	assert_int_equal(weft_future_create(&go), 0);
-	weft_fiber_t f = spawn_sup(c, true, waits_then_returns, go);
-	weft_pid_t pid = 0;
-	assert_int_equal(weft_fiber_pid(f, &pid), 0);
-	assert_true(pid != 0);
-	weft_future_resolve(go, NULL);
+	weft_fiber_t f = spawn_sup(c, true, recv_then_returns, NULL);
+	long v = 77;
+	assert_int_equal(weft_msg_send(f, &v, sizeof v, wt_ms(30000)), 0);
 	weft_exit_t e = recv_exit(c);
-	assert_int_equal(e.pid, pid);
 	assert_int_equal(e.fiber, f);
+	assert_ptr_equal(e.result, (void *)77);
+	assert_int_equal(weft_msg_send(f, &v, sizeof v, 0), -ESRCH);
 	wt_join(f);
-	weft_future_destroy(go);
 	weft_chan_destroy(c);
 }
 
@@ -291,8 +287,8 @@ static void test_detached(void **state)
 	struct kid k = {.how = 1};
 	assert_int_equal(spawn_sup(c, false, kid_fn, &k), 0);
 	weft_exit_t e = recv_exit(c);
-	assert_int_equal(e.pid, k.pid);
-	assert_int_equal(e.id, k.id);
+	assert_int_equal(e.fiber, k.pid);
+	assert_int_equal(e.fiber, k.self);
 	assert_int_equal(e.status, -EIO);
 	/* The sender may still be inside its send: the channel must outlive
 	 * it (weft_run: every fiber has finished). */
@@ -475,7 +471,7 @@ static void *supervisor_fn(void *arg)
 			break;
 		}
 		intptr_t i = (intptr_t)e.result;
-		if (i < 0 || i >= KIDS || m->seen[i]++ || e.pid != m->pid[i] ||
+		if (i < 0 || i >= KIDS || m->seen[i]++ || e.fiber != m->pid[i] ||
 		    e.status != (i % 3 == 1 ? -(int)(i % 100 + 1) : 0))
 			m->bad++;
 	}
@@ -535,7 +531,7 @@ int main(void)
 		cmocka_unit_test(test_status_cancelled_pending),
 		cmocka_unit_test(test_status_set_overrides_cancel),
 		cmocka_unit_test(test_report_fields),
-		cmocka_unit_test(test_pid_from_spawn),
+		cmocka_unit_test(test_report_names_fiber_and_pid),
 		cmocka_unit_test(test_detached),
 		cmocka_unit_test(test_report_before_finish),
 		cmocka_unit_test(test_closed_channel_drops),

@@ -125,7 +125,7 @@ x86()
 	expect "live process" "$out"
 	# A field the script does not find (as after a rename in the runtime):
 	# named once, its column "?", the rest still listed.
-	sed 's/_field(f, "parent_id")/_field(f, "parent_gone")/' tools/gdb/weft-gdb.py >"$tmp/renamed.py"
+	sed 's/_field(f, "parent")/_field(f, "parent_gone")/' tools/gdb/weft-gdb.py >"$tmp/renamed.py"
 	out=$tmp/renamed.out
 	timeout 120 gdb -nx -batch -iex 'set auto-load python-scripts off' \
 		-ex "source $tmp/renamed.py" -ex 'break gdb_stop_here' -ex run -ex 'info fibers' \

@@ -163,7 +163,7 @@ class Fiber(object):
 
     def __init__(self, f, workers):
         self.f = f
-        self.id = _int(_field(f, "id", need=True))
+        self.id = _int(_field(f, "handle", need=True))
         self.name = _cstr(_field(f, "name"))
         self.worker = workers.get(int(f.address))
         pw = _int(_field(f, "park"))
@@ -191,7 +191,7 @@ class Fiber(object):
         fl = _field(f, "file")
         line = _int(_field(f, "line"))
         self.site = "%s:%s" % (_cstr(fl) or "?", "?" if line is None else line)
-        pid = _int(_field(f, "parent_id"))
+        pid = _int(_field(f, "parent"))
         if pid is None:
             self.parent = "?"
         elif pid == 0:
@@ -203,7 +203,7 @@ class Fiber(object):
 def find(fid):
     workers = _workers()
     for f in fibers():
-        if _int(_field(f, "id", need=True)) == fid:
+        if _int(_field(f, "handle", need=True)) == fid:
             return Fiber(f, workers)
     raise WeftError("weft-gdb: no fiber %d (info fibers lists them)" % fid)
 
