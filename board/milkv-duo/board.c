@@ -5,10 +5,6 @@
 
 #include "bare.h"
 
-#define SBI_SRST_SHUTDOWN 0
-#define SBI_SRST_REASON_NONE 0
-#define SBI_SRST_REASON_FAILURE 1
-
 /* T-Head's sxstatus (CSR 0x5c0): bit 21, MAEE, turns on the extended
  * attribute bits 63..59 of a page-table entry: SO, C, B, SH, Sec. */
 #define SXSTATUS_MAEE (1ull << 21)
@@ -22,8 +18,7 @@ _Noreturn void board_exit(int status)
 	bare_puts("weft: exit status ");
 	bare_put_dec((uint64_t)(unsigned)status);
 	bare_puts("\n");
-	sbi_call(SBI_EXT_SRST, 0, SBI_SRST_SHUTDOWN,
-		 status ? SBI_SRST_REASON_FAILURE : SBI_SRST_REASON_NONE, 0);
+	sbi_system_reset(SBI_SRST_SHUTDOWN, status ? SBI_SRST_REASON_FAILURE : SBI_SRST_REASON_NONE);
 	for (;;)
 		wfi();
 }

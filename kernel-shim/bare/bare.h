@@ -9,7 +9,7 @@
 
 #include "board.h"
 #include "fdt.h" /* the device tree and the command line */
-#include "riscv.h"
+#include "arch_bare.h"
 
 #define PAGE_SIZE 4096UL
 

@@ -22,7 +22,6 @@
 
 extern char __tls_base[], __image_end[];
 int main(int argc, char **argv);
-void shim_boot(unsigned long hartid, const void *dtb);
 
 static void *boot_sp;
 
