@@ -1,11 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* An NS16550-compatible UART (QEMU's ns16550a, the Duo's DesignWare 8250),
- * polled. Registers are 1 << BOARD_UART_SHIFT bytes apart. */
-#include <stdint.h>
+ * polled. Registers are 1 << shift bytes apart. */
+#include "ns16550.h"
 
-#include "board.h"
-
-#define REG(n) ((volatile uint32_t *)(BOARD_UART_BASE + ((uintptr_t)(n) << BOARD_UART_SHIFT)))
 #define RBR_THR_DLL 0
 #define IER_DLM 1
 #define FCR 2
@@ -15,38 +12,43 @@
 #define LCR_8N1 0x03
 #define LSR_THRE 0x20
 
+static volatile uint32_t *reg(const struct ns16550 *u, int n)
+{
+	return (volatile uint32_t *)(u->base + ((uintptr_t)n << u->shift));
+}
+
 /* Byte-wide registers are read and written as bytes, wider ones as words. */
-static void wr(int n, uint8_t v)
+static void wr(const struct ns16550 *u, int n, uint8_t v)
 {
-	if (BOARD_UART_SHIFT == 0)
-		*(volatile uint8_t *)REG(n) = v;
+	if (u->shift == 0)
+		*(volatile uint8_t *)reg(u, n) = v;
 	else
-		*REG(n) = v;
+		*reg(u, n) = v;
 }
 
-static uint8_t rd(int n)
+static uint8_t rd(const struct ns16550 *u, int n)
 {
-	return BOARD_UART_SHIFT == 0 ? *(volatile uint8_t *)REG(n) : (uint8_t)*REG(n);
+	return u->shift == 0 ? *(volatile uint8_t *)reg(u, n) : (uint8_t)*reg(u, n);
 }
 
-void board_console_init(void)
+void ns16550_init(const struct ns16550 *u)
 {
-	if (BOARD_UART_CLOCK == 0)
+	if (u->clock == 0)
 		return; /* firmware set the line up */
-	unsigned div = (BOARD_UART_CLOCK + 8u * BOARD_UART_BAUD) / (16u * BOARD_UART_BAUD);
-	while (!(rd(LSR) & LSR_THRE))
+	unsigned div = (u->clock + 8u * u->baud) / (16u * u->baud);
+	while (!(rd(u, LSR) & LSR_THRE))
 		;
-	wr(IER_DLM, 0);
-	wr(LCR, LCR_DLAB);
-	wr(RBR_THR_DLL, div & 0xff);
-	wr(IER_DLM, (div >> 8) & 0xff);
-	wr(LCR, LCR_8N1);
-	wr(FCR, 0x07); /* FIFOs on and cleared */
+	wr(u, IER_DLM, 0);
+	wr(u, LCR, LCR_DLAB);
+	wr(u, RBR_THR_DLL, div & 0xff);
+	wr(u, IER_DLM, (div >> 8) & 0xff);
+	wr(u, LCR, LCR_8N1);
+	wr(u, FCR, 0x07); /* FIFOs on and cleared */
 }
 
-void board_console_putc(char c)
+void ns16550_putc(const struct ns16550 *u, char c)
 {
-	while (!(rd(LSR) & LSR_THRE))
+	while (!(rd(u, LSR) & LSR_THRE))
 		;
-	wr(RBR_THR_DLL, (uint8_t)c);
+	wr(u, RBR_THR_DLL, (uint8_t)c);
 }
