@@ -117,6 +117,17 @@ else
 	summary+=("milkv-duo: build failed")
 	status=1
 fi
+# board/template/ is a board to copy: it must build and check as it stands
+# (board.h, board.c, link.ld and board.dts consistent with the contract).
+echo "== make TARGET=template (board/template/: built and checked, not run)"
+if out=$(make --no-print-directory -j"$jobs" TARGET=template build/template/examples/hello.checked 2>&1); then
+	echo "$out" | grep ': entry ' || true
+	summary+=("template: board/template/ built, its hello image checked against board.h (not run)")
+else
+	echo "$out" | tail -30
+	summary+=("template: build failed")
+	status=1
+fi
 echo "== summary"
 tp=0 tf=0 ts=0
 for s in "${summary[@]}"; do

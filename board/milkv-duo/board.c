@@ -1,13 +1,12 @@
 /* SPDX-License-Identifier: MIT */
-/* milkv-duo: the C906's page attributes, and ending the run (there is no test
- * finisher: print the status, ask OpenSBI to shut down, else wait). */
+/* milkv-duo: the console on UART0 (a DesignWare 8250), the C906's page
+ * attributes, and ending the run (there is no test finisher: print the
+ * status, ask OpenSBI to shut down, else wait). */
 #include <stdint.h>
 
-#include "bare.h"
-
-#define SBI_SRST_SHUTDOWN 0
-#define SBI_SRST_REASON_NONE 0
-#define SBI_SRST_REASON_FAILURE 1
+#include "arch_bare.h"
+#include "board_contract.h"
+#include "ns16550.h"
 
 /* T-Head's sxstatus (CSR 0x5c0): bit 21, MAEE, turns on the extended
  * attribute bits 63..59 of a page-table entry: SO, C, B, SH, Sec. */
@@ -17,13 +16,38 @@
 #define PTE_THEAD_B (1ull << 61)
 #define PTE_THEAD_SH (1ull << 60)
 
+static const struct ns16550 uart = {
+	.base = BOARD_UART_BASE,
+	.shift = BOARD_UART_SHIFT,
+	.clock = BOARD_UART_CLOCK,
+	.baud = BOARD_UART_BAUD,
+};
+
+void board_console_init(void) { ns16550_init(&uart); }
+
+void board_console_putc(char c) { ns16550_putc(&uart, c); }
+
+static void say(const char *s)
+{
+	while (*s)
+		board_console_putc(*s++);
+}
+
+/* The Duo's OpenSBI has no reset device: SRST returns NOT_SUPPORTED and the
+ * hart waits here, the status printed for whoever watches the console. */
 _Noreturn void board_exit(int status)
 {
-	bare_puts("weft: exit status ");
-	bare_put_dec((uint64_t)(unsigned)status);
-	bare_puts("\n");
-	sbi_call(SBI_EXT_SRST, 0, SBI_SRST_SHUTDOWN,
-		 status ? SBI_SRST_REASON_FAILURE : SBI_SRST_REASON_NONE, 0);
+	char num[12], *p = num + sizeof num;
+	unsigned v = (unsigned)status;
+	*--p = '\0';
+	do {
+		*--p = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	say("weft: exit status ");
+	say(p);
+	say("\r\n");
+	sbi_system_reset(SBI_SRST_SHUTDOWN, status ? SBI_SRST_REASON_FAILURE : SBI_SRST_REASON_NONE);
 	for (;;)
 		wfi();
 }

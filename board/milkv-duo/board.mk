@@ -7,8 +7,7 @@ ARCH := riscv64
 SHIM := bare
 BOARD := milkv-duo
 DEFAULT_TOOLCHAIN := riscv64-unknown-elf
-BOARD_SRCS := board/common/ns16550.c board/common/plic.c
-BOARD_INC := -Iboard/common
+BOARD_DRIVERS := ns16550 plic
 RUN :=
 IMAGES := yes
 # The configuration the stock sdboot boots: bootm 0x81400000#config-cv1800b_milkv_duo_sd

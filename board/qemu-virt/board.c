@@ -1,9 +1,23 @@
 /* SPDX-License-Identifier: MIT */
-/* qemu-virt: ending the run through the SiFive test finisher, whose status
- * QEMU exits with; plain RISC-V page attributes. */
+/* qemu-virt: the console on the NS16550A, ending the run through the SiFive
+ * test finisher, whose status QEMU exits with; plain RISC-V page
+ * attributes. */
 #include <stdint.h>
 
-#include "bare.h"
+#include "arch_bare.h"
+#include "board_contract.h"
+#include "ns16550.h"
+
+static const struct ns16550 uart = {
+	.base = BOARD_UART_BASE,
+	.shift = BOARD_UART_SHIFT,
+	.clock = BOARD_UART_CLOCK,
+	.baud = BOARD_UART_BAUD,
+};
+
+void board_console_init(void) { ns16550_init(&uart); }
+
+void board_console_putc(char c) { ns16550_putc(&uart, c); }
 
 _Noreturn void board_exit(int status)
 {

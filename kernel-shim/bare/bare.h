@@ -1,42 +1,22 @@
 /* SPDX-License-Identifier: MIT */
-/* Inside the bare-metal kernel-shim: what its files share, and the board
- * contract (board/<target>/board.c and board.h) they are built on. */
+/* Inside the bare-metal kernel-shim: what its files share. Built on the
+ * board contract (board/board_contract.h) and the arch's (arch_bare.h);
+ * what drivers may use of it is driver.h, included here. */
 #ifndef WEFT_BARE_H
 #define WEFT_BARE_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-#include "board.h"
-#include "fdt.h" /* the device tree and the command line */
-#include "riscv.h"
-
-#define PAGE_SIZE 4096UL
-
-/* ---- The board contract (board/<target>/) --------------------------------
- * board.h defines BOARD_RAM_BASE, BOARD_LOAD_ADDR,
- * BOARD_RAM_SIZE_DEFAULT, BOARD_RAM_END_MAX, BOARD_MMIO_BASE/SIZE (whole
- * gigapage-aligned window), BOARD_UART_BASE/SHIFT/CLOCK/BAUD,
- * BOARD_TIMEBASE_HZ and BOARD_PLIC_BASE/NDEV/CONTEXT(hart); a board with
- * virtio-mmio transports also BOARD_VIRTIO_MMIO_BASE/STRIDE/SLOTS/IRQ(slot). */
-
-/* Set up the console (before anything prints). */
-void board_console_init(void);
-/* Write one byte to the console, waiting for room. */
-void board_console_putc(char c);
-/* End the run with status (0 passes). Never returns. */
-_Noreturn void board_exit(int status);
-/* Extra PTE bits for RAM (mmio = 0) or device memory (mmio = 1): the C906's
- * memory attributes when its MAEE mode is on, 0 elsewhere. */
-uint64_t board_pte_bits(int mmio);
+#include "arch_bare.h"
+#include "board_contract.h"
+#include "driver.h" /* pages, device interrupts, I/O sources */
+#include "fdt.h"    /* the device tree and the command line */
 
 /* ---- Memory (page.c, heap.c, vm.c) --------------------------------------- */
 
 /* Give the allocator the free RAM [start, end). */
 void page_init(uintptr_t start, uintptr_t end);
-/* One zeroed 4 KiB page, or NULL. */
-void *page_alloc(void);
-void page_free(void *p);
 
 /* Reserve [start, start + size) for malloc's sbrk. */
 void heap_init(uintptr_t start, size_t size);
@@ -70,34 +50,9 @@ void trap_init(void);
 /* An exception (fault.c): report it and end the run. */
 _Noreturn void trap_fault(struct trap_frame *f);
 
-/* ---- Device interrupts (trap.c, board/common/plic.c) ----------------------
- * External interrupts come through the board's PLIC (board.h: BOARD_PLIC_*).
- * A handler runs with interrupts off, either on the trap stack or in the
- * idle loop of thread.c (which takes pending interrupts itself: it waits with
- * interrupts off). It must not wait, allocate or use stdio; it may call
- * io_report and shim_wake. */
-typedef void (*irq_handler)(void *arg);
-/* Route PLIC source irq to fn(arg) and enable it. 0, -EINVAL, -EBUSY. */
-int irq_register(unsigned irq, irq_handler fn, void *arg);
-/* Disable source irq and forget its handler. */
-void irq_unregister(unsigned irq);
-/* Claim and serve every pending external interrupt. Interrupts off. */
+/* Claim and serve every pending external interrupt (the handlers drivers
+ * registered with irq_register). Interrupts off. */
 void trap_external(void);
-
-/* ---- I/O sources (io.c): the bare half of the shim's I/O readiness --------
- * A driver makes a device an I/O source: the small int that shim_io_arm and
- * shim_io_poll know it by (the first one registered is 0). ready(arg) says
- * what the device is ready for right now (SHIM_IO_IN | OUT | ERR); it is
- * called with interrupts off when the source is armed or polled, so a
- * readiness that came before the arming is not lost. */
-/* The new source's number, or -EMFILE when all are taken. */
-int io_source_add(unsigned (*ready)(void *arg), void *arg);
-/* Forget src (disarms it and drops what it reported). */
-void io_source_remove(int src);
-/* The device behind src is ready for events: if src is armed for any of
- * them (ERR always counts), queue one report, disarm src and wake the
- * poller. From an interrupt handler or a thread, interrupts on or off. */
-void io_report(int src, unsigned events);
 
 /* Print without stdio or locks (trap context). */
 void bare_puts(const char *s);

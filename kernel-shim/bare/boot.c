@@ -22,7 +22,6 @@
 
 extern char __tls_base[], __image_end[];
 int main(int argc, char **argv);
-void shim_boot(unsigned long hartid, const void *dtb);
 
 static void *boot_sp;
 
@@ -76,7 +75,7 @@ void shim_boot(unsigned long hartid, const void *dtb)
 
 	/* Device interrupts: every PLIC source off for this hart's S-mode
 	 * until a driver registers a handler (trap.c). */
-	plic_init(hartid);
+	plic_init(BOARD_PLIC_BASE, BOARD_PLIC_NDEV, BOARD_PLIC_CONTEXT(hartid));
 	csr_set(sie, SIE_STIE | SIE_SEIE);
 	clock_set_timer(-1);
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* Network devices on bare metal: "virtio" is the board's first virtio-net
- * device (board/common/virtio_net.c) on a board whose board.h names
+ * device (drivers/virtio_net.c) on a board whose board.h names
  * virtio-mmio transports (BOARD_VIRTIO_MMIO_BASE); elsewhere there is none.
  * The Linux kinds ("tap:NAME", "packet:IFNAME") do not exist here. */
 #include <errno.h>
@@ -47,9 +47,13 @@ int shim_netdev_open(const char *spec, struct shim_netdev **out, struct shim_net
 	struct shim_netdev *d = malloc(sizeof *d);
 	if (!d)
 		return -ENOMEM;
+	struct virtio_mmio_slot slots[BOARD_VIRTIO_MMIO_SLOTS];
+	for (unsigned i = 0; i < BOARD_VIRTIO_MMIO_SLOTS; i++)
+		slots[i] = (struct virtio_mmio_slot){BOARD_VIRTIO_MMIO_BASE + i * BOARD_VIRTIO_MMIO_STRIDE,
+						     BOARD_VIRTIO_MMIO_IRQ(i)};
 	uint8_t mac[6];
 	int src;
-	e = virtio_net_open(&d->vn, mac, &src);
+	e = virtio_net_open(slots, BOARD_VIRTIO_MMIO_SLOTS, &d->vn, mac, &src);
 	if (e) {
 		free(d);
 		return e;

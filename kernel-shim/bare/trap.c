@@ -88,7 +88,6 @@ static void preempt(struct trap_frame *f)
 	f->sstatus = (f->sstatus | SSTATUS_SPP) & ~SSTATUS_SPIE;
 }
 
-void shim__trap(struct trap_frame *f);
 void shim__trap(struct trap_frame *f)
 {
 	uint64_t cause = f->scause;

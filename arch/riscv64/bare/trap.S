@@ -6,8 +6,9 @@
  * Every trap (interrupt or exception) is taken in S-mode on the hart's own
  * trap stack, whose top sscratch holds: the interrupted sp may be the very
  * guard page that faulted, so nothing may be pushed on it. The frame is a
- * struct trap_frame (riscv.h). While C runs, sscratch points at the frame, so
- * a fault inside the handler nests below it instead of overwriting it.
+ * struct trap_frame (arch_bare_cpu.h). While C runs, sscratch points at the
+ * frame, so a fault inside the handler nests below it instead of
+ * overwriting it.
  *
  * To preempt a thread, shim__trap copies the frame onto the thread's own stack
  * and returns with sepc = arch_preempt_resume, sp = a0 = that copy, interrupts

@@ -2,8 +2,8 @@
 /* A virtio-net device on virtio-mmio (QEMU's boards): one receive and one
  * transmit queue, the MAC from config space, frames copied through buffers
  * of its own. Legacy (virtio-mmio version 1) and modern (version 2) devices.
- * board.h gives the transports: BOARD_VIRTIO_MMIO_BASE, _STRIDE, _SLOTS and
- * BOARD_VIRTIO_MMIO_IRQ(slot). One device at a time (the first found). */
+ * The caller names the transports to look in (the shim's netdev.c: the
+ * board's BOARD_VIRTIO_MMIO_*). One device at a time (the first found). */
 #ifndef WEFT_VIRTIO_NET_H
 #define WEFT_VIRTIO_NET_H
 
@@ -16,11 +16,19 @@
 
 struct virtio_net;
 
-/* Find the first virtio-net device and bring it up: its RX ring full, its
- * interrupt routed, an I/O source registered (*src). Writes its MAC.
- * 0, -ENODEV (no device), -EBUSY (open already), -ENOMEM, -EIO (the device
- * refused the features or the queues). */
-int virtio_net_open(struct virtio_net **out, uint8_t mac[6], int *src);
+/* One virtio-mmio transport: its registers and its PLIC source. An empty
+ * one reads device ID 0. */
+struct virtio_mmio_slot {
+	uintptr_t base;
+	unsigned irq;
+};
+
+/* Find the first virtio-net device among slots[0..n) and bring it up: its
+ * RX ring full, its interrupt routed, an I/O source registered (*src).
+ * Writes its MAC. 0, -ENODEV (no device), -EBUSY (open already), -ENOMEM,
+ * -EIO (the device refused the features or the queues). */
+int virtio_net_open(const struct virtio_mmio_slot *slots, unsigned n, struct virtio_net **out, uint8_t mac[6],
+		    int *src);
 
 /* 1 (legacy) or 2 (modern): the transport's version, for messages. */
 int virtio_net_version(const struct virtio_net *d);

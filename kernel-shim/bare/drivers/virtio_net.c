@@ -27,7 +27,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "bare.h"
+#include "driver.h"
 
 /* virtio-mmio registers (4.2.2; the legacy ones from 4.2.4). */
 #define MMIO_MAGIC 0x000
@@ -294,15 +294,15 @@ static void vq_free(struct vq *q)
 	memset(q, 0, sizeof *q);
 }
 
-static int probe(struct virtio_net *d)
+static int probe(struct virtio_net *d, const struct virtio_mmio_slot *slots, unsigned n)
 {
-	for (unsigned slot = 0; slot < BOARD_VIRTIO_MMIO_SLOTS; slot++) {
-		d->base = BOARD_VIRTIO_MMIO_BASE + slot * BOARD_VIRTIO_MMIO_STRIDE;
+	for (unsigned slot = 0; slot < n; slot++) {
+		d->base = slots[slot].base;
 		uint32_t version = rd(d, MMIO_VERSION);
 		if (rd(d, MMIO_MAGIC) == MAGIC && (version == 1 || version == 2) &&
 		    rd(d, MMIO_DEVICE_ID) == DEVICE_NET) {
 			d->version = (int)version;
-			d->irq = BOARD_VIRTIO_MMIO_IRQ(slot);
+			d->irq = slots[slot].irq;
 			return 0;
 		}
 	}
@@ -385,7 +385,8 @@ static int bring_up(struct virtio_net *d, uint8_t mac[6])
 	return 0;
 }
 
-int virtio_net_open(struct virtio_net **out, uint8_t mac[6], int *src)
+int virtio_net_open(const struct virtio_mmio_slot *slots, unsigned n, struct virtio_net **out, uint8_t mac[6],
+		    int *src)
 {
 	int on = irq_save();
 	if (dev0_open) {
@@ -395,7 +396,7 @@ int virtio_net_open(struct virtio_net **out, uint8_t mac[6], int *src)
 	struct virtio_net *d = &dev0;
 	memset(d, 0, sizeof *d);
 	d->src = -1;
-	int e = probe(d);
+	int e = probe(d, slots, n);
 	if (!e)
 		e = bring_up(d, mac);
 	if (!e) {

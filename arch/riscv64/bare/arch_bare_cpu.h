@@ -1,10 +1,14 @@
 /* SPDX-License-Identifier: MIT */
-/* Supervisor-mode riscv64 for the bare kernel-shim: CSRs, interrupts, the
- * SBI calls into OpenSBI, and the trap frame that trap.S builds. */
-#ifndef WEFT_RISCV_H
-#define WEFT_RISCV_H
+/* Supervisor-mode riscv64 for the bare kernel-shim: CSRs, interrupt
+ * masking, device barriers, the time counter and the trap frame that trap.S
+ * builds; what arch/arch_bare.h promises, and the CSR names the riscv64
+ * shim files use. The SBI calls are sbi.h. */
+#ifndef WEFT_ARCH_BARE_CPU_H
+#define WEFT_ARCH_BARE_CPU_H
 
 #include <stdint.h>
+
+#include "sbi.h"
 
 #define csr_read(csr)                                          \
 	({                                                     \
@@ -78,31 +82,5 @@ struct trap_frame {
 	uint64_t sepc, sstatus, scause, stval;
 };
 #define TRAP_FRAME_SIZE 288
-
-/* trap.S: the vector stvec points at, and the code a preempted thread
- * resumes in (a0 = its saved frame). */
-void arch_trap_entry(void);
-void arch_preempt_resume(void);
-
-/* ---- SBI (OpenSBI) ------------------------------------------------------ */
-
-struct sbiret {
-	long error, value;
-};
-
-static inline struct sbiret sbi_call(long eid, long fid, long a0, long a1, long a2)
-{
-	register long r0 __asm__("a0") = a0;
-	register long r1 __asm__("a1") = a1;
-	register long r2 __asm__("a2") = a2;
-	register long r6 __asm__("a6") = fid;
-	register long r7 __asm__("a7") = eid;
-	__asm__ volatile("ecall" : "+r"(r0), "+r"(r1) : "r"(r2), "r"(r6), "r"(r7) : "memory");
-	return (struct sbiret){r0, r1};
-}
-
-#define SBI_EXT_BASE 0x10
-#define SBI_EXT_TIME 0x54494D45
-#define SBI_EXT_SRST 0x53525354
 
 #endif

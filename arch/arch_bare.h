@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: MIT */
+/* The bare-metal arch contract: what arch/<cpu>/bare/ gives the bare
+ * kernel-shim and the boards when there is no kernel, beside arch.h's
+ * context switch. The build puts arch/<cpu>/bare/ on the include path, so
+ * <arch_bare_cpu.h> is the CPU's own inline helpers and trap frame. */
+#ifndef WEFT_ARCH_BARE_H
+#define WEFT_ARCH_BARE_H
+
+#include <stdint.h>
+
+/*
+ * From <arch_bare_cpu.h>, inline, callable from any context (a trap
+ * handler too):
+ *
+ *   int irq_save(void)         interrupts off on this hart; returns whether
+ *                              they were on
+ *   void irq_restore(int on)   back on if on (what irq_save returned)
+ *   void wfi(void)             wait for an interrupt (it may return early)
+ *   void dma_mb(void)          every earlier memory and device access before
+ *                              every later one (descriptors, then the
+ *                              register write that tells the device)
+ *   void dma_wmb(void)         earlier memory stores before later ones
+ *   void dma_rmb(void)         earlier memory loads before later ones
+ *   uint64_t rdtime(void)      the free-running time counter, in ticks of
+ *                              the board's BOARD_TIMEBASE_HZ
+ *   struct trap_frame          what arch_trap_entry saves: every integer
+ *                              register and the trap's cause, address and
+ *                              status; TRAP_FRAME_SIZE bytes, 16-aligned
+ *
+ * and the CPU's firmware calls (riscv64: sbi.h, the SBI into OpenSBI).
+ */
+#include <arch_bare_cpu.h>
+
+/*
+ * _start, the image's entry point (start.S, first in .text by the linker
+ * script): entered by firmware on one hart in supervisor mode with the hart
+ * id and the device tree's address (riscv64: a0, a1). Sets up what C needs
+ * (global pointer, a boot stack, the FPU on, interrupts off, .bss cleared)
+ * and calls shim_boot, which never returns.
+ */
+void shim_boot(unsigned long hartid, const void *dtb);
+
+/*
+ * The trap vector (trap.S): the shim points the CPU's trap base at it
+ * (riscv64: stvec, with the top of the trap stack in sscratch). It takes
+ * every interrupt and exception on the trap stack, never on the interrupted
+ * one (which may be the guard page that faulted), saves a struct
+ * trap_frame there and calls shim__trap(frame); when that returns it
+ * restores the frame, as the handler may have changed it, and resumes.
+ */
+void arch_trap_entry(void);
+void shim__trap(struct trap_frame *f);
+
+/*
+ * Where a preempted thread continues (trap.S): shim__trap copies the frame
+ * onto the thread's own stack and makes the trap return here with the
+ * stack pointer and the first argument register at that copy, interrupts
+ * off. It saves the FP registers, switches away like a thread that waits,
+ * and when switched back restores everything and returns to the
+ * interrupted instruction.
+ */
+void arch_preempt_resume(void);
+
+#endif

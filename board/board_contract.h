@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: MIT */
+/* The bare-metal board contract: what board/<target>/ gives the bare
+ * kernel-shim (kernel-shim/bare/). Constants in the board's board.h, known
+ * when the shim is compiled (the linker script and mk/check-image.sh read
+ * the memory map too); four hooks in its board.c. A board's own files
+ * include this header, the arch's (arch_bare.h) and the headers of the
+ * drivers they use (kernel-shim/bare/drivers/), never the shim's: the
+ * Makefile compiles them without kernel-shim/ on the include path.
+ * board/template/ is a board to copy. */
+#ifndef WEFT_BOARD_CONTRACT_H
+#define WEFT_BOARD_CONTRACT_H
+
+#include <stdint.h>
+
+#include "board.h" /* board/<target>/board.h */
+
+/* ---- Memory ----------------------------------------------------------------
+ * BOARD_RAM_BASE          where RAM starts; a device tree's /memory node is
+ *                         used only if it starts here
+ * BOARD_LOAD_ADDR         where firmware loads and enters the image: link.ld's
+ *                         LOAD_ADDR, checked by mk/check-image.sh
+ * BOARD_RAM_SIZE_DEFAULT  RAM's size when no device tree says it
+ * BOARD_RAM_END_MAX       RAM ends here at most, whatever the device tree
+ *                         says; a device-tree pointer outside
+ *                         [BOARD_RAM_BASE, BOARD_RAM_END_MAX) is ignored
+ * BOARD_MMIO_BASE, BOARD_MMIO_SIZE
+ *                         the device window, identity-mapped with 1 GiB pages
+ *                         (gigapage-aligned) */
+#if !defined(BOARD_RAM_BASE) || !defined(BOARD_LOAD_ADDR) || !defined(BOARD_RAM_SIZE_DEFAULT) || \
+	!defined(BOARD_RAM_END_MAX)
+#error "board.h: BOARD_RAM_BASE, BOARD_LOAD_ADDR, BOARD_RAM_SIZE_DEFAULT and BOARD_RAM_END_MAX are required"
+#endif
+#if !defined(BOARD_MMIO_BASE) || !defined(BOARD_MMIO_SIZE)
+#error "board.h: BOARD_MMIO_BASE and BOARD_MMIO_SIZE are required"
+#endif
+
+/* ---- Time ------------------------------------------------------------------
+ * BOARD_TIMEBASE_HZ       ticks per second of the time counter (rdtime) */
+#ifndef BOARD_TIMEBASE_HZ
+#error "board.h: BOARD_TIMEBASE_HZ is required"
+#endif
+
+/* ---- Interrupt controller: a RISC-V PLIC (kernel-shim/bare/drivers/plic.c) --
+ * BOARD_PLIC_BASE         its registers
+ * BOARD_PLIC_NDEV         its highest source number (the tree's riscv,ndev)
+ * BOARD_PLIC_CONTEXT(h)   the context of hart h's S-mode */
+#if !defined(BOARD_PLIC_BASE) || !defined(BOARD_PLIC_NDEV) || !defined(BOARD_PLIC_CONTEXT)
+#error "board.h: BOARD_PLIC_BASE, BOARD_PLIC_NDEV and BOARD_PLIC_CONTEXT(hart) are required"
+#endif
+
+/* ---- Network device (optional) -------------------------------------------
+ * BOARD_VIRTIO_MMIO_BASE, _STRIDE, _SLOTS, BOARD_VIRTIO_MMIO_IRQ(slot)
+ *                         virtio-mmio transports, slot i at BASE + i * STRIDE
+ *                         interrupting on PLIC source IRQ(i): the shim's
+ *                         "virtio" network device is the first virtio-net
+ *                         among them. Without BASE there is none (-ENODEV).
+ *
+ * A board may define constants of its own for its board.c (the UART's
+ * address, a test device); the shim reads only the ones above. */
+
+/* ---- Hooks (board.c) -------------------------------------------------------
+ * Called by the shim on the boot hart. The console hooks run before and
+ * after everything else, in trap context too: no locks, no allocation. */
+
+/* Make the console usable (before anything prints). */
+void board_console_init(void);
+
+/* Write one byte to the console, waiting for room. The shim sends "\r\n"
+ * for a newline. */
+void board_console_putc(char c);
+
+/* End the run with status (0 passes): _exit, a fatal trap and a failed boot
+ * all end here. Never returns. */
+_Noreturn void board_exit(int status);
+
+/* Extra page-table entry bits for RAM (mmio = 0) or for the device window
+ * (mmio = 1): 0 on a standard RISC-V core; the C906's memory attributes
+ * when its MAEE mode is on. */
+uint64_t board_pte_bits(int mmio);
+
+#endif

@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: MIT */
+/* What the bare kernel-shim offers its device drivers (drivers/): pages,
+ * interrupt handlers, I/O sources, and from the arch interrupt masking and
+ * the device barriers (arch_bare.h). A driver takes its device's addresses
+ * as arguments and includes no board header. One hart: interrupts off is
+ * the lock. */
+#ifndef WEFT_BARE_DRIVER_H
+#define WEFT_BARE_DRIVER_H
+
+#include <stdint.h>
+
+#include "arch_bare.h" /* irq_save, irq_restore, dma_mb, dma_wmb, dma_rmb */
+#include "shim.h"      /* SHIM_IO_IN, SHIM_IO_OUT, SHIM_IO_ERR */
+
+#define PAGE_SIZE 4096UL
+
+/* ---- Pages (page.c) ------------------------------------------------------
+ * RAM is identity-mapped: a page's address is the one a device uses. */
+
+/* One zeroed 4 KiB page, or NULL. Any context but an interrupt handler. */
+void *page_alloc(void);
+void page_free(void *p);
+
+/* ---- Device interrupts (trap.c) ------------------------------------------
+ * External interrupts come through the board's PLIC. A handler runs with
+ * interrupts off, either on the trap stack or in the idle loop of thread.c
+ * (which takes pending interrupts itself: it waits with interrupts off). It
+ * must not wait, allocate or use stdio; it may call io_report and
+ * shim_wake. */
+typedef void (*irq_handler)(void *arg);
+/* Route PLIC source irq to fn(arg) and enable it. 0, -EINVAL, -EBUSY. */
+int irq_register(unsigned irq, irq_handler fn, void *arg);
+/* Disable source irq and forget its handler. */
+void irq_unregister(unsigned irq);
+
+/* ---- I/O sources (io.c): the bare half of the shim's I/O readiness --------
+ * A driver makes a device an I/O source: the small int that shim_io_arm and
+ * shim_io_poll know it by (the first one registered is 0). ready(arg) says
+ * what the device is ready for right now (SHIM_IO_IN | OUT | ERR); it is
+ * called with interrupts off when the source is armed or polled, so a
+ * readiness that came before the arming is not lost. */
+/* The new source's number, or -EMFILE when all are taken. */
+int io_source_add(unsigned (*ready)(void *arg), void *arg);
+/* Forget src (disarms it and drops what it reported). */
+void io_source_remove(int src);
+/* The device behind src is ready for events: if src is armed for any of
+ * them (ERR always counts), queue one report, disarm src and wake the
+ * poller. From an interrupt handler or a thread, interrupts on or off. */
+void io_report(int src, unsigned events);
+
+#endif
