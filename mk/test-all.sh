@@ -67,6 +67,9 @@ x86="TARGET=linux-x86_64"
 # target (tests/link/install.sh).
 step "tests/link/edge.sh" "$x86 lib build/linux-x86_64/libweft-internal.a" \
 	tests/link/edge.sh build/linux-x86_64
+# runtime/'s files call each other in no circle but the scheduler's core
+# and the processes' (tests/link/layers.sh, from the objects' symbols).
+step "tests/link/layers.sh" "$x86 lib" tests/link/layers.sh build/linux-x86_64
 step "tests/link/install.sh linux-x86_64" "" tests/link/install.sh linux-x86_64
 step "tests/link/install.sh linux-aarch64" "" tests/link/install.sh linux-aarch64
 # The runner itself: programs that exit mid-suite or between groups, crash

@@ -8,14 +8,10 @@
 
 static _Noreturn void finish(struct weft__fiber *self, void *result)
 {
-	/* Fiber context: its exit status, then what may still block: local
-	 * storage destructors, a generator's end, the supervisor report. */
-	self->ending = 1;
-	self->status = weft__exit_status(self);
-	weft__fls_exit(self);
-	weft__gen_exit(self, result);
-	weft__mbox_exit(self); /* processes: sends fail (-ESRCH) from here on */
-	weft__supervise_exit(self, result, self->status);
+	/* Fiber context (context.c): its exit status, then what may still
+	 * block: local storage destructors, a generator's end, the mailbox,
+	 * the supervisor report. */
+	weft__rt.context->exit(self, result);
 	weft__future_settle(&self->done, FS_RESOLVED, result, 0);
 	if (self->flags & FF_SERVICE)
 		atomic_fetch_sub(&weft__rt.services, 1);
@@ -25,7 +21,7 @@ static _Noreturn void finish(struct weft__fiber *self, void *result)
 	__builtin_unreachable();
 }
 
-static void fiber_main(void *arg)
+void weft__fiber_main(void *arg)
 {
 	struct weft__fiber *self = arg;
 	weft__ctx_entered(&self->ctx);
@@ -60,29 +56,33 @@ static int spawn(weft_fiber_t *out, const weft_attr_t *attr, weft_fn fn, void *a
 			return -EINVAL;
 		size = shim_stack_round(attr->stack_size);
 	}
-	/* Fiber context: the local-storage mode and the supervisor channel. */
+	/* Fiber context (context.c): the local-storage mode and the
+	 * supervisor channel. */
+	const struct weft__context_ops *cx = weft__rt.context;
 	unsigned fls_mode = attr ? attr->fls : WEFT_FLS_EMPTY;
 	weft_chan_t *sup = attr ? attr->supervisor : NULL;
 	unsigned aflags = attr ? attr->flags : 0;
 	if (fls_mode > WEFT_FLS_COPY || (aflags & ~(unsigned)WEFT_ATTR_FPENV) ||
-	    (sup && weft__chan_elem_size(sup) != sizeof(weft_exit_t)))
+	    (sup && cx->check_supervisor(sup)))
 		return -EINVAL;
 
 	struct weft__worker *w = weft__worker_self();
-	struct weft__fls *fls;
-	int err = weft__fls_inherit(w ? w->cur : NULL, fls_mode, &fls);
+	struct weft__fls *fls = NULL;
+	int err = fls_mode == WEFT_FLS_EMPTY ? 0 : cx->fls_inherit(w ? w->cur : NULL, fls_mode, &fls);
 	if (err)
 		return err;
 	struct shim_stack stack;
 	err = weft__stack_get(w, size, &stack);
 	if (err) {
-		weft__fls_drop(fls);
+		if (fls)
+			cx->fls_drop(fls);
 		return err;
 	}
 	struct weft__fiber *f = weft__fiber_record_get(w);
 	if (!f) {
 		weft__stack_put(w, &stack);
-		weft__fls_drop(fls);
+		if (fls)
+			cx->fls_drop(fls);
 		return -ENOMEM;
 	}
 
@@ -148,26 +148,6 @@ static int spawn(weft_fiber_t *out, const weft_attr_t *attr, weft_fn fn, void *a
 		weft__live_inc(w);
 	weft__ready(f);
 	return 0;
-}
-
-void weft__fiber_start(struct weft__worker *w, struct weft__fiber *f)
-{
-	/* The stack taken at spawn (where running out can still be told to
-	 * the caller) is traded for the one this worker freed last, likely
-	 * still in the CPU's cache: a stream of short fibers runs on one
-	 * stack, and a stack taken but not yet run is never touched. */
-	weft__stack_swap(w, &f->stack);
-	weft__ctx_create(&f->ctx, f->stack.base, f->stack.size);
-	f->ctx.fp_own = f->flags & FF_FPENV;
-	f->ctx.sp = arch_frame_init((char *)f->stack.base + f->stack.size, fiber_main, f);
-}
-
-/* Called on the next context once the exited fiber is off its stack. */
-void weft__fiber_release_stack(struct weft__worker *w, struct weft__fiber *f)
-{
-	weft__ctx_destroy(&f->ctx);
-	weft__stack_put(w, &f->stack);
-	weft__fiber_unref(f);
 }
 
 /* Give up the handle's reference, once. */

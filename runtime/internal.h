@@ -197,6 +197,8 @@ struct weft__rt {
 	size_t stack_size;
 	struct weft__worker *workers;
 	bool host;                       /* no worker threads: weft_poll drives workers[0] */
+	void (*fiber_main)(void *);      /* where fibers start (weft__fiber_main) */
+	const struct weft__context_ops *context; /* weft__context_ops */
 	_Atomic int draining;            /* weft_shutdown_grace: spawns start cancelled */
 	_Atomic int irq_sweep;           /* weft_fiber_interrupt hit a parked fiber */
 	/* fibers alive, on a cache line of their own: spawned and not yet
@@ -217,8 +219,14 @@ extern struct weft__rt weft__rt;
 
 /* The worker running the calling code, or NULL on a plain thread. Never
  * inlined, never assumed pure: a fiber can resume on another thread after any
- * switch, so the thread-local must be read afresh every time. */
+ * switch, so the thread-local must be read afresh every time (rt.c). */
 struct weft__worker *weft__worker_self(void) WEFT_NOIPA;
+/* The thread-local behind it, for the scheduler's own paths (sched.c), which
+ * read it directly where no switch can come between the read and the use.
+ * Initial-exec: one load from the thread pointer, no __tls_get_addr call in
+ * the shared library. */
+#define WEFT__TLS_IE __attribute__((tls_model("initial-exec")))
+extern WEFT__TLS_IE _Thread_local struct weft__worker *weft__tls_worker;
 
 /* The calling fiber, or the calling plain thread's stand-in. */
 struct weft__fiber *weft__self(void) WEFT_NOIPA;
@@ -238,7 +246,7 @@ void weft__switch_out(struct weft__fiber *self, int act);
 /* Runs on a context that has just been switched in. */
 void weft__finish_switch(struct weft__worker *w);
 
-/* weft__rt.live without a locked instruction per fiber (runtime.c): a
+/* weft__rt.live without a locked instruction per fiber (live.c): a
  * spawn on a worker takes from the worker's credit, taken from live
  * LIVE_BATCH at a time; an exit gives to the credit of the worker it ends
  * on; a worker out of work gives all of its credit back. live is never
@@ -249,6 +257,8 @@ void weft__live_dec(struct weft__worker *w);
 void weft__live_flush(struct weft__worker *w);
 /* Fibers alive now (a snapshot, credits taken off). */
 int64_t weft__live_count(void);
+/* Wait until live is 0 or the deadline: 0, -ETIMEDOUT, -ECANCELED. */
+int weft__live_wait(int64_t deadline);
 
 /* Wake one idle worker (a new timer, new work from outside). */
 void weft__kick_idle(void);
@@ -408,10 +418,13 @@ void weft__chan_dequeue(weft_chan_t *c, bool send, struct weft__waiter *w);
 struct weft__fiber *weft__fiber_record_get(struct weft__worker *w);
 void weft__fiber_count_spawn(struct weft__worker *w);
 void weft__fiber_unref(struct weft__fiber *f);
-void weft__fiber_release_stack(struct weft__worker *w, struct weft__fiber *f);
-/* Before f first runs on w (its context's sp is NULL until then): its
- * frame, on the stack it runs on. */
-void weft__fiber_start(struct weft__worker *w, struct weft__fiber *f);
+/* stack.c: before f first runs on w (its context's sp is NULL until then):
+ * its frame, entering weft__rt.fiber_main, on the stack it runs on; once it
+ * has exited and is off its stack: the stack back to the pools. */
+void weft__stack_start(struct weft__worker *w, struct weft__fiber *f);
+void weft__stack_release(struct weft__worker *w, struct weft__fiber *f);
+/* fiber.c: where every fiber starts (through weft__rt.fiber_main). */
+void weft__fiber_main(void *arg);
 /* Trade *s (taken at spawn, never run on) for the stack w freed last. */
 void weft__stack_swap(struct weft__worker *w, struct shim_stack *s);
 int weft__stack_get(struct weft__worker *w, size_t size, struct shim_stack *out);
@@ -494,6 +507,24 @@ void weft__gen_exit(struct weft__fiber *self, void *result);
 void weft__supervise_exit(struct weft__fiber *self, void *result, int status);
 /* chan.c: a channel's element size. */
 size_t weft__chan_elem_size(weft_chan_t *c);
+
+/* What spawn and exit run for the fiber context (context.c). fiber.c calls
+ * it only through weft__rt.context, which weft_init sets, so the fiber core
+ * does not depend on local storage, generators, mailboxes, supervisors and
+ * channels, which depend on it (and on the scheduler, which depends on the
+ * fiber core): the exit path is a table, not a circle of files. */
+struct weft__context_ops {
+	/* attr->supervisor is a channel of weft_exit_t: 0 or -EINVAL. */
+	int (*check_supervisor)(weft_chan_t *c);
+	/* weft__fls_inherit and weft__fls_drop. */
+	int (*fls_inherit)(struct weft__fiber *parent, unsigned mode, struct weft__fls **out);
+	void (*fls_drop)(struct weft__fls *t);
+	/* Everything a fiber's exit does before its result settles, in order:
+	 * sets self->status, runs destructors, ends a generator, closes the
+	 * mailbox, sends the supervisor report. */
+	void (*exit)(struct weft__fiber *self, void *result);
+};
+extern const struct weft__context_ops weft__context_ops;
 
 /* ---- The host loop (poll.c) --------------------------------------------- */
 

@@ -24,8 +24,6 @@
  * registers are saved. */
 #include "internal.h"
 
-struct weft__rt weft__rt;
-
 /* Runs in a row a worker takes from its next-run slot before it looks at
  * its deque. */
 #define RUNNEXT_MAX 16
@@ -36,13 +34,6 @@ struct weft__rt weft__rt;
  * hints between two looks. */
 #define SPIN_NS 20000
 #define SPIN_PAUSES 32
-
-static _Thread_local struct weft__worker *tls_worker;
-
-
-struct weft__worker *weft__worker_self(void) { return tls_worker; }
-
-void weft__set_worker(struct weft__worker *w) { tls_worker = w; }
 
 /* One writer per counter (its worker); readers take a relaxed snapshot. */
 static inline void bump(_Atomic uint64_t *c)
@@ -346,7 +337,7 @@ static inline void wake_for(struct weft__worker *w)
 
 void weft__ready(struct weft__fiber *f)
 {
-	struct weft__worker *w = tls_worker;
+	struct weft__worker *w = weft__tls_worker;
 	if (w)
 		push_local(w, f);
 	else
@@ -356,7 +347,7 @@ void weft__ready(struct weft__fiber *f)
 
 void weft__ready_next(struct weft__fiber *f)
 {
-	struct weft__worker *w = tls_worker;
+	struct weft__worker *w = weft__tls_worker;
 	if (!w || !w->cur) {
 		weft__ready(f);
 		return;
@@ -406,7 +397,8 @@ void weft__finish_switch(struct weft__worker *w)
 		break;
 	}
 	case ACT_EXIT:
-		weft__fiber_release_stack(w, p);
+		weft__stack_release(w, p);
+		weft__fiber_unref(p); /* its reference for being alive */
 		break;
 	}
 }
@@ -415,7 +407,7 @@ static inline void count_switch(struct weft__worker *w) { bump(&w->switches); }
 
 void weft__switch_out(struct weft__fiber *self, int act)
 {
-	struct weft__worker *w = tls_worker;
+	struct weft__worker *w = weft__tls_worker;
 	struct weft__fiber *next = weft__find_work(w);
 	w->prev = self;
 	w->prev_act = act;
@@ -426,7 +418,7 @@ void weft__switch_out(struct weft__fiber *self, int act)
 	if (next) {
 		w->runs++;
 		if (!next->ctx.sp)
-			weft__fiber_start(w, next);
+			weft__stack_start(w, next);
 	}
 	weft__ctx_switch(&self->ctx, next ? &next->ctx : &w->sched, act == ACT_EXIT);
 	/* Resumed, perhaps on another worker: read it afresh. */
@@ -458,7 +450,7 @@ int weft_fiber_yield(void)
 	if (next) {
 		w->runs++;
 		if (!next->ctx.sp)
-			weft__fiber_start(w, next);
+			weft__stack_start(w, next);
 	}
 	weft__ctx_switch(&self->ctx, next ? &next->ctx : &w->sched, false);
 	weft__finish_switch(weft__worker_self());
@@ -470,7 +462,7 @@ int weft_fiber_yield(void)
 void weft__run(struct weft__worker *w, struct weft__fiber *f)
 {
 	if (!f->ctx.sp)
-		weft__fiber_start(w, f);
+		weft__stack_start(w, f);
 	set_cur(w, f);
 	w->runs++;
 	count_switch(w);
@@ -481,7 +473,7 @@ void weft__run(struct weft__worker *w, struct weft__fiber *f)
 void weft__worker_main(void *arg)
 {
 	struct weft__worker *w = arg;
-	tls_worker = w;
+	weft__tls_worker = w;
 	shim_fault_thread_init();
 	weft__ctx_adopt_thread(&w->sched);
 	bool spinning = false;
@@ -524,7 +516,7 @@ void weft__worker_main(void *arg)
 	weft__stack_cache_drain(w);
 	weft__fiber_cache_drain(w);
 	shim_fault_thread_fini();
-	tls_worker = NULL;
+	weft__tls_worker = NULL;
 }
 
 int weft_worker_index(void)

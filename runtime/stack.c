@@ -100,6 +100,24 @@ void weft__stack_swap(struct weft__worker *w, struct shim_stack *s)
 	}
 }
 
+void weft__stack_start(struct weft__worker *w, struct weft__fiber *f)
+{
+	/* The stack taken at spawn (where running out can still be told to
+	 * the caller) is traded for the one this worker freed last, likely
+	 * still in the CPU's cache: a stream of short fibers runs on one
+	 * stack, and a stack taken but not yet run is never touched. */
+	weft__stack_swap(w, &f->stack);
+	weft__ctx_create(&f->ctx, f->stack.base, f->stack.size);
+	f->ctx.fp_own = f->flags & FF_FPENV;
+	f->ctx.sp = arch_frame_init((char *)f->stack.base + f->stack.size, weft__rt.fiber_main, f);
+}
+
+void weft__stack_release(struct weft__worker *w, struct weft__fiber *f)
+{
+	weft__ctx_destroy(&f->ctx);
+	weft__stack_put(w, &f->stack);
+}
+
 void weft__stack_cache_drain(struct weft__worker *w)
 {
 	give(w->cache, w->ncached);

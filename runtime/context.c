@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: MIT */
+/* The fiber context at spawn and at exit: local storage (fls.c), the
+ * generator a fiber runs (generator.c), its mailbox (mailbox.c) and its
+ * supervisor (supervise.c). fiber.c reaches these only through this table
+ * (weft__rt.context), since each of them depends on fibers and the
+ * scheduler. docs/decisions/exit-status.md says why the exit runs in this
+ * order. */
+#include "internal.h"
+
+static int check_supervisor(weft_chan_t *c)
+{
+	return weft__chan_elem_size(c) == sizeof(weft_exit_t) ? 0 : -EINVAL;
+}
+
+static void context_exit(struct weft__fiber *self, void *result)
+{
+	self->ending = 1;
+	self->status = weft__exit_status(self);
+	weft__fls_exit(self);
+	weft__gen_exit(self, result);
+	weft__mbox_exit(self); /* processes: sends fail (-ESRCH) from here on */
+	weft__supervise_exit(self, result, self->status);
+}
+
+const struct weft__context_ops weft__context_ops = {
+	.check_supervisor = check_supervisor,
+	.fls_inherit = weft__fls_inherit,
+	.fls_drop = weft__fls_drop,
+	.exit = context_exit,
+};
