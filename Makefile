@@ -7,6 +7,7 @@
 #       make test   every target and build variant; one summary line each
 #       make coverage  line coverage of linux-x86_64's suites, per directory
 #       make fuzz   each libFuzzer harness for FUZZ_SECONDS (600), one at a time
+#       make format / format-check  apply / check .clang-format [FORMAT_PATHS=...]
 TARGET ?= linux-x86_64
 .DEFAULT_GOAL := all
 VARIANT ?=
@@ -26,7 +27,7 @@ O ?= build/$(TARGET)$(if $(VARIANT),-$(VARIANT))$(if $(CROSS_ARCH),$(if $(filter
 # is first used: a build of another into it stops here, before it can mix
 # objects or run a binary of another CPU.
 BUILD_CONFIG := TARGET=$(TARGET) VARIANT=$(VARIANT) LIBC=$(LIBC) TOOLCHAIN=$(TOOLCHAIN)
-ifneq ($(filter-out clean test bench bench-smoke run debug deps help uninstall fuzz,$(or $(MAKECMDGOALS),all)),)
+ifneq ($(filter-out clean test bench bench-smoke run debug deps help uninstall fuzz format format-check,$(or $(MAKECMDGOALS),all)),)
 BUILT_CONFIG := $(shell cat $(O)/config 2>/dev/null)
 ifeq ($(BUILT_CONFIG),)
 $(shell mkdir -p $(O) && echo '$(BUILD_CONFIG)' >$(O)/config)
@@ -305,6 +306,14 @@ check: tests
 
 deps:
 	@mk/deps.sh $(DEPS)
+
+# clang-format over the tracked *.c/*.h (or those under FORMAT_PATHS):
+# format rewrites them, format-check lists and shows what differs (mk/format.sh).
+.PHONY: format format-check
+format:
+	@mk/format.sh fix $(FORMAT_PATHS)
+format-check:
+	@mk/format.sh check $(FORMAT_PATHS)
 
 # httpd on qemu-virt over virtio-net, QEMU's user network forwarding the
 # host's port $(HTTP_PORT) to the guest's port 80. A foreground program:

@@ -34,9 +34,9 @@ enum { IDLE, CONNECTING, SENDING, RECEIVING, DONE, FAILED };
 
 struct conn {
 	int fd, state;
-	unsigned want;	 /* epoll interest now */
-	long msg;	 /* the message in flight */
-	long off;	 /* bytes of it sent, or received */
+	unsigned want;   /* epoll interest now */
+	long msg;        /* the message in flight */
+	long off;        /* bytes of it sent, or received */
 	double progress; /* when it last moved */
 };
 

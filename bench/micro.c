@@ -513,10 +513,7 @@ static void row_idle(long n, unsigned workers)
 
 /* ---- main -------------------------------------------------------------- */
 
-static long num(int argc, char **argv, int i, long def)
-{
-	return argc > i ? atol(argv[i]) : def;
-}
+static long num(int argc, char **argv, int i, long def) { return argc > i ? atol(argv[i]) : def; }
 
 int main(int argc, char **argv)
 {

@@ -10,7 +10,8 @@
 #                                    the network tests' clients (curl, wrk, ip),
 #                                    gdb and gdb-multiarch (tests/gdb/check.sh),
 #                                    valgrind (make VARIANT=valgrind check), and
-#                                    clang with libFuzzer for the fuzz harnesses.
+#                                    clang with libFuzzer for the fuzz harnesses,
+#                                    and clang-format (mk/format.sh).
 #   mk/deps.sh cross ARCH LIBC       ARCH: aarch64 | riscv64, LIBC: musl | glibc.
 #                                    Cross gcc, qemu-user, the musl and cmocka
 #                                    source packages; builds musl (LIBC=musl) and
@@ -182,6 +183,9 @@ cmd_host() {
 	# ASan and UBSan runtimes, which are in libclang-rt-14-dev (only
 	# recommended by clang-14, so named here).
 	ensure_packages clang libclang-rt-14-dev
+	# make format / format-check (mk/format.sh): .clang-format is tuned to
+	# Debian 12's clang-format (14).
+	ensure_packages clang-format
 }
 
 # ---------------------------------------------------------------- bench

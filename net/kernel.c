@@ -158,10 +158,7 @@ static ssize_t k_write(struct weft_sock *s, const void *buf, size_t len, int64_t
 	return (ssize_t)done;
 }
 
-static int k_shutdown(struct weft_sock *s, int how)
-{
-	return shim_sock_shutdown(K(s)->fd, how);
-}
+static int k_shutdown(struct weft_sock *s, int how) { return shim_sock_shutdown(K(s)->fd, how); }
 
 static int k_local(struct weft_sock *s, weft_addr_t *out)
 {

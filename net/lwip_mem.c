@@ -22,8 +22,8 @@ static _Atomic unsigned fail_count;
 static bool injected_failure(void)
 {
 	unsigned every = atomic_load_explicit(&fail_every, memory_order_relaxed);
-	return every && atomic_fetch_add_explicit(&fail_count, 1, memory_order_relaxed) % every ==
-				every - 1;
+	return every &&
+	       atomic_fetch_add_explicit(&fail_count, 1, memory_order_relaxed) % every == every - 1;
 }
 
 static void *counted(void *p)

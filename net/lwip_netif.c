@@ -63,8 +63,8 @@ static err_t dev_netif_init(struct netif *nif)
 	nif->mtu = (u16_t)(d->info.mtu > 9000 ? 9000 : d->info.mtu);
 	nif->hwaddr_len = 6;
 	memcpy(nif->hwaddr, d->info.mac, 6);
-	nif->flags = NETIF_FLAG_BROADCAST | NETIF_FLAG_ETHARP | NETIF_FLAG_ETHERNET |
-		     NETIF_FLAG_LINK_UP;
+	nif->flags =
+		NETIF_FLAG_BROADCAST | NETIF_FLAG_ETHARP | NETIF_FLAG_ETHERNET | NETIF_FLAG_LINK_UP;
 	return ERR_OK;
 }
 
@@ -200,4 +200,3 @@ void weft__lwip_dev_close(void)
 	free(d);
 	ndev = NULL;
 }
-

@@ -18,11 +18,11 @@
 
 weft__lock_t weft__lwip_lock = WEFT__LOCK_INIT;
 
-static bool core_ready;      /* lwip_init is once per process */
+static bool core_ready; /* lwip_init is once per process */
 static struct {
-	struct weft__waiter *q;  /* the timer fiber while it waits */
-	bool forever;            /* waiting with no timeout due */
-	u32_t wake_ms;           /* else lwIP's time (sys_now) it wakes at */
+	struct weft__waiter *q; /* the timer fiber while it waits */
+	bool forever;           /* waiting with no timeout due */
+	u32_t wake_ms;          /* else lwIP's time (sys_now) it wakes at */
 } timer;
 static weft_fiber_t timer_fiber;
 static _Atomic int stopping;

@@ -20,11 +20,11 @@ struct dgram {
 
 struct lsock {
 	struct weft_sock base;
-	struct tcp_pcb *pcb;   /* NULL once lwIP freed it (on_err) or we let it go */
+	struct tcp_pcb *pcb; /* NULL once lwIP freed it (on_err) or we let it go */
 	struct udp_pcb *upcb;
-	struct pbuf *rx;       /* received and not read: one chain */
+	struct pbuf *rx; /* received and not read: one chain */
 	bool rx_eof, shut_rd, shut_wr, connected;
-	int err;               /* sticky: what the connection died of */
+	int err;                        /* sticky: what the connection died of */
 	struct weft__waiter *rdq, *wrq; /* sock.c allows one of each */
 	/* a listener's connections not yet accepted, linked by acc_next */
 	struct lsock *acc_head, *acc_tail, *acc_next;
@@ -61,8 +61,8 @@ void weft__ltcp_abort(struct lsock *s, int kind);
 
 /* UDP (lwip_udp.c). */
 int weft__ludp_bind(struct weft_sock **out, const weft_addr_t *local);
-ssize_t weft__ludp_sendto(struct weft_sock *s, const void *buf, size_t len,
-			  const weft_addr_t *to, int64_t deadline);
+ssize_t weft__ludp_sendto(struct weft_sock *s, const void *buf, size_t len, const weft_addr_t *to,
+			  int64_t deadline);
 ssize_t weft__ludp_recvfrom(struct weft_sock *s, void *buf, size_t len, weft_addr_t *from,
 			    int64_t deadline);
 void weft__ludp_abort(struct lsock *s);

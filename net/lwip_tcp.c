@@ -162,7 +162,7 @@ int weft__ltcp_listen(struct weft_sock **out, const weft_addr_t *local, int back
 }
 
 int weft__ltcp_accept(struct weft_sock *lsk, struct weft_sock **out, weft_addr_t *peer,
-		    int64_t deadline)
+		      int64_t deadline)
 {
 	struct lsock *ls = L(lsk);
 	weft__lwip_lock_take();
@@ -184,8 +184,9 @@ int weft__ltcp_accept(struct weft_sock *lsk, struct weft_sock **out, weft_addr_t
 		if (c->pcb) {
 			tcp_backlog_accepted(c->pcb);
 			if (peer)
-				*peer = (weft_addr_t){.ip = ip4_addr_get_u32(ip_2_ip4(&c->pcb->remote_ip)),
-						      .port = c->pcb->remote_port};
+				*peer = (weft_addr_t){
+					.ip = ip4_addr_get_u32(ip_2_ip4(&c->pcb->remote_ip)),
+					.port = c->pcb->remote_port};
 		} else if (peer) {
 			*peer = (weft_addr_t){0};
 		}
@@ -304,7 +305,8 @@ ssize_t weft__ltcp_write(struct weft_sock *sk, const void *buf, size_t len, int6
 			room = 0;
 		if (room) {
 			size_t n = len - done < room ? len - done : room;
-			u8_t flags = TCP_WRITE_FLAG_COPY | (done + n < len ? TCP_WRITE_FLAG_MORE : 0);
+			u8_t flags =
+				TCP_WRITE_FLAG_COPY | (done + n < len ? TCP_WRITE_FLAG_MORE : 0);
 			err_t e = tcp_write(s->pcb, p + done, (u16_t)n, flags);
 			if (e == ERR_OK) {
 				done += n;

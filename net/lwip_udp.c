@@ -56,7 +56,7 @@ int weft__ludp_bind(struct weft_sock **out, const weft_addr_t *local)
 }
 
 ssize_t weft__ludp_sendto(struct weft_sock *sk, const void *buf, size_t len, const weft_addr_t *to,
-			int64_t deadline)
+			  int64_t deadline)
 {
 	(void)deadline; /* lwIP's UDP never blocks: a full device drops */
 	struct lsock *s = L(sk);
@@ -78,7 +78,7 @@ ssize_t weft__ludp_sendto(struct weft_sock *sk, const void *buf, size_t len, con
 }
 
 ssize_t weft__ludp_recvfrom(struct weft_sock *sk, void *buf, size_t len, weft_addr_t *from,
-			  int64_t deadline)
+			    int64_t deadline)
 {
 	struct lsock *s = L(sk);
 	ssize_t n;

@@ -28,10 +28,7 @@ typedef struct {
 	uint64_t frm;
 } arch_fpenv_t;
 
-static inline void arch_fpenv_save(arch_fpenv_t *e)
-{
-	__asm__ volatile("frrm %0" : "=r"(e->frm));
-}
+static inline void arch_fpenv_save(arch_fpenv_t *e) { __asm__ volatile("frrm %0" : "=r"(e->frm)); }
 
 static inline void arch_fpenv_load(const arch_fpenv_t *e)
 {

@@ -102,8 +102,8 @@ int shim_fault_thread_init(void)
 	if (altstack)
 		return 0;
 	stack_t ss = {0};
-	ss.ss_sp = mmap(NULL, ALTSTACK_BYTES, PROT_READ | PROT_WRITE,
-			MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ss.ss_sp = mmap(NULL, ALTSTACK_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+			-1, 0);
 	if (ss.ss_sp == MAP_FAILED)
 		return -ENOMEM;
 	ss.ss_size = ALTSTACK_BYTES;

@@ -57,12 +57,12 @@ struct cold_stack {
 };
 
 struct size_class {
-	size_t size;              /* usable bytes, page multiple */
-	size_t guard;             /* guard bytes below each, page multiple */
-	struct free_stack *free;  /* freed stacks, linked through their top */
+	size_t size;             /* usable bytes, page multiple */
+	size_t guard;            /* guard bytes below each, page multiple */
+	struct free_stack *free; /* freed stacks, linked through their top */
 	unsigned nfree;
-	struct cold_stack *cold;  /* freed stacks with no resident pages */
-	char *carve, *carve_end;  /* unused part of the newest slab */
+	struct cold_stack *cold; /* freed stacks with no resident pages */
+	char *carve, *carve_end; /* unused part of the newest slab */
 };
 
 /* shim_stack_trim leaves TRIM_KEEP freed stacks resident in each class. */
@@ -73,7 +73,7 @@ static _Atomic unsigned nclasses;  /* classes in use */
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct size_class classes[NCLASS];
 static size_t page;
-static int guard_mode; /* 0 unknown, 1 madvise works, 2 use mprotect */
+static int guard_mode;     /* 0 unknown, 1 madvise works, 2 use mprotect */
 static size_t guard_bytes; /* for new stacks; 0 = ARCH_STACK_GUARD */
 
 static size_t page_size(void)
@@ -95,8 +95,8 @@ static int probe_guard(void)
 {
 	size_t p = page_size();
 	int fds[2], ok = 0;
-	char *m = mmap(NULL, p, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	char *m = mmap(NULL, p, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+		       -1, 0);
 	if (m == MAP_FAILED)
 		return 2;
 	if (madvise(m, p, MADV_GUARD_INSTALL) == 0 && pipe(fds) == 0) {

@@ -24,7 +24,7 @@
 #define LWIP_SYS_TIMEOUT_ALLOC() weft__lwip_timeout_alloc()
 #define LWIP_SYS_TIMEOUT_FREE(t) weft__lwip_timeout_free(t)
 #define MEM_ALIGNMENT 8
-#define MEMP_NUM_TCP_PCB 4096       /* unused with MEMP_MEM_MALLOC, but checked */
+#define MEMP_NUM_TCP_PCB 4096 /* unused with MEMP_MEM_MALLOC, but checked */
 #define MEMP_NUM_TCP_PCB_LISTEN 64
 #define MEMP_NUM_UDP_PCB 64
 #define MEMP_NUM_TCP_SEG 4096
