@@ -41,9 +41,8 @@ static void *count_primes(void *arg)
 	for (long start = lo; start < lo + RANGE; start += CHUNK) {
 		for (long n = start; n < start + CHUNK; n++)
 			primes += is_prime(n);
-		printf("[%6.1f ms] %s on worker %d: %ld primes below %ld\n",
-		       ms(), weft_fiber_name(), weft_worker_index(), primes,
-		       start + CHUNK);
+		printf("[%6.1f ms] %s on worker %d: %ld primes below %ld\n", ms(),
+		       weft_fiber_name(), weft_worker_index(), primes, start + CHUNK);
 		weft_sleep_until(weft_deadline_in(40 * 1000000)); /* 40 ms */
 	}
 	struct result r = {who, primes};
@@ -83,8 +82,8 @@ int main(void)
 	for (int i = 0; i < COUNTERS; i++) {
 		struct result r;
 		weft_chan_recv(results, &r, -1);
-		printf("counter-%d: %ld primes in [%ld, %ld)\n", r.who, r.primes, (long)r.who * RANGE,
-		       (long)(r.who + 1) * RANGE);
+		printf("counter-%d: %ld primes in [%ld, %ld)\n", r.who, r.primes,
+		       (long)r.who * RANGE, (long)(r.who + 1) * RANGE);
 		total += r.primes;
 	}
 	weft_future_resolve(all_done, NULL);

@@ -27,7 +27,8 @@ static void *squarer(void *arg)
 		weft_fiber_yield();
 	}
 	printf("fiber %llu (%s) on worker %d squared %ld numbers\n",
-	       (unsigned long long)weft_fiber_self(), weft_fiber_name(), weft_worker_index(), count);
+	       (unsigned long long)weft_fiber_self(), weft_fiber_name(), weft_worker_index(),
+	       count);
 	return (void *)(intptr_t)sum;
 }
 

@@ -49,10 +49,10 @@
 
 #include "http/request.h"
 
-#define HEAD_MAX 8192	    /* request line and headers, the blank line included */
+#define HEAD_MAX 8192       /* request line and headers, the blank line included */
 #define MAX_EMPTY_LINES 16  /* CR LF before a request line, ignored up to this */
 #define MAX_REQUESTS 100000 /* per connection, then "Connection: close" */
-#define BODY_MAX 2048	    /* the largest page this server generates */
+#define BODY_MAX 2048       /* the largest page this server generates */
 #define LINGER_BYTES (1 << 20)
 #define MS 1000000LL
 
@@ -77,10 +77,10 @@ struct conn {
 	weft_sock_t *s;
 	weft_fiber_t fiber;
 	_Atomic int state;
-	int must_close;		  /* answer with "Connection: close", then close */
+	int must_close;           /* answer with "Connection: close", then close */
 	struct conn *prev, *next; /* the supervisor's list of running connections */
-	unsigned seen;		  /* the supervisor's: EV_NEW and EV_DONE bits */
-	size_t len;		  /* bytes in buf */
+	unsigned seen;            /* the supervisor's: EV_NEW and EV_DONE bits */
+	size_t len;               /* bytes in buf */
 	char buf[HEAD_MAX];
 };
 
@@ -576,7 +576,8 @@ static void *accept_loop(void *arg)
 		if (err != 0) {
 			free(c);
 			atomic_fetch_sub(&n_open, 1);
-			refuse(s, err == -ENOMEM ? "no memory for a fiber" : "cannot spawn a fiber");
+			refuse(s,
+			       err == -ENOMEM ? "no memory for a fiber" : "cannot spawn a fiber");
 			continue;
 		}
 		tell(EV_NEW, c);

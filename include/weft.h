@@ -44,9 +44,9 @@ extern "C" {
 /* ---- Runtime ----------------------------------------------------------- */
 
 typedef struct weft_config {
-	unsigned workers;        /* worker threads; 0 = $WEFT_WORKERS or CPUs (max 16) */
-	size_t stack_size;       /* default fiber stack bytes; 0 = $WEFT_STACK_KB or 64 KiB */
-	unsigned flags;          /* WEFT_CFG_* below; 0 = defaults */
+	unsigned workers;  /* worker threads; 0 = $WEFT_WORKERS or CPUs (max 16) */
+	size_t stack_size; /* default fiber stack bytes; 0 = $WEFT_STACK_KB or 64 KiB */
+	unsigned flags;    /* WEFT_CFG_* below; 0 = defaults */
 } weft_config_t;
 
 enum {
@@ -176,10 +176,10 @@ typedef struct weft_attr {
 	size_t stack_size; /* bytes, 0 = the runtime default; rounded up to pages */
 	const char *name;  /* copied (up to 31 chars); NULL = no name */
 	/* Fiber context (below, "Fiber context"): */
-	unsigned fls;      /* local storage: WEFT_FLS_EMPTY (0), _SHARE or _COPY */
+	unsigned fls;                 /* local storage: WEFT_FLS_EMPTY (0), _SHARE or _COPY */
 	struct weft_chan *supervisor; /* NULL, or a channel of weft_exit_t that
 				       * gets {pid, status} when the fiber ends */
-	unsigned flags;    /* WEFT_ATTR_* below; 0 = defaults */
+	unsigned flags;               /* WEFT_ATTR_* below; 0 = defaults */
 } weft_attr_t;
 
 enum {
@@ -495,8 +495,8 @@ WEFT_API unsigned weft_sem_value(weft_sem_t *s);
  * they can send. */
 typedef uint64_t weft_pid_t;
 
-#define WEFT_MSG_MAX (64 * 1024)    /* bytes in one message */
-#define WEFT_MAILBOX_CAP 64         /* messages a mailbox holds, by default */
+#define WEFT_MSG_MAX (64 * 1024) /* bytes in one message */
+#define WEFT_MAILBOX_CAP 64      /* messages a mailbox holds, by default */
 #define WEFT_MAILBOX_CAP_MAX 65536
 
 /* The calling process's pid: in a step callback the step-process's, else

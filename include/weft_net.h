@@ -75,17 +75,17 @@ WEFT_API const char *weft_net_stack(void);
 
 /* A snapshot of the stack's counters. */
 typedef struct weft_net_stats {
-	uint64_t sockets_open;    /* sockets of every kind not yet closed */
-	uint64_t tcp_accepted;    /* connections accepted, ever */
-	uint64_t tcp_connected;   /* connections made by weft_tcp_connect, ever */
+	uint64_t sockets_open;  /* sockets of every kind not yet closed */
+	uint64_t tcp_accepted;  /* connections accepted, ever */
+	uint64_t tcp_connected; /* connections made by weft_tcp_connect, ever */
 	uint64_t bytes_read;
 	uint64_t bytes_written;
-	uint64_t frames_in;       /* lwIP: frames taken from the interface */
-	uint64_t frames_out;      /* lwIP: frames given to the interface */
-	uint64_t frames_dropped;  /* lwIP: frames the interface refused or lwIP dropped */
-	uint64_t mem_blocks;      /* lwIP: blocks of memory it holds now (pbufs, PCBs,
+	uint64_t frames_in;      /* lwIP: frames taken from the interface */
+	uint64_t frames_out;     /* lwIP: frames given to the interface */
+	uint64_t frames_dropped; /* lwIP: frames the interface refused or lwIP dropped */
+	uint64_t mem_blocks;     /* lwIP: blocks of memory it holds now (pbufs, PCBs,
 	                           * segments); 0 for the kernel stack */
-	uint64_t mem_failed;      /* lwIP: allocations that failed, ever; each dropped
+	uint64_t mem_failed;     /* lwIP: allocations that failed, ever; each dropped
 	                           * a frame or a segment, or refused a connection */
 } weft_net_stats_t;
 

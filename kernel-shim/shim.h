@@ -18,7 +18,7 @@
 struct shim_stack {
 	void *base;
 	size_t size;
-	size_t guard; /* bytes of guard below base */
+	size_t guard;     /* bytes of guard below base */
 	unsigned tool_id; /* valgrind's id of the stack (Linux, VARIANT=valgrind), else 0 */
 };
 
@@ -157,10 +157,10 @@ void shim_io_wake(void);
 struct shim_netdev;
 
 struct shim_netdev_info {
-	uint8_t mac[6];   /* the address lwIP answers to */
-	unsigned mtu;     /* payload bytes, without the 14-byte Ethernet header */
-	int src;          /* I/O source: IN when frames wait */
-	char name[32];    /* the kernel's or the device's name, for messages */
+	uint8_t mac[6]; /* the address lwIP answers to */
+	unsigned mtu;   /* payload bytes, without the 14-byte Ethernet header */
+	int src;        /* I/O source: IN when frames wait */
+	char name[32];  /* the kernel's or the device's name, for messages */
 };
 
 struct shim_iov {
@@ -200,13 +200,13 @@ struct shim_sockaddr {
 	uint16_t port; /* host byte order */
 };
 
-int shim_sock_open(int type);      /* fd: non-blocking, close-on-exec; SO_REUSEADDR on
+int shim_sock_open(int type); /* fd: non-blocking, close-on-exec; SO_REUSEADDR on
 				      streams, TCP_NODELAY set once connected */
 int shim_sock_bind(int fd, const struct shim_sockaddr *a);
 int shim_sock_listen(int fd, int backlog);
-int shim_sock_accept(int fd, struct shim_sockaddr *peer); /* new fd (non-blocking) */
+int shim_sock_accept(int fd, struct shim_sockaddr *peer);     /* new fd (non-blocking) */
 int shim_sock_connect(int fd, const struct shim_sockaddr *a); /* 0, -EINPROGRESS */
-int shim_sock_error(int fd);       /* the pending error (SO_ERROR) as -errno, or 0 */
+int shim_sock_error(int fd); /* the pending error (SO_ERROR) as -errno, or 0 */
 long shim_sock_send(int fd, const void *buf, size_t len); /* count; -EPIPE, never SIGPIPE */
 long shim_sock_recv(int fd, void *buf, size_t len);       /* count, 0 at end of stream */
 long shim_sock_sendto(int fd, const void *buf, size_t len, const struct shim_sockaddr *to);

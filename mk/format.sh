@@ -68,6 +68,8 @@ fi
 if [ "${#differ[@]}" -gt 0 ]; then
 	echo "format: ${#differ[@]} file(s) differ from .clang-format (mk/format.sh fix PATH... reformats them):" >&2
 	printf '  %s\n' "${differ[@]}" >&2
+	echo "format: 0 passed, 1 failed (${#differ[@]} of ${#files[@]} files differ)"
 	exit 1
 fi
 echo "format: ${#files[@]} files match .clang-format"
+echo "format: 1 passed, 0 failed"

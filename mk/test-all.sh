@@ -67,6 +67,9 @@ x86="TARGET=linux-x86_64"
 # target (tests/link/install.sh).
 step "tests/link/edge.sh" "$x86 lib build/linux-x86_64/libweft-internal.a" \
 	tests/link/edge.sh build/linux-x86_64
+# Every tracked .c/.h file as .clang-format says (mk/format.sh; clang-format
+# 14 from mk/deps.sh host).
+step "format (mk/format.sh check)" "" mk/format.sh check
 # runtime/'s files call each other in no circle but the scheduler's core
 # and the processes' (tests/link/layers.sh, from the objects' symbols).
 step "tests/link/layers.sh" "$x86 lib" tests/link/layers.sh build/linux-x86_64

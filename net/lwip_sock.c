@@ -16,18 +16,32 @@
 int weft__lsock_err(err_t e)
 {
 	switch (e) {
-	case ERR_OK: return 0;
-	case ERR_MEM: case ERR_BUF: return -ENOMEM;
-	case ERR_RTE: return -ENETUNREACH;
-	case ERR_USE: return -EADDRINUSE;
-	case ERR_ISCONN: return -EISCONN;
-	case ERR_CONN: return -ENOTCONN;
-	case ERR_RST: return -ECONNRESET;
-	case ERR_ABRT: return -ECONNABORTED;
-	case ERR_CLSD: return -EPIPE;
-	case ERR_TIMEOUT: return -ETIMEDOUT;
-	case ERR_VAL: case ERR_ARG: return -EINVAL;
-	default: return -EIO;
+	case ERR_OK:
+		return 0;
+	case ERR_MEM:
+	case ERR_BUF:
+		return -ENOMEM;
+	case ERR_RTE:
+		return -ENETUNREACH;
+	case ERR_USE:
+		return -EADDRINUSE;
+	case ERR_ISCONN:
+		return -EISCONN;
+	case ERR_CONN:
+		return -ENOTCONN;
+	case ERR_RST:
+		return -ECONNRESET;
+	case ERR_ABRT:
+		return -ECONNABORTED;
+	case ERR_CLSD:
+		return -EPIPE;
+	case ERR_TIMEOUT:
+		return -ETIMEDOUT;
+	case ERR_VAL:
+	case ERR_ARG:
+		return -EINVAL;
+	default:
+		return -EIO;
 	}
 }
 
@@ -53,10 +67,7 @@ ip_addr_t weft__lsock_ip(uint32_t ip)
 	return a;
 }
 
-struct lsock *weft__lsock_new(void)
-{
-	return calloc(1, sizeof(struct lsock));
-}
+struct lsock *weft__lsock_new(void) { return calloc(1, sizeof(struct lsock)); }
 
 /* ---- Calls ------------------------------------------------------------------------ */
 

@@ -135,15 +135,9 @@ int weft_chan_recv(weft_chan_t *c, void *elem, int64_t deadline)
 
 /* ---- select's view (select.c): c's lock is held around each of these --- */
 
-weft__lock_t *weft__chan_lock(weft_chan_t *c)
-{
-	return &c->lock;
-}
+weft__lock_t *weft__chan_lock(weft_chan_t *c) { return &c->lock; }
 
-size_t weft__chan_elem_size(weft_chan_t *c)
-{
-	return c->elem;
-}
+size_t weft__chan_elem_size(weft_chan_t *c) { return c->elem; }
 
 int weft__chan_try(weft_chan_t *c, bool send, void *elem)
 {

@@ -43,9 +43,8 @@ struct weft__fiber *weft__deque_take(struct weft__deque *d)
 		f = atomic_load_explicit(&d->ring[b & MASK], memory_order_relaxed);
 		if (t == b) {
 			/* The last element: race the thieves for it. */
-			if (!atomic_compare_exchange_strong_explicit(&d->top, &t, t + 1,
-								     memory_order_seq_cst,
-								     memory_order_relaxed))
+			if (!atomic_compare_exchange_strong_explicit(
+				    &d->top, &t, t + 1, memory_order_seq_cst, memory_order_relaxed))
 				f = NULL;
 			atomic_store_explicit(&d->bottom, b + 1, memory_order_relaxed);
 		}

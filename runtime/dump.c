@@ -117,7 +117,8 @@ static void print_one(struct weft__fiber *f, void *arg)
 	unsigned st = PW_STATE(pw);
 	int worker = on_worker(f);
 	bool parked = false;
-	put(line, sizeof line, &n, "weft: fiber %llu \"%s\" ", (unsigned long long)f->handle, f->name);
+	put(line, sizeof line, &n, "weft: fiber %llu \"%s\" ", (unsigned long long)f->handle,
+	    f->name);
 	if (atomic_load(&f->done.state) != FS_PENDING) {
 		put(line, sizeof line, &n, "finished (not joined yet)");
 	} else if (st == PS_PARKING || st == PS_PARKED) {
@@ -242,12 +243,6 @@ static void to_console(const char *s, size_t n, void *ctx)
 	shim_console_write(s, n);
 }
 
-int weft_dump(void)
-{
-	return weft_dump_to(to_console, NULL);
-}
+int weft_dump(void) { return weft_dump_to(to_console, NULL); }
 
-void weft__dump_on_quit(void)
-{
-	weft_dump();
-}
+void weft__dump_on_quit(void) { weft_dump(); }

@@ -68,7 +68,8 @@ static int spawn(weft_fiber_t *out, const weft_attr_t *attr, weft_fn fn, void *a
 
 	struct weft__worker *w = weft__worker_self();
 	struct weft__fls *fls = NULL;
-	int err = fls_mode == WEFT_FLS_EMPTY ? 0 : cx->fls_inherit(w ? w->cur : NULL, fls_mode, &fls);
+	int err =
+		fls_mode == WEFT_FLS_EMPTY ? 0 : cx->fls_inherit(w ? w->cur : NULL, fls_mode, &fls);
 	if (err)
 		return err;
 	struct shim_stack stack;

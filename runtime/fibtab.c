@@ -26,22 +26,22 @@
 #include "internal.h"
 
 #define CHUNK 4096
-#define MAX_CHUNKS 1024 /* 4M fibers at once */
-#define BATCH 32        /* records moved between a worker's cache and the pool */
+#define MAX_CHUNKS 1024                 /* 4M fibers at once */
+#define BATCH 32                        /* records moved between a worker's cache and the pool */
 #define SLOT_BITS WEFT__FIBER_SLOT_BITS /* slot + 1, up to CHUNK * MAX_CHUNKS = 2^22 */
 #define SLOT_MASK ((UINT64_C(1) << SLOT_BITS) - 1)
 #define GEN_LAST ((UINT64_C(1) << 40) - 1) /* bits 23-62 */
 
 struct slot {
 	_Atomic(struct weft__fiber *) f; /* the record that owns it, NULL = none */
-	uint64_t gen;       /* the generation its next value gets */
-	uint32_t next_free; /* without a record: index + 1 of the next, 0 = none */
+	uint64_t gen;                    /* the generation its next value gets */
+	uint32_t next_free;              /* without a record: index + 1 of the next, 0 = none */
 };
 
 static weft__lock_t table_lock = WEFT__LOCK_INIT;
 static struct slot *_Atomic chunks[MAX_CHUNKS];
-static uint32_t nslots, free_head; /* table_lock */
-static struct weft__fiber *pool;   /* free records, table_lock */
+static uint32_t nslots, free_head;       /* table_lock */
+static struct weft__fiber *pool;         /* free records, table_lock */
 static _Atomic uint64_t spawned_outside; /* by plain threads, and by workers gone */
 
 static struct slot *slot_at(uint32_t idx)
@@ -207,10 +207,7 @@ int weft__fiber_lookup(weft_fiber_t h, bool owned, struct weft__fiber **out)
 	return 0;
 }
 
-uint64_t weft__fiber_gen_last(void)
-{
-	return GEN_LAST;
-}
+uint64_t weft__fiber_gen_last(void) { return GEN_LAST; }
 
 void weft__fiber_slot_age(weft_fiber_t h, uint64_t gen)
 {

@@ -58,8 +58,7 @@ int weft__future_wait(struct weft__future *f, int64_t deadline, void **value)
 	return weft__future_wait_why(f, deadline, value, "future");
 }
 
-int weft__future_wait_why(struct weft__future *f, int64_t deadline, void **value,
-			  const char *why)
+int weft__future_wait_why(struct weft__future *f, int64_t deadline, void **value, const char *why)
 {
 	if (atomic_load_explicit(&f->state, memory_order_acquire) != FS_PENDING)
 		return weft__future_outcome(f, value);

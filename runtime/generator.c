@@ -26,10 +26,10 @@ struct weft_gen {
 	int state; /* GS_* */
 	int busy;  /* a next or a close is in progress */
 	int closed;
-	void *value;		    /* YIELDED: the value; DONE: the result */
+	void *value;                /* YIELDED: the value; DONE: the result */
 	struct weft__waiter *rwait; /* the resumer, in next */
 	struct weft__waiter *gwait; /* the generator, waiting to be resumed */
-	weft_fiber_t fiber;	    /* held until close joins it */
+	weft_fiber_t fiber;         /* held until close joins it */
 	weft_fn fn;
 	void *arg;
 };

@@ -60,12 +60,12 @@ enum {
  * running on the thread's own stack. */
 struct weft__ctx {
 	void *sp;
-	bool fp_own;           /* keeps its own FP control state (WEFT_ATTR_FPENV) */
-	arch_fpenv_t fpenv;    /* ... saved here while it is switched out */
-	void *stack_lo;   /* for sanitizers: the stack's lowest address */
+	bool fp_own;        /* keeps its own FP control state (WEFT_ATTR_FPENV) */
+	arch_fpenv_t fpenv; /* ... saved here while it is switched out */
+	void *stack_lo;     /* for sanitizers: the stack's lowest address */
 	size_t stack_len;
-	void *san_fake;   /* ASan's fake-stack handle while switched out */
-	void *san_fiber;  /* TSan's fiber handle */
+	void *san_fake;  /* ASan's fake-stack handle while switched out */
+	void *san_fiber; /* TSan's fiber handle */
 };
 
 struct weft__future {
@@ -74,7 +74,7 @@ struct weft__future {
 	void *value;
 	int error;
 	struct weft__waiter *waiters;
-	_Atomic int refs; /* heap futures only */
+	_Atomic int refs;             /* heap futures only */
 	void (*cancel_fn)(void *arg); /* weft_future_on_cancel, until settled */
 	void *cancel_arg;
 };
@@ -88,15 +88,15 @@ enum {
 
 struct weft__fiber {
 	struct weft__ctx ctx;
-	_Atomic uint64_t park;   /* the park word */
-	_Atomic uint32_t tseq;   /* plain threads sleep on this */
+	_Atomic uint64_t park; /* the park word */
+	_Atomic uint32_t tseq; /* plain threads sleep on this */
 	unsigned flags;
 	struct weft__fiber *next; /* run-queue and pool link */
 
 	/* identity and lifetime */
-	_Atomic uint64_t handle;  /* the weft_fiber_t naming it; 0 while free */
-	uint32_t slot;            /* its slot in the fiber table, for good (fibtab.c) */
-	_Atomic int refs;         /* one for being alive, one for a held handle */
+	_Atomic uint64_t handle; /* the weft_fiber_t naming it; 0 while free */
+	uint32_t slot;           /* its slot in the fiber table, for good (fibtab.c) */
+	_Atomic int refs;        /* one for being alive, one for a held handle */
 	_Atomic int handle_held;
 	_Atomic int joining;
 	struct weft__future done; /* settles with the result at exit */
@@ -106,8 +106,8 @@ struct weft__fiber {
 	void *arg;
 	struct shim_stack stack;
 
-	size_t timer_slot;        /* timer heap index + 1, 0 when not armed */
-	unsigned cancel_hold;     /* weft_fiber_cancel_hold depth; only the fiber touches it */
+	size_t timer_slot;    /* timer heap index + 1, 0 when not armed */
+	unsigned cancel_hold; /* weft_fiber_cancel_hold depth; only the fiber touches it */
 	/* processes (mailbox.c): NULL until the first message is sent to it
 	 * or it asks for one, then its mailbox; WEFT__MBOX_GONE once it has
 	 * exited */
@@ -117,7 +117,7 @@ struct weft__fiber {
 	char name[WEFT_NAME_MAX];
 	const char *file;
 	int line;
-	weft_fiber_t parent;      /* its spawner, 0 for a plain thread */
+	weft_fiber_t parent; /* its spawner, 0 for a plain thread */
 	char parent_name[WEFT_NAME_MAX];
 	/* what its latest park waits on (weft__park_begin_why; a string
 	 * literal) and since when (arch_cycles(), stored only when it really
@@ -144,47 +144,47 @@ enum { ACT_YIELD = 1, ACT_PARK, ACT_EXIT };
 struct weft__worker {
 	struct weft__deque dq;
 	int index;
-	struct weft__ctx sched;          /* the scheduler loop on the thread stack */
-	struct weft__fiber *cur;         /* running fiber, NULL in the scheduler */
-	struct weft__fiber *prev;        /* the context we just left ... */
-	int prev_act;                    /* ... and what to finish for it */
-	struct weft__fiber *yielded;     /* yielded fibers, oldest first ... */
+	struct weft__ctx sched;           /* the scheduler loop on the thread stack */
+	struct weft__fiber *cur;          /* running fiber, NULL in the scheduler */
+	struct weft__fiber *prev;         /* the context we just left ... */
+	int prev_act;                     /* ... and what to finish for it */
+	struct weft__fiber *yielded;      /* yielded fibers, oldest first ... */
 	struct weft__fiber *yielded_tail; /* ... and the newest */
 	/* the next-run slot: a fiber woken by a hand-off from a fiber running
 	 * here runs next (weft__ready_next); a thief takes it only once it has
 	 * sat there for RUNNEXT_GRACE_NS while this worker did not switch */
 	_Atomic(struct weft__fiber *) runnext;
-	unsigned runnext_streak;         /* runs in a row taken from runnext */
-	unsigned rn_looks;               /* steal attempts (victims' slots every 8th) */
-	struct weft__seen {              /* as a thief: each victim's slot as */
-		struct weft__fiber *f;   /* last seen, its switch count then, */
-		uint64_t switches;       /* and when (shim_now) */
+	unsigned runnext_streak;       /* runs in a row taken from runnext */
+	unsigned rn_looks;             /* steal attempts (victims' slots every 8th) */
+	struct weft__seen {            /* as a thief: each victim's slot as */
+		struct weft__fiber *f; /* last seen, its switch count then, */
+		uint64_t switches;     /* and when (shim_now) */
 		int64_t at;
 	} rn_seen[WEFT_MAX_WORKERS];
-	arch_fpenv_t fpenv;              /* the worker's FP control state, kept
+	arch_fpenv_t fpenv; /* the worker's FP control state, kept
 					  * while a WEFT_ATTR_FPENV fiber runs */
 	unsigned tick;
 	uint64_t rng;
 	shim_thread_t thread;
-	_Atomic uint32_t wake;           /* set by the waker of an idle worker */
-	_Atomic int in_poll;             /* blocked in the reactor's poll, not the futex */
-	_Atomic uint64_t switches;       /* context switches made by this worker */
-	uint64_t runs;                   /* fibers switched in (weft_poll's count) */
-	int64_t limit;                   /* host loop: find no work from this time on; 0 = none */
+	_Atomic uint32_t wake;     /* set by the waker of an idle worker */
+	_Atomic int in_poll;       /* blocked in the reactor's poll, not the futex */
+	_Atomic uint64_t switches; /* context switches made by this worker */
+	uint64_t runs;             /* fibers switched in (weft_poll's count) */
+	int64_t limit;             /* host loop: find no work from this time on; 0 = none */
 	unsigned ncached;
-	struct shim_stack cache[64];     /* default-size stacks for reuse (stack.c) */
-	unsigned stack_pressure;         /* stack.c's pressure count, as last seen */
+	struct shim_stack cache[64]; /* default-size stacks for reuse (stack.c) */
+	unsigned stack_pressure;     /* stack.c's pressure count, as last seen */
 	/* fibtab.c: free fiber records (each keeps its slot), moved to and
 	 * from the shared pool in batches */
 	struct weft__fiber *fpool;
 	unsigned nfpool;
-	_Atomic uint64_t spawned;        /* fibers spawned by code running here */
-	_Atomic int64_t live_credit;     /* counted in weft__rt.live, not yet spawned */
+	_Atomic uint64_t spawned;    /* fibers spawned by code running here */
+	_Atomic int64_t live_credit; /* counted in weft__rt.live, not yet spawned */
 	/* counters for weft_worker_stats: one writer each (this worker),
 	 * relaxed; switches is above */
-	_Atomic uint64_t steals;         /* successful steals from a victim */
-	_Atomic uint64_t parks;          /* parks that switched a fiber out */
-	_Atomic uint64_t wakes;          /* fibers woken by code running here */
+	_Atomic uint64_t steals; /* successful steals from a victim */
+	_Atomic uint64_t parks;  /* parks that switched a fiber out */
+	_Atomic uint64_t wakes;  /* fibers woken by code running here */
 };
 
 /* ---- The scheduler (sched.c) -------------------------------------------- */
@@ -196,16 +196,16 @@ struct weft__rt {
 	unsigned nworkers;
 	size_t stack_size;
 	struct weft__worker *workers;
-	bool host;                       /* no worker threads: weft_poll drives workers[0] */
-	void (*fiber_main)(void *);      /* where fibers start (weft__fiber_main) */
+	bool host;                  /* no worker threads: weft_poll drives workers[0] */
+	void (*fiber_main)(void *); /* where fibers start (weft__fiber_main) */
 	const struct weft__context_ops *context; /* weft__context_ops */
-	_Atomic int draining;            /* weft_shutdown_grace: spawns start cancelled */
-	_Atomic int irq_sweep;           /* weft_fiber_interrupt hit a parked fiber */
+	_Atomic int draining;                    /* weft_shutdown_grace: spawns start cancelled */
+	_Atomic int irq_sweep;                   /* weft_fiber_interrupt hit a parked fiber */
 	/* fibers alive, on a cache line of their own: spawned and not yet
 	 * finished, plus what the workers hold as credit (weft__live_inc) */
 	_Alignas(64) _Atomic int64_t live;
-	_Atomic int64_t services;        /* service fibers (FF_SERVICE) alive */
-	_Atomic uint32_t live_seq;       /* weft_run sleeps on this */
+	_Atomic int64_t services;  /* service fibers (FF_SERVICE) alive */
+	_Atomic uint32_t live_seq; /* weft_run sleeps on this */
 	/* idle workers */
 	_Alignas(64) _Atomic uint32_t idle_epoch; /* idle workers sleep on this */
 	_Atomic int nsleeping;
@@ -345,8 +345,8 @@ bool weft__waiter_claim(struct weft__waiter *w);
 struct weft__waiter *weft__waitq_take(struct weft__waiter **head);
 
 /* The same, naming what it waits on (weft__park_begin_why). */
-int weft__waiter_wait_why(weft__lock_t *lock, struct weft__waiter **head,
-			  struct weft__waiter *w, int64_t deadline, const char *why);
+int weft__waiter_wait_why(weft__lock_t *lock, struct weft__waiter **head, struct weft__waiter *w,
+			  int64_t deadline, const char *why);
 
 /* ---- Time (time.c) ------------------------------------------------------
  * weft__now() is the runtime's clock: the shim's, or with the virtual clock
@@ -367,7 +367,6 @@ int64_t weft__timer_next(void);
 void weft__timer_reset(void);
 
 /* ---- The reactor (reactor.c) and the helper threads (offload.c) -------- */
-
 
 /* Somebody waits on a source: idle workers should poll. */
 bool weft__io_pending(void);
@@ -394,8 +393,7 @@ void weft__future_init(struct weft__future *f);
 int weft__future_settle(struct weft__future *f, int state, void *value, int error);
 int weft__future_wait(struct weft__future *f, int64_t deadline, void **value);
 /* The same, naming what it waits on for weft_dump ("future", "join"). */
-int weft__future_wait_why(struct weft__future *f, int64_t deadline, void **value,
-			  const char *why);
+int weft__future_wait_why(struct weft__future *f, int64_t deadline, void **value, const char *why);
 /* A settled future's outcome: 0 and *value (value may be NULL), or its
  * rejection error. */
 int weft__future_outcome(struct weft__future *f, void **value);

@@ -14,7 +14,10 @@ typedef struct {
 	_Atomic int held;
 } weft__lock_t;
 
-#define WEFT__LOCK_INIT {0}
+#define WEFT__LOCK_INIT \
+	{               \
+		0       \
+	}
 
 static inline void weft__lock(weft__lock_t *l)
 {

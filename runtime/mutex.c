@@ -184,12 +184,6 @@ static int wake(weft_cond_t *c, bool all)
 	return 0;
 }
 
-int weft_cond_signal(weft_cond_t *c)
-{
-	return wake(c, false);
-}
+int weft_cond_signal(weft_cond_t *c) { return wake(c, false); }
 
-int weft_cond_broadcast(weft_cond_t *c)
-{
-	return wake(c, true);
-}
+int weft_cond_broadcast(weft_cond_t *c) { return wake(c, true); }

@@ -197,7 +197,8 @@ void weft__cancel_request(struct weft__fiber *f)
 		/* Running, already woken, or holding cancellation off: leave the
 		 * request for the next park (after the hold ends). */
 		if (atomic_compare_exchange_weak_explicit(&f->park, &w, w | PW_CANCEL,
-							  memory_order_acq_rel, memory_order_acquire))
+							  memory_order_acq_rel,
+							  memory_order_acquire))
 			return;
 	}
 }

@@ -20,10 +20,7 @@ struct shard {
 static struct shard shards[NSHARD];
 static _Atomic uint64_t next_pid = 1;
 
-static struct shard *shard_of(uint64_t pid)
-{
-	return &shards[pid % NSHARD];
-}
+static struct shard *shard_of(uint64_t pid) { return &shards[pid % NSHARD]; }
 
 static size_t bucket_of(const struct shard *s, uint64_t pid)
 {

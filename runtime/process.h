@@ -24,8 +24,8 @@ struct weft__mbox {
 	uint64_t pid;
 	_Atomic int refs;    /* the owner's, plus one per sender in flight */
 	weft__lock_t lock;   /* guards everything below */
-	uint8_t closed;	     /* the owner has ended: sends fail with -ESRCH */
-	uint8_t step;	     /* the head of a struct weft_step */
+	uint8_t closed;      /* the owner has ended: sends fail with -ESRCH */
+	uint8_t step;        /* the head of a struct weft_step */
 	uint32_t count, cap; /* messages queued, and the bound */
 	struct weft__msg *head, *tail;
 	struct weft__waiter *senders;  /* waiting for room; w->data is their message */

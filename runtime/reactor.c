@@ -30,10 +30,10 @@ struct iorec {
 };
 
 static weft__lock_t io_lock = WEFT__LOCK_INIT;
-static struct iorec *tab;       /* indexed by source */
+static struct iorec *tab; /* indexed by source */
 static size_t ntab;
-static bool io_ready;           /* shim_io_init done */
-static _Atomic int nwaiting;    /* registered waiters: nobody polls when 0 */
+static bool io_ready;        /* shim_io_init done */
+static _Atomic int nwaiting; /* registered waiters: nobody polls when 0 */
 
 /* Who holds the poll: nobody, a busy worker looking without blocking, or an
  * idle worker (which blocks in it until woken or its deadline). */
@@ -200,10 +200,7 @@ static void dispatch(const struct shim_io_event *e)
 	}
 }
 
-bool weft__io_pending(void)
-{
-	return atomic_load_explicit(&nwaiting, memory_order_relaxed) > 0;
-}
+bool weft__io_pending(void) { return atomic_load_explicit(&nwaiting, memory_order_relaxed) > 0; }
 
 /* Take the poll as kind (POLL_BUSY or POLL_IDLE). A busy worker gives up at
  * once when it is held. An idle worker that finds a busy worker's quick

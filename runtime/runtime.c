@@ -78,9 +78,8 @@ int weft_init(const weft_config_t *cfg)
 		guard_kb = v;
 	unsigned known = WEFT_CFG_VIRTUAL_CLOCK | WEFT_CFG_REAL_CLOCK | WEFT_CFG_HOST_LOOP |
 			 WEFT_CFG_NO_QUIT_DUMP;
-	if ((c.flags & ~known) ||
-	    (c.flags & (WEFT_CFG_VIRTUAL_CLOCK | WEFT_CFG_REAL_CLOCK)) ==
-		    (WEFT_CFG_VIRTUAL_CLOCK | WEFT_CFG_REAL_CLOCK))
+	if ((c.flags & ~known) || (c.flags & (WEFT_CFG_VIRTUAL_CLOCK | WEFT_CFG_REAL_CLOCK)) ==
+					  (WEFT_CFG_VIRTUAL_CLOCK | WEFT_CFG_REAL_CLOCK))
 		return -EINVAL;
 	bool host = c.flags & WEFT_CFG_HOST_LOOP;
 	if (host) {
@@ -208,10 +207,7 @@ int weft_shutdown(void)
 	return 0;
 }
 
-unsigned weft_workers(void)
-{
-	return atomic_load(&weft__rt.running) ? weft__rt.nworkers : 0;
-}
+unsigned weft_workers(void) { return atomic_load(&weft__rt.running) ? weft__rt.nworkers : 0; }
 
 /* Wait until no fiber is alive or the deadline. 0 or -ETIMEDOUT. */
 static int wait_all_done(int64_t deadline)

@@ -55,10 +55,7 @@ struct weft__fiber *weft__worker_cur(struct weft__worker *w)
 }
 
 /* The host loop's limit (weft_poll's deadline) has passed: stop taking work. */
-static bool past_limit(struct weft__worker *w)
-{
-	return w->limit && weft__now() >= w->limit;
-}
+static bool past_limit(struct weft__worker *w) { return w->limit && weft__now() >= w->limit; }
 
 /* ---- Queues ------------------------------------------------------------- */
 
@@ -385,10 +382,10 @@ void weft__finish_switch(struct weft__worker *w)
 		uint64_t pw = atomic_load_explicit(&p->park, memory_order_acquire);
 		for (;;) {
 			unsigned st = PW_STATE(pw);
-			uint64_t n = (pw & ~(uint64_t)7) | (st == PS_PARKING ? PS_PARKED : PS_RUNNING);
-			if (atomic_compare_exchange_weak_explicit(&p->park, &pw, n,
-								  memory_order_acq_rel,
-								  memory_order_acquire)) {
+			uint64_t n =
+				(pw & ~(uint64_t)7) | (st == PS_PARKING ? PS_PARKED : PS_RUNNING);
+			if (atomic_compare_exchange_weak_explicit(
+				    &p->park, &pw, n, memory_order_acq_rel, memory_order_acquire)) {
 				if (st == PS_WOKEN) /* woken while switching out */
 					weft__ready(p);
 				break;

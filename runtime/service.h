@@ -22,10 +22,10 @@ struct weft__waiter {
 	struct weft__waiter *next, *prev;
 	struct weft__fiber *f;
 	uint32_t gen;
-	int done;      /* set by the waker, under the lock */
-	int result;    /* what the waker reports */
-	void *data;    /* the element buffer, for channels */
-	int claim;     /* one of several waiters sharing a park (select): a
+	int done;   /* set by the waker, under the lock */
+	int result; /* what the waker reports */
+	void *data; /* the element buffer, for channels */
+	int claim;  /* one of several waiters sharing a park (select): a
 			* waker must win weft__unpark before completing it */
 };
 

@@ -12,8 +12,9 @@
  * cache goes back to it at its next look for work (weft__stack_pressure). */
 #include "internal.h"
 
-#define CACHE_MAX ((unsigned)(sizeof ((struct weft__worker *)0)->cache / \
-			      sizeof((struct weft__worker *)0)->cache[0]))
+#define CACHE_MAX                                             \
+	((unsigned)(sizeof((struct weft__worker *)0)->cache / \
+		    sizeof((struct weft__worker *)0)->cache[0]))
 #define MOVE (CACHE_MAX / 2)
 #define SHARED_MAX 1024
 #define SHARED_KEEP 32

@@ -11,8 +11,8 @@ int weft_stats(weft_stats_t *out)
 		return -ESRCH;
 	*out = (weft_stats_t){.workers = weft__rt.nworkers};
 	for (unsigned i = 0; i < weft__rt.nworkers; i++)
-		out->switches += atomic_load_explicit(&weft__rt.workers[i].switches,
-						      memory_order_relaxed);
+		out->switches +=
+			atomic_load_explicit(&weft__rt.workers[i].switches, memory_order_relaxed);
 	out->fibers = (uint64_t)weft__live_count() + (uint64_t)atomic_load(&weft__rt.services);
 	out->spawned = weft__fibers_spawned();
 	return 0;

@@ -26,13 +26,13 @@ enum { SS_IDLE = 0, SS_QUEUED = 1, SS_RUNNING = 2, SS_DONE = 3 };
 #define EV_INIT 0x80u /* init has not run yet */
 
 struct weft_step {
-	struct weft__mbox mb;	/* first: senders and the registry see this */
+	struct weft__mbox mb;   /* first: senders and the registry see this */
 	_Atomic uint32_t state; /* SS_* in bits 0-1, events pending from bit 8 */
-	uint32_t tslot;		/* timer heap index + 1, 0 when not armed */
+	uint32_t tslot;         /* timer heap index + 1, 0 when not armed */
 	const weft_step_ops_t *ops;
 	void *arg;
 	struct weft_step *next; /* run queue */
-	int64_t deadline;	/* the armed timer's */
+	int64_t deadline;       /* the armed timer's */
 };
 
 struct runner {
@@ -62,10 +62,7 @@ struct weft__mbox *weft__step_current(void)
 	return p ? &p->mb : NULL;
 }
 
-void weft__step_free(struct weft__mbox *mb)
-{
-	free((struct weft_step *)mb);
-}
+void weft__step_free(struct weft__mbox *mb) { free((struct weft_step *)mb); }
 
 /* ---- The run queue ------------------------------------------------------ */
 
@@ -107,10 +104,7 @@ static void post(struct weft_step *p, unsigned ev)
 		rq_push(p);
 }
 
-void weft__step_post_msg(struct weft__mbox *mb)
-{
-	post((struct weft_step *)mb, WEFT_STEP_EV_MSG);
-}
+void weft__step_post_msg(struct weft__mbox *mb) { post((struct weft_step *)mb, WEFT_STEP_EV_MSG); }
 
 static void post_cancel(struct weft__mbox *mb)
 {
@@ -292,10 +286,7 @@ static void run(struct runner *r, struct weft_step *p)
 
 /* A runner's cancellation (weft_shutdown_grace) is passed on to every
  * step-process as WEFT_STEP_EV_CANCEL. */
-static void cancel_all(void)
-{
-	weft__mbox_each_step(post_cancel);
-}
+static void cancel_all(void) { weft__mbox_each_step(post_cancel); }
 
 static void *runner_main(void *arg)
 {
@@ -316,7 +307,7 @@ static void *runner_main(void *arg)
 			int64_t t = atomic_load_explicit(&tnext, memory_order_acquire);
 			struct weft__waiter w = {0};
 			int e = weft__waiter_wait_why(&rq_lock, &rq_idle, &w,
-						  t == INT64_MAX ? -1 : t, "step runner");
+						      t == INT64_MAX ? -1 : t, "step runner");
 			weft__unlock(&rq_lock);
 			if (e == -ECANCELED)
 				cancel_all();
@@ -398,12 +389,6 @@ int weft_step_cancel(weft_pid_t pid)
 	return 0;
 }
 
-weft_pid_t weft_step_pid(weft_step_t *p)
-{
-	return p ? p->mb.pid : 0;
-}
+weft_pid_t weft_step_pid(weft_step_t *p) { return p ? p->mb.pid : 0; }
 
-void *weft_step_arg(weft_step_t *p)
-{
-	return p ? p->arg : NULL;
-}
+void *weft_step_arg(weft_step_t *p) { return p ? p->arg : NULL; }

@@ -28,8 +28,8 @@ void weft__vclock_start(bool on)
 void weft__vclock_set(int64_t t)
 {
 	int64_t cur = atomic_load_explicit(&vnow, memory_order_relaxed);
-	while (cur < t && !atomic_compare_exchange_weak_explicit(&vnow, &cur, t, memory_order_acq_rel,
-								 memory_order_relaxed))
+	while (cur < t && !atomic_compare_exchange_weak_explicit(
+				  &vnow, &cur, t, memory_order_acq_rel, memory_order_relaxed))
 		;
 }
 

@@ -73,8 +73,8 @@ int weft__waiter_wait(weft__lock_t *lock, struct weft__waiter **head, struct wef
 	return weft__waiter_wait_why(lock, head, w, deadline, "wait list");
 }
 
-int weft__waiter_wait_why(weft__lock_t *lock, struct weft__waiter **head,
-			  struct weft__waiter *w, int64_t deadline, const char *why)
+int weft__waiter_wait_why(weft__lock_t *lock, struct weft__waiter **head, struct weft__waiter *w,
+			  int64_t deadline, const char *why)
 {
 	int r = weft__waiter_wait_unlocked(lock, head, w, deadline, why);
 	weft__lock(lock);

@@ -55,10 +55,7 @@ int weft_waitgroup_add(weft_waitgroup_t *wg, int64_t delta)
 	return r;
 }
 
-int weft_waitgroup_done(weft_waitgroup_t *wg)
-{
-	return weft_waitgroup_add(wg, -1);
-}
+int weft_waitgroup_done(weft_waitgroup_t *wg) { return weft_waitgroup_add(wg, -1); }
 
 int weft_waitgroup_wait(weft_waitgroup_t *wg, int64_t deadline)
 {

@@ -357,12 +357,24 @@ static void *spin_then_block(void *arg)
 	int x = 3;
 	int64_t d = wt_ms(10000);
 	switch (b->op) {
-	case OP_SLEEP: b->first = weft_sleep_until(d); break;
-	case OP_YIELD: b->first = weft_fiber_yield(); break;
-	case OP_AWAIT: b->first = weft_future_await(b->fut, d, NULL); break;
-	case OP_RECV: b->first = weft_chan_recv(b->rendezvous, &x, d); break;
-	case OP_SEND: b->first = weft_chan_send(b->rendezvous, &x, d); break;
-	case OP_JOIN: b->first = weft_fiber_join(b->target, d, NULL); break;
+	case OP_SLEEP:
+		b->first = weft_sleep_until(d);
+		break;
+	case OP_YIELD:
+		b->first = weft_fiber_yield();
+		break;
+	case OP_AWAIT:
+		b->first = weft_future_await(b->fut, d, NULL);
+		break;
+	case OP_RECV:
+		b->first = weft_chan_recv(b->rendezvous, &x, d);
+		break;
+	case OP_SEND:
+		b->first = weft_chan_send(b->rendezvous, &x, d);
+		break;
+	case OP_JOIN:
+		b->first = weft_fiber_join(b->target, d, NULL);
+		break;
 	}
 	/* The request was delivered once: cleanup can block. */
 	b->sleep_deadline = wt_ms(2);
@@ -377,8 +389,13 @@ static void *spin_then_block(void *arg)
 
 static void run_busy(enum op op, int requests)
 {
-	struct busy b = {.op = op, .first = 1, .r_sleep = 1, .r_yield = 1, .r_send = 1,
-			 .r_recv = 1, .value = -1};
+	struct busy b = {.op = op,
+			 .first = 1,
+			 .r_sleep = 1,
+			 .r_yield = 1,
+			 .r_send = 1,
+			 .r_recv = 1,
+			 .value = -1};
 	b.spin_limit = wt_ms(10000);
 	assert_int_equal(weft_future_create(&b.fut), 0);
 	assert_int_equal(weft_chan_create(&b.ch, sizeof(int), 1), 0);

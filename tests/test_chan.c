@@ -60,11 +60,11 @@ static void settle(_Atomic int *started)
 /* One channel operation, run by a fiber or a plain thread. */
 struct op {
 	weft_chan_t *c;
-	long val;         /* sent, or received */
+	long val; /* sent, or received */
 	int64_t deadline;
-	int delay_ms;     /* sleep this long first */
-	int r;            /* what the call returned */
-	int64_t after;    /* weft_now() once it returned */
+	int delay_ms;  /* sleep this long first */
+	int r;         /* what the call returned */
+	int64_t after; /* weft_now() once it returned */
 	_Atomic int started;
 };
 
@@ -706,8 +706,8 @@ static void *cancel_recv_fiber(void *arg)
 	while (weft_chan_len(x->c) == 0 && weft_now() < end)
 		if (weft_fiber_yield() != 0)
 			x->yield_errs++;
-	x->r2 = weft_chan_recv(x->c, &x->v2, far());      /* a value is there */
-	x->r3 = weft_chan_recv(x->c, &v, wt_ms(20));      /* blocks: times out */
+	x->r2 = weft_chan_recv(x->c, &x->v2, far()); /* a value is there */
+	x->r3 = weft_chan_recv(x->c, &v, wt_ms(20)); /* blocks: times out */
 	return NULL;
 }
 
@@ -1088,7 +1088,8 @@ static void test_timeouts_race_transfers(void **state)
 		for (long v = 0; v < NS * per; v++)
 			if (atomic_load(&race_got[v]) != atomic_load(&race_sent[v]))
 				fail_msg("value %ld: sent %d, received %d times (cap %zu)", v,
-					 atomic_load(&race_sent[v]), atomic_load(&race_got[v]), cap);
+					 atomic_load(&race_sent[v]), atomic_load(&race_got[v]),
+					 cap);
 		weft_chan_destroy(c);
 	}
 }
@@ -1097,7 +1098,7 @@ static void test_timeouts_race_transfers(void **state)
 
 struct stream {
 	weft_chan_t *c;
-	long n;            /* values 1..n */
+	long n; /* values 1..n */
 	long count, last, disorder;
 	int err;
 };

@@ -10,15 +10,9 @@
 
 #define LONG_MS 10000
 
-static int64_t far(void)
-{
-	return wt_ms(LONG_MS);
-}
+static int64_t far(void) { return wt_ms(LONG_MS); }
 
-static long scaled(long native, long sanitized)
-{
-	return wt_sanitized() ? sanitized : native;
-}
+static long scaled(long native, long sanitized) { return wt_sanitized() ? sanitized : native; }
 
 #define VAL(n) ((void *)(uintptr_t)(n))
 

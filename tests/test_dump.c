@@ -396,10 +396,7 @@ static void test_stats_no_steals_with_one_worker(void **state)
 /* ---- SIGQUIT -------------------------------------------------------------- */
 
 #if WT_LINUX
-static void *park_named(void *arg)
-{
-	return (void *)(intptr_t)weft_future_await(arg, -1, NULL);
-}
+static void *park_named(void *arg) { return (void *)(intptr_t)weft_future_await(arg, -1, NULL); }
 
 static int quit_installed(void)
 {

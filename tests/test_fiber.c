@@ -57,7 +57,8 @@ static void test_spawn_attributes(void **state)
 {
 	(void)state;
 	struct seen s = {0};
-	weft_attr_t attr = {.stack_size = 256 * 1024, .name = "a-name-longer-than-31-characters-is-cut"};
+	weft_attr_t attr = {.stack_size = 256 * 1024,
+			    .name = "a-name-longer-than-31-characters-is-cut"};
 	weft_fiber_t f;
 	assert_int_equal(weft_fiber_spawn(&f, &attr, look_big, &s), 0);
 	assert_int_equal(weft_fiber_join(f, -1, NULL), 0);

@@ -213,10 +213,7 @@ static void test_share_sees_both_ways(void **state)
 	weft_future_destroy(s.parent_set);
 }
 
-static void *share_child_sets(void *arg)
-{
-	return (void *)(intptr_t)weft_fls_set(k_plain, arg);
-}
+static void *share_child_sets(void *arg) { return (void *)(intptr_t)weft_fls_set(k_plain, arg); }
 
 /* A parent with no table yet shares one with its child. */
 static void *share_parent_no_table(void *arg)

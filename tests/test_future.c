@@ -338,7 +338,7 @@ static void *cancel_await_fiber(void *arg)
 {
 	struct cancel_aw *x = arg;
 	atomic_store(&x->started, 1);
-	x->r1 = weft_future_await(x->f, far(), NULL);  /* cancelled */
+	x->r1 = weft_future_await(x->f, far(), NULL);     /* cancelled */
 	x->r2 = weft_future_await(x->f, wt_ms(20), NULL); /* once: this times out */
 	atomic_store(&x->second_done, 1);
 	x->r3 = weft_future_await(x->f, far(), &x->v3); /* resolved */
@@ -509,15 +509,15 @@ static void test_release_while_awaiting(void **state)
 	static struct aw a;
 	static struct holder h;
 	atomic_store(&go, 0);
-	weft_future_t *f = make_future();          /* the creator's reference */
+	weft_future_t *f = make_future(); /* the creator's reference */
 	h = (struct holder){weft_future_retain(f), &go, 1};
 	assert_ptr_equal(h.f, f);
-	aw_init(&a, f, far());                      /* the awaiter takes none */
+	aw_init(&a, f, far()); /* the awaiter takes none */
 	weft_fiber_t fa = wt_spawn_named(do_await, &a, "awaiter");
 	weft_fiber_t fh = wt_spawn(resolve_and_release, &h);
 	assert_true(wt_wait_parked("awaiter", "future"));
-	weft_future_destroy(f);                     /* the creator lets go */
-	atomic_store(&go, 1);                       /* the other holder settles and lets go */
+	weft_future_destroy(f); /* the creator lets go */
+	atomic_store(&go, 1);   /* the other holder settles and lets go */
 	wt_join(fh);
 	wt_join(fa);
 	assert_int_equal(h.r, 0);

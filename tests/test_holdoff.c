@@ -215,7 +215,7 @@ static void test_hold_nests(void **state)
 /* Holds nest up to WEFT_CANCEL_HOLD_MAX deep; one more is -EOVERFLOW and
  * changes nothing. */
 struct deep {
-	int bad_depth;   /* the first hold that returned the wrong depth, or 0 */
+	int bad_depth; /* the first hold that returned the wrong depth, or 0 */
 	int r_over, r_release, r_last;
 };
 
@@ -352,16 +352,28 @@ static void *victim_main(void *arg)
 	switch (v->kind) {
 	case W_SLEEP:
 	case W_FRESH:
-	case W_DETACHED: v->r = weft_sleep_until(wt_ms(60000)); break;
-	case W_AWAIT: v->r = weft_future_await(v->fut, -1, NULL); break;
-	case W_RECV: v->r = weft_chan_recv(v->rendezvous, &x, -1); break;
-	case W_SEND: v->r = weft_chan_send(v->rendezvous, &x, -1); break;
-	case W_JOIN: v->r = weft_fiber_join(v->target, -1, NULL); break;
+	case W_DETACHED:
+		v->r = weft_sleep_until(wt_ms(60000));
+		break;
+	case W_AWAIT:
+		v->r = weft_future_await(v->fut, -1, NULL);
+		break;
+	case W_RECV:
+		v->r = weft_chan_recv(v->rendezvous, &x, -1);
+		break;
+	case W_SEND:
+		v->r = weft_chan_send(v->rendezvous, &x, -1);
+		break;
+	case W_JOIN:
+		v->r = weft_fiber_join(v->target, -1, NULL);
+		break;
 	case W_YIELD:
 		while ((v->r = weft_fiber_yield()) == 0)
 			;
 		break;
-	case W_FD: v->r = weft_fd_wait(v->fd, WEFT_IO_IN, -1); break;
+	case W_FD:
+		v->r = weft_fd_wait(v->fd, WEFT_IO_IN, -1);
+		break;
 	}
 	v->r_sleep = weft_sleep_until(weft_deadline_in(MS));
 	int k = v->kind;
@@ -403,16 +415,22 @@ static void test_shutdown_grace_cancels_every_kind(void **state)
 	fd = p[0];
 #endif
 	for (int k = 0; k < NW; k++) {
-		v[k] = (struct victim){.kind = k, .fut = fut, .cleanup = cleanup, .target = target,
-				       .fd = fd, .r = 1, .r_sleep = 1, .r_send = 1};
+		v[k] = (struct victim){.kind = k,
+				       .fut = fut,
+				       .cleanup = cleanup,
+				       .target = target,
+				       .fd = fd,
+				       .r = 1,
+				       .r_sleep = 1,
+				       .r_send = 1};
 		v[k].rendezvous = rendezvous[k == W_SEND];
 		if (k == W_FD && fd < 0)
 			continue;
 		if (k == W_FRESH)
 			continue; /* spawned last, right before the shutdown */
-		assert_int_equal(weft_fiber_spawn(k == W_DETACHED ? NULL : &f[k], NULL, victim_main,
-						  &v[k]),
-				 0);
+		assert_int_equal(
+			weft_fiber_spawn(k == W_DETACHED ? NULL : &f[k], NULL, victim_main, &v[k]),
+			0);
 		assert_true(wt_wait_flag(&v[k].started));
 	}
 	weft_sleep_until(wt_ms(2)); /* most likely all parked by now */

@@ -67,8 +67,8 @@ static void test_stale_handle_after_generation_wrap(void **state)
 	for (int i = 0; i < KEEP; i++)
 		assert_int_equal(weft_fiber_join(kept[i], -1, NULL), 0);
 	assert_int_equal(weft_sem_destroy(gate), 0);
-	print_message("slot reused %d times, stale handle reissued %d times, join: %d\n",
-		      reused, same, joined);
+	print_message("slot reused %d times, stale handle reissued %d times, join: %d\n", reused,
+		      same, joined);
 	assert_int_equal(same, 0);
 	assert_int_equal(joined, -ESRCH);
 	assert_int_equal(reused, 0);

@@ -18,7 +18,7 @@ struct spin {
 	_Atomic int started, hold;
 	int r, r_after, cancels_held;
 	int r_interrupt, waited; /* a plain thread's: asserted after joining it */
-	weft_fiber_t target; /* what the interrupter interrupts */
+	weft_fiber_t target;     /* what the interrupter interrupts */
 	weft_future_t *never;
 };
 
@@ -138,10 +138,7 @@ static void test_interrupt_waits_for_hold(void **state)
 	assert_int_equal(s.r_after, 0);
 }
 
-static void *returns_at_once(void *arg)
-{
-	return arg;
-}
+static void *returns_at_once(void *arg) { return arg; }
 
 static void test_interrupt_errors(void **state)
 {

@@ -15,7 +15,6 @@
 #include "shim.h"
 #include "testutil.h"
 
-
 static void test_bad_arguments(void **state)
 {
 	(void)state;
@@ -39,7 +38,7 @@ static void close_pipe(int p[2])
 struct reader {
 	int fd;
 	int64_t deadline;
-	int r;           /* weft_fd_wait's result */
+	int r; /* weft_fd_wait's result */
 	char got;
 	_Atomic int waiting;
 	_Atomic int finished; /* set after r and got */
@@ -264,8 +263,9 @@ static void test_many_fds_in_a_chain(void **state)
 	static struct relay r[NPIPES_MAX];
 	static weft_fiber_t f[NPIPES_MAX];
 	if (!WT_LINUX)
-		print_message("a chain of %d relays over %d pipes (the bare shim has 8 I/O sources)\n",
-			      NPIPES, NPIPES + 1);
+		print_message(
+			"a chain of %d relays over %d pipes (the bare shim has 8 I/O sources)\n",
+			NPIPES, NPIPES + 1);
 	for (int i = 0; i <= NPIPES; i++)
 		make_pipe(p[i]);
 	for (int i = 0; i < NPIPES; i++) {
@@ -295,14 +295,14 @@ static void test_many_fds_in_a_chain(void **state)
 
 struct load {
 	int p[2];
-	_Atomic int started;  /* load fibers that began */
-	_Atomic int running;  /* load fibers not yet stopped */
-	_Atomic int stop;     /* set by the reader once it has its byte */
-	_Atomic int gave_up;  /* load fibers that reached their bound */
-	_Atomic int waiting;  /* the reader is about to wait */
-	int r;                /* the reader's weft_fd_wait */
+	_Atomic int started; /* load fibers that began */
+	_Atomic int running; /* load fibers not yet stopped */
+	_Atomic int stop;    /* set by the reader once it has its byte */
+	_Atomic int gave_up; /* load fibers that reached their bound */
+	_Atomic int waiting; /* the reader is about to wait */
+	int r;               /* the reader's weft_fd_wait */
 	char got;
-	int running_at_wake;  /* load fibers still running when it woke */
+	int running_at_wake; /* load fibers still running when it woke */
 };
 
 /* CPU-bound: spin a little, yield, until the reader stops it. Every worker
@@ -396,7 +396,7 @@ static void readiness_under_load(unsigned workers, unsigned flags, weft_fn fn, i
 		assert_int_equal(weft_fiber_join(f[i], -1, NULL), 0);
 	assert_int_equal(l.r, WEFT_IO_IN);
 	assert_int_equal(l.got, 'L');
-	assert_int_equal(l.running_at_wake, n); /* woken under the load ... */
+	assert_int_equal(l.running_at_wake, n);       /* woken under the load ... */
 	assert_int_equal(atomic_load(&l.gave_up), 0); /* ... which it stopped */
 	wt_close(l.p[0]);
 	wt_close(l.p[1]);

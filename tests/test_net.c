@@ -49,56 +49,81 @@ static const char *ename(long r)
 	if (r >= 0)
 		return "ok/count";
 	switch (-r) {
-	case EINVAL: return "EINVAL";
-	case ETIMEDOUT: return "ETIMEDOUT";
-	case ECANCELED: return "ECANCELED";
-	case ECONNREFUSED: return "ECONNREFUSED";
-	case ECONNRESET: return "ECONNRESET";
-	case EPIPE: return "EPIPE";
-	case EBADF: return "EBADF";
-	case EBUSY: return "EBUSY";
-	case EADDRINUSE: return "EADDRINUSE";
-	case EALREADY: return "EALREADY";
-	case ESRCH: return "ESRCH";
-	case ENOSYS: return "ENOSYS";
-	case ENOMEM: return "ENOMEM";
-	case ENOTCONN: return "ENOTCONN";
-	case EMSGSIZE: return "EMSGSIZE";
-	case EHOSTUNREACH: return "EHOSTUNREACH";
-	case ENETUNREACH: return "ENETUNREACH";
-	case ENODEV: return "ENODEV";
-	case EPERM: return "EPERM";
-	case EIO: return "EIO";
-	case EILSEQ: return "EILSEQ";
-	case EAGAIN: return "EAGAIN";
-	case ECONNABORTED: return "ECONNABORTED";
+	case EINVAL:
+		return "EINVAL";
+	case ETIMEDOUT:
+		return "ETIMEDOUT";
+	case ECANCELED:
+		return "ECANCELED";
+	case ECONNREFUSED:
+		return "ECONNREFUSED";
+	case ECONNRESET:
+		return "ECONNRESET";
+	case EPIPE:
+		return "EPIPE";
+	case EBADF:
+		return "EBADF";
+	case EBUSY:
+		return "EBUSY";
+	case EADDRINUSE:
+		return "EADDRINUSE";
+	case EALREADY:
+		return "EALREADY";
+	case ESRCH:
+		return "ESRCH";
+	case ENOSYS:
+		return "ENOSYS";
+	case ENOMEM:
+		return "ENOMEM";
+	case ENOTCONN:
+		return "ENOTCONN";
+	case EMSGSIZE:
+		return "EMSGSIZE";
+	case EHOSTUNREACH:
+		return "EHOSTUNREACH";
+	case ENETUNREACH:
+		return "ENETUNREACH";
+	case ENODEV:
+		return "ENODEV";
+	case EPERM:
+		return "EPERM";
+	case EIO:
+		return "EIO";
+	case EILSEQ:
+		return "EILSEQ";
+	case EAGAIN:
+		return "EAGAIN";
+	case ECONNABORTED:
+		return "ECONNABORTED";
 	}
 	return "?";
 }
 
 /* EXPECT(call, want): the result, with errno names when it is wrong. */
-#define EXPECT(expr, want)                                                              \
-	do {                                                                            \
-		long r_ = (long)(expr), w_ = (long)(want);                              \
-		if (r_ != w_)                                                           \
-			fail_msg("%s = %ld (%s), expected %ld (%s)", #expr, r_, ename(r_), \
-				 w_, ename(w_));                                        \
+#define EXPECT(expr, want)                                                                     \
+	do {                                                                                   \
+		long r_ = (long)(expr), w_ = (long)(want);                                     \
+		if (r_ != w_)                                                                  \
+			fail_msg("%s = %ld (%s), expected %ld (%s)", #expr, r_, ename(r_), w_, \
+				 ename(w_));                                                   \
 	} while (0)
 
-static void expect_in(long r, const char *expr, const char *file, int line, const long *ok, size_t n)
+static void expect_in(long r, const char *expr, const char *file, int line, const long *ok,
+		      size_t n)
 {
 	char list[160] = "";
 	for (size_t i = 0; i < n; i++) {
 		if (r == ok[i])
 			return;
 		size_t l = strlen(list);
-		snprintf(list + l, sizeof list - l, "%s%ld (%s)", i ? ", " : "", ok[i], ename(ok[i]));
+		snprintf(list + l, sizeof list - l, "%s%ld (%s)", i ? ", " : "", ok[i],
+			 ename(ok[i]));
 	}
 	fail_msg("%s:%d: %s = %ld (%s), expected one of %s", file, line, expr, r, ename(r), list);
 }
 
 /* EXPECT_IN(call, a, b...): the result is one of a, b... */
-#define EXPECT_IN(expr, ...)                                                        \
+#define EXPECT_IN(expr, ...)                                                            \
 	expect_in((long)(expr), #expr, __FILE__, __LINE__, (const long[]){__VA_ARGS__}, \
 		  sizeof((const long[]){__VA_ARGS__}) / sizeof(long))
 
@@ -117,14 +142,14 @@ static weft_addr_t lo(uint16_t port) { return ip4(127, 0, 0, 1, port); }
 
 static int addr_eq(weft_addr_t a, weft_addr_t b) { return a.ip == b.ip && a.port == b.port; }
 
-#define EXPECT_ADDR(got, want)                                                          \
-	do {                                                                            \
-		weft_addr_t g_ = (got), x_ = (want);                                    \
-		char gs_[32], xs_[32];                                                  \
-		if (!addr_eq(g_, x_))                                                   \
-			fail_msg("%s = %s, expected %s", #got,                          \
-				 weft_addr_format(&g_, gs_, sizeof gs_),                \
-				 weft_addr_format(&x_, xs_, sizeof xs_));               \
+#define EXPECT_ADDR(got, want)                                            \
+	do {                                                              \
+		weft_addr_t g_ = (got), x_ = (want);                      \
+		char gs_[32], xs_[32];                                    \
+		if (!addr_eq(g_, x_))                                     \
+			fail_msg("%s = %s, expected %s", #got,            \
+				 weft_addr_format(&g_, gs_, sizeof gs_),  \
+				 weft_addr_format(&x_, xs_, sizeof xs_)); \
 	} while (0)
 
 /* ---- The stack under test ------------------------------------------------ */
@@ -408,7 +433,8 @@ static void test_addr_parse_good(void **state)
 		int r = weft_addr_parse(good[i].s, &a);
 		if (r != 0)
 			fail_msg("weft_addr_parse(\"%s\") = %d (%s)", good[i].s, r, ename(r));
-		EXPECT_ADDR(a, ip4(good[i].a, good[i].b, good[i].c, good[i].d, (uint16_t)good[i].port));
+		EXPECT_ADDR(
+			a, ip4(good[i].a, good[i].b, good[i].c, good[i].d, (uint16_t)good[i].port));
 	}
 }
 
@@ -416,11 +442,28 @@ static void test_addr_parse_bad(void **state)
 {
 	(void)state;
 	static const char *const bad[] = {
-		"", "1.2.3", "256.0.0.1", "1.2.3.4:", ":80", "1.2.3.4:65536",
-		"1.2.3.4x", "1.2.3.4:80x", "1.2.3.4 ", " 1.2.3.4", "1.2.3.4.5",
-		"1..2.3", "a.b.c.d", "1.2.3.-1", "1.2.3.4:-1", "1.2.3.4::80",
-		"1.2.3.4:99999999999999999999", "4294967296.0.0.1", ".1.2.3",
-		"1.2.3.4:80:80", "localhost", "1.2.3.999",
+		"",
+		"1.2.3",
+		"256.0.0.1",
+		"1.2.3.4:",
+		":80",
+		"1.2.3.4:65536",
+		"1.2.3.4x",
+		"1.2.3.4:80x",
+		"1.2.3.4 ",
+		" 1.2.3.4",
+		"1.2.3.4.5",
+		"1..2.3",
+		"a.b.c.d",
+		"1.2.3.-1",
+		"1.2.3.4:-1",
+		"1.2.3.4::80",
+		"1.2.3.4:99999999999999999999",
+		"4294967296.0.0.1",
+		".1.2.3",
+		"1.2.3.4:80:80",
+		"localhost",
+		"1.2.3.999",
 	};
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
 		weft_addr_t a;
@@ -451,8 +494,9 @@ static void test_addr_format(void **state)
 	uint64_t s = 0x1234567;
 	for (int i = 0; i < 1000; i++) {
 		uint64_t v = xs(&s);
-		weft_addr_t x = ip4((unsigned)v & 255, (unsigned)(v >> 8) & 255, (unsigned)(v >> 16) & 255,
-				    (unsigned)(v >> 24) & 255, (uint16_t)(v >> 32)),
+		weft_addr_t x = ip4((unsigned)v & 255, (unsigned)(v >> 8) & 255,
+				    (unsigned)(v >> 16) & 255, (unsigned)(v >> 24) & 255,
+				    (uint16_t)(v >> 32)),
 			    y;
 		EXPECT(weft_addr_parse(weft_addr_format(&x, buf, sizeof buf), &y), 0);
 		EXPECT_ADDR(y, x);
@@ -551,11 +595,12 @@ static void test_init_bad_config(void **state)
 		int r = weft_net_init(&bad[i]);
 		const char *up = weft_net_stack();
 		if (r != -EINVAL || up) {
-			print_message("weft_net_init({\"%s\", %s, %s, %s}) = %d (%s), expected -EINVAL; "
-				      "the stack is %s\n",
-				      bad[i].stack, bad[i].netif ? bad[i].netif : "NULL",
-				      bad[i].ip ? bad[i].ip : "NULL", bad[i].gw ? bad[i].gw : "NULL", r,
-				      ename(r), up ? up : "down");
+			print_message(
+				"weft_net_init({\"%s\", %s, %s, %s}) = %d (%s), expected -EINVAL; "
+				"the stack is %s\n",
+				bad[i].stack, bad[i].netif ? bad[i].netif : "NULL",
+				bad[i].ip ? bad[i].ip : "NULL", bad[i].gw ? bad[i].gw : "NULL", r,
+				ename(r), up ? up : "down");
 			wrong++;
 		}
 		if (up)
@@ -571,7 +616,9 @@ static void test_init_bad_config(void **state)
 	/* An interface that cannot be opened. -ENODEV: one this target does
 	 * not have (a kind of the other shim's, or no such interface). */
 	static const weft_net_config_t nodev[] = {
-		{.stack = "lwip", .netif = WT_LINUX ? "virtio" : "tap:weft-none", .ip = "10.9.9.2/24"},
+		{.stack = "lwip",
+		 .netif = WT_LINUX ? "virtio" : "tap:weft-none",
+		 .ip = "10.9.9.2/24"},
 		{.stack = "lwip", .netif = "packet:weft-none0", .ip = "10.9.9.2/24"},
 	};
 	for (size_t i = 0; i < sizeof nodev / sizeof nodev[0]; i++) {
@@ -658,8 +705,9 @@ static void test_shutdown_refused_while_up(void **state)
 			fail_msg("weft_shutdown() with the %s stack up = %d (%s), expected -EBUSY",
 				 cfgs[k]->stack, got[k], ename(got[k]));
 		if (grace[k] != -EBUSY)
-			fail_msg("weft_shutdown_grace() with the %s stack up = %d (%s), expected -EBUSY",
-				 cfgs[k]->stack, grace[k], ename(grace[k]));
+			fail_msg(
+				"weft_shutdown_grace() with the %s stack up = %d (%s), expected -EBUSY",
+				cfgs[k]->stack, grace[k], ename(grace[k]));
 	}
 }
 
@@ -682,7 +730,8 @@ static void test_init_defaults(void **state)
 		assert_string_equal(weft_net_stack(), "lwip");
 		EXPECT(weft_net_fini(), 0);
 	} else {
-		print_message("WEFT_NET or WEFT_NETIF is set: the default without them is not checked\n");
+		print_message(
+			"WEFT_NET or WEFT_NETIF is set: the default without them is not checked\n");
 	}
 	char *old_net = getenv("WEFT_NET"), *old_if = getenv("WEFT_NETIF");
 	char saved_net[64] = "", saved_if[64] = "";
@@ -1023,7 +1072,7 @@ struct stream {
 	uint32_t key;
 	size_t total;
 	uint64_t seed;
-	long r;          /* 0, or the failing call's result */
+	long r; /* 0, or the failing call's result */
 	size_t done;
 	long long bad_at; /* first wrong byte, -1 */
 	int close_after;  /* writer: close instead of shutting down */
@@ -1729,7 +1778,7 @@ struct mc {
 	weft_addr_t at;
 	weft_sock_t *ls;
 	int n;
-	weft_future_t *all_in;  /* resolved when every client is connected */
+	weft_future_t *all_in; /* resolved when every client is connected */
 	_Atomic int arrived;
 	_Atomic uint64_t open_at_barrier;
 	struct mc_conn *conns;  /* n, filled by the acceptor */
@@ -1879,14 +1928,16 @@ static void test_many_connections(void **state)
 		struct rlimit rl;
 		rlim_t want = (rlim_t)(2 * n + 100);
 		if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < want) {
-			rl.rlim_cur = rl.rlim_max == RLIM_INFINITY || rl.rlim_max >= want ? want
-											   : rl.rlim_max;
+			rl.rlim_cur = rl.rlim_max == RLIM_INFINITY || rl.rlim_max >= want
+					      ? want
+					      : rl.rlim_max;
 			setrlimit(RLIMIT_NOFILE, &rl);
 			getrlimit(RLIMIT_NOFILE, &rl);
 			if (rl.rlim_cur < want) {
 				n = (int)(rl.rlim_cur - 100) / 2;
-				print_message("the fd limit (%lu) allows %d connections, not 1,000\n",
-					      (unsigned long)rl.rlim_cur, n);
+				print_message(
+					"the fd limit (%lu) allows %d connections, not 1,000\n",
+					(unsigned long)rl.rlim_cur, n);
 			}
 		}
 	}
@@ -1943,7 +1994,7 @@ struct af {
 	weft_sock_t *ls;
 	weft_addr_t at;
 	_Atomic int stop;
-	_Atomic long bad;      /* a result outside the allowed set, or 0 */
+	_Atomic long bad; /* a result outside the allowed set, or 0 */
 	_Atomic int ok, failed, handlers;
 	weft_fiber_t handler[AF_CLIENTS * 2];
 };
@@ -2398,9 +2449,10 @@ static int stack_teardown(void **state)
 	(void)state;
 	int r = weft_net_fini(), r2 = weft_run(), r3 = weft_shutdown();
 	if (r != 0 || r2 != 0 || r3 != 0) {
-		print_message("net-%s teardown: weft_net_fini %d (%s), weft_run %d, weft_shutdown %d "
-			      "(%s)\n",
-			      stack_name, r, ename(r), r2, r3, ename(r3));
+		print_message(
+			"net-%s teardown: weft_net_fini %d (%s), weft_run %d, weft_shutdown %d "
+			"(%s)\n",
+			stack_name, r, ename(r), r2, r3, ename(r3));
 		group_failures++;
 		return -1;
 	}
@@ -2411,14 +2463,10 @@ static int stack_teardown(void **state)
 #define CFG_TEST(f) cmocka_unit_test_setup_teardown(f, cfg_setup, cfg_teardown)
 
 static const struct CMUnitTest config_tests[] = {
-	cmocka_unit_test(test_addr_parse_good),
-	cmocka_unit_test(test_addr_parse_bad),
-	cmocka_unit_test(test_addr_format),
-	cmocka_unit_test(test_init_without_runtime),
-	CFG_TEST(test_calls_while_down),
-	CFG_TEST(test_init_bad_config),
-	CFG_TEST(test_init_fini_cycles),
-	CFG_TEST(test_shutdown_refused_while_up),
+	cmocka_unit_test(test_addr_parse_good), cmocka_unit_test(test_addr_parse_bad),
+	cmocka_unit_test(test_addr_format),     cmocka_unit_test(test_init_without_runtime),
+	CFG_TEST(test_calls_while_down),        CFG_TEST(test_init_bad_config),
+	CFG_TEST(test_init_fini_cycles),        CFG_TEST(test_shutdown_refused_while_up),
 	CFG_TEST(test_init_defaults),
 };
 
@@ -2461,14 +2509,16 @@ static int run_stack(const char *name, const weft_net_config_t *cfg)
 	snprintf(group, sizeof group, "net-%s", name);
 	stack_name = name;
 	stack_cfg = cfg;
-	return _cmocka_run_group_tests(group, stack_tests, sizeof stack_tests / sizeof stack_tests[0],
-				       stack_setup, stack_teardown);
+	return _cmocka_run_group_tests(group, stack_tests,
+				       sizeof stack_tests / sizeof stack_tests[0], stack_setup,
+				       stack_teardown);
 }
 
 int main(void)
 {
-	int failed = _cmocka_run_group_tests("net-config", config_tests,
-					     sizeof config_tests / sizeof config_tests[0], NULL, NULL);
+	int failed =
+		_cmocka_run_group_tests("net-config", config_tests,
+					sizeof config_tests / sizeof config_tests[0], NULL, NULL);
 	if (WT_LINUX)
 		failed += run_stack("kernel", &kernel_cfg);
 	else

@@ -55,13 +55,13 @@ static void *spawn_overflower(void *arg)
  * same size lies just below the guard (stacks are carved upwards), so a frame
  * that jumped the guard would write into it silently; the report must name
  * the filling fiber. */
-#define BIG_FRAME(kb)                                                          \
-	static __attribute__((noinline)) int frame_##kb(void)                  \
-	{                                                                      \
-		volatile char buf[kb * 1024];                                  \
-		buf[0] = 1;                                                    \
-		buf[sizeof buf - 1] = 2;                                       \
-		return buf[0] + buf[sizeof buf - 1];                           \
+#define BIG_FRAME(kb)                                         \
+	static __attribute__((noinline)) int frame_##kb(void) \
+	{                                                     \
+		volatile char buf[kb * 1024];                 \
+		buf[0] = 1;                                   \
+		buf[sizeof buf - 1] = 2;                      \
+		return buf[0] + buf[sizeof buf - 1];          \
 	}
 BIG_FRAME(12)
 BIG_FRAME(32)
@@ -305,7 +305,6 @@ static void test_foreign_fault_passed_on(void **state)
 	assert_null(strstr(out, "overflowed"));
 }
 
-
 /* A program's own SIGSEGV handler, installed before weft_init, that recovers
  * from the faults it expects: a store to a page it keeps PROT_NONE (it opens
  * the page and returns, as a GC's write barrier does) and a load from
@@ -351,8 +350,8 @@ static void recover_then_overflow(size_t stack)
 	if (!sigsetjmp(probe_env, 1))
 		(void)*(volatile int *)bad_addr; /* foreign fault 3: it jumps back */
 	char msg[64];
-	int n = snprintf(msg, sizeof msg, "recovered %d, values %d %d\n", recovered,
-			 owned[0], owned[p + 1]);
+	int n = snprintf(msg, sizeof msg, "recovered %d, values %d %d\n", recovered, owned[0],
+			 owned[p + 1]);
 	if (write(2, msg, (size_t)n) < 0)
 		_exit(45);
 	overflow_deep(stack);
@@ -416,7 +415,8 @@ static void test_overflow_in_switch_names_outgoing(void **state)
 	static struct weft__fiber out, in;
 	atomic_store(&out.handle, 7);
 	strcpy(out.name, "outgoing");
-	out.stack = (struct shim_stack){.base = (void *)0x10000000, .size = 0x4000, .guard = 0x1000};
+	out.stack =
+		(struct shim_stack){.base = (void *)0x10000000, .size = 0x4000, .guard = 0x1000};
 	atomic_store(&in.handle, 8);
 	strcpy(in.name, "incoming");
 	in.stack = (struct shim_stack){.base = (void *)0x20000000, .size = 0x4000, .guard = 0x1000};

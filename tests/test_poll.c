@@ -164,7 +164,8 @@ static void *ping(void *arg)
 	struct pingpong *p = arg;
 	for (int i = 0; i < p->rounds; i++) {
 		int x = i, y = -1;
-		if (weft_chan_send(p->a, &x, -1) != 0 || weft_chan_recv(p->b, &y, -1) != 0 || y != i)
+		if (weft_chan_send(p->a, &x, -1) != 0 || weft_chan_recv(p->b, &y, -1) != 0 ||
+		    y != i)
 			p->errors++;
 	}
 	return NULL;

@@ -13,16 +13,10 @@
 
 #define LONG_MS 10000
 
-static int64_t far(void)
-{
-	return wt_ms(LONG_MS);
-}
+static int64_t far(void) { return wt_ms(LONG_MS); }
 
 /* Loop counts shrink under the sanitizers, which run about 10x slower. */
-static long scaled(long native, long sanitized)
-{
-	return wt_sanitized() ? sanitized : native;
-}
+static long scaled(long native, long sanitized) { return wt_sanitized() ? sanitized : native; }
 
 /* Wait (from the test's thread) until *v reaches want; false after 120 s. */
 static int wait_count(_Atomic long *v, long want)
@@ -52,10 +46,7 @@ static void *report_pid(void *arg)
 	return NULL;
 }
 
-static void *return_at_once(void *arg)
-{
-	return arg;
-}
+static void *return_at_once(void *arg) { return arg; }
 
 static void test_pid_of_fiber(void **state)
 {
@@ -145,7 +136,7 @@ static void test_send_copies_in_order(void **state)
 	weft_pid_t pid = f; /* a fiber's pid is its weft_fiber_t */
 	char msg[16] = "hello";
 	assert_int_equal(weft_msg_send(pid, msg, 6, 0), 0);
-	strcpy(msg, "XXXXX");				 /* the mailbox holds a copy */
+	strcpy(msg, "XXXXX");                                /* the mailbox holds a copy */
 	assert_int_equal(weft_msg_send(pid, NULL, 0, 0), 0); /* an empty message */
 	uint32_t v = 0xdeadbeef;
 	assert_int_equal(weft_msg_send(pid, &v, sizeof v, far()), 0);
@@ -719,7 +710,7 @@ struct probe {
 	_Atomic long inits, steps, closes;
 	_Atomic int inside, overlap;
 	_Atomic unsigned events;
-	weft_pid_t pid;		  /* as spawned */
+	weft_pid_t pid;           /* as spawned */
 	int wrong_pid, wrong_arg; /* weft_pid_self / weft_step_pid / arg mismatched */
 	int step_before_init;
 	int want; /* DONE after this many messages */
@@ -752,10 +743,7 @@ static void enter(struct probe *pr, weft_step_t *p)
 		pr->wrong_arg = 1;
 }
 
-static void leave(struct probe *pr)
-{
-	atomic_store(&pr->inside, 0);
-}
+static void leave(struct probe *pr) { atomic_store(&pr->inside, 0); }
 
 static int probe_init(weft_step_t *p)
 {

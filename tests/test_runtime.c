@@ -187,8 +187,8 @@ static int spawn_until_enomem(void)
 		return 17;
 	weft_fiber_t h;
 	void *r;
-	if (weft_fiber_spawn(&h, &big, ret_arg, (void *)5) != 0 || weft_fiber_join(h, -1, &r) != 0 ||
-	    r != (void *)5)
+	if (weft_fiber_spawn(&h, &big, ret_arg, (void *)5) != 0 ||
+	    weft_fiber_join(h, -1, &r) != 0 || r != (void *)5)
 		return 18;
 	if (weft_shutdown() != 0)
 		return 19;

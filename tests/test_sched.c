@@ -89,8 +89,8 @@ static void test_spread_100k_fib(void **state)
 	assert_non_null(s);
 	/* Under TSan, which counts each started fiber as a thread and dies
 	 * past 8,128 of them, 1,000 alive at once as on bare metal. */
-	assert_int_equal(
-		weft_chan_create(&s->slots, 1, WT_LINUX && !wt_sanitized() ? 10000 : 1000), 0);
+	assert_int_equal(weft_chan_create(&s->slots, 1, WT_LINUX && !wt_sanitized() ? 10000 : 1000),
+			 0);
 	struct spawn_job j = {s, wt_sanitized() ? 20000 : 100000, 0};
 	/* Spawned from this plain thread, so that no worker is busy spawning
 	 * (slow under TSan) while the others run the work: they go through the

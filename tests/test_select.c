@@ -10,15 +10,9 @@
 
 #define LONG_MS 10000
 
-static int64_t far(void)
-{
-	return wt_ms(LONG_MS);
-}
+static int64_t far(void) { return wt_ms(LONG_MS); }
 
-static long scaled(long native, long sanitized)
-{
-	return wt_sanitized() ? sanitized : native;
-}
+static long scaled(long native, long sanitized) { return wt_sanitized() ? sanitized : native; }
 
 #define VAL(n) ((void *)(uintptr_t)(n))
 
@@ -512,10 +506,7 @@ static void count_choices(size_t ncase, const int *ready, long n, long *hits)
  * exp(-2 n 0.2^2): e^-800 for n = 10,000 and e^-80 for the 1,000 the
  * sanitizers run. A choice biased to the first (or to the first after a
  * random start, below) fails it every time. */
-static void assert_fair(long hits, long n)
-{
-	assert_true(hits * 10 >= n * 3);
-}
+static void assert_fair(long hits, long n) { assert_true(hits * 10 >= n * 3); }
 
 static void test_select_fair_two_ready(void **state)
 {

@@ -79,8 +79,10 @@ static void test_stacks_disjoint_and_reused(void **state)
 		assert_int_equal(p[0], (unsigned char)i);
 		assert_int_equal(p[s[i].size - 1], (unsigned char)i);
 		for (int j = i + 1; j < N; j++) {
-			char *a = (char *)s[i].base - s[i].guard, *ae = (char *)s[i].base + s[i].size;
-			char *b = (char *)s[j].base - s[j].guard, *be = (char *)s[j].base + s[j].size;
+			char *a = (char *)s[i].base - s[i].guard,
+			     *ae = (char *)s[i].base + s[i].size;
+			char *b = (char *)s[j].base - s[j].guard,
+			     *be = (char *)s[j].base + s[j].size;
 			assert_true(ae <= b || be <= a);
 		}
 	}
@@ -151,8 +153,8 @@ static void test_trim_gives_pages_back(void **state)
 	for (int i = 0; i < N; i++)
 		shim_stack_free(&s[i]);
 	shim_stack_trim();
-	print_message("resident: %ld KiB with %d stacks touched, %ld KiB once trimmed\n", before,
-		      N, after);
+	print_message("resident: %ld KiB with %d stacks touched, %ld KiB once trimmed\n", before, N,
+		      after);
 #if WT_LINUX && defined(__x86_64__) && !defined(WEFT_VALGRIND)
 	if (!wt_sanitized())
 		assert_true(before - after >= (long)(N - 64) * (TOUCH / 1024) / 2);

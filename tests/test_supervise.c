@@ -23,10 +23,7 @@
 
 /* ---- Exit status -------------------------------------------------------- */
 
-static void *ret_arg(void *arg)
-{
-	return arg;
-}
+static void *ret_arg(void *arg) { return arg; }
 
 static void *exit_arg(void *arg)
 {
@@ -106,10 +103,7 @@ static void test_status_errors(void **state)
 }
 
 /* Cancelled while waiting: the delivered request makes it "cancelled". */
-static void *awaits(void *arg)
-{
-	return (void *)(intptr_t)weft_future_await(arg, -1, NULL);
-}
+static void *awaits(void *arg) { return (void *)(intptr_t)weft_future_await(arg, -1, NULL); }
 
 static void test_status_cancelled_delivered(void **state)
 {

@@ -11,15 +11,9 @@
 
 #define LONG_MS 10000
 
-static int64_t far(void)
-{
-	return wt_ms(LONG_MS);
-}
+static int64_t far(void) { return wt_ms(LONG_MS); }
 
-static long scaled(long native, long sanitized)
-{
-	return wt_sanitized() ? sanitized : native;
-}
+static long scaled(long native, long sanitized) { return wt_sanitized() ? sanitized : native; }
 
 static weft_mutex_t *make_mutex(void)
 {
@@ -91,7 +85,7 @@ static void test_mutex_lock_unlock_errors(void **state)
 	(void)state;
 	weft_mutex_t *m = make_mutex();
 	assert_int_equal(weft_mutex_unlock(m), -EPERM); /* not held */
-	assert_int_equal(weft_mutex_lock(m, 0), 0);	/* trylock */
+	assert_int_equal(weft_mutex_lock(m, 0), 0);     /* trylock */
 	assert_int_equal(weft_mutex_lock(m, 0), -EDEADLK);
 	assert_int_equal(weft_mutex_lock(m, -1), -EDEADLK);
 	assert_int_equal(weft_mutex_destroy(m), -EBUSY); /* held: not freed */
@@ -244,7 +238,7 @@ static void test_mutex_cancelled(void **state)
 	assert_true(wt_wait_parked("locker", "mutex"));
 	assert_int_equal(weft_fiber_cancel(f), 0);
 	wt_join(f);
-	assert_int_equal(t.r, -ECANCELED); /* not -ETIMEDOUT: the request ended it */
+	assert_int_equal(t.r, -ECANCELED);    /* not -ETIMEDOUT: the request ended it */
 	assert_int_equal(t.r_unlock, -EPERM); /* it did not get it */
 	/* Still ours, and nobody is left queued: unlock leaves it free. */
 	assert_int_equal(weft_mutex_unlock(m), 0);
@@ -331,7 +325,7 @@ static void test_mutex_cancel_races_unlock(void **state)
 	}
 	print_message("locked %ld, cancelled %ld\n", got, cancelled);
 	assert_int_equal(got + cancelled, iters);
-	assert_true(got >= 1 && cancelled >= 1); /* both sides were raced */
+	assert_true(got >= 1 && cancelled >= 1);    /* both sides were raced */
 	assert_int_equal(weft_mutex_lock(m, 0), 0); /* free at the end */
 	assert_int_equal(weft_mutex_unlock(m), 0);
 	assert_int_equal(weft_mutex_destroy(m), 0);

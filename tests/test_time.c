@@ -153,7 +153,8 @@ static void test_sleep_forever_until_cancelled(void **state)
 	weft_fiber_t f;
 	assert_int_equal(weft_fiber_spawn(&f, NULL, sleep_forever, &r), 0);
 	void *res;
-	assert_int_equal(weft_fiber_join(f, 0, &res), -ETIMEDOUT); /* still asleep, or not started */
+	assert_int_equal(weft_fiber_join(f, 0, &res),
+			 -ETIMEDOUT); /* still asleep, or not started */
 	assert_int_equal(weft_fiber_cancel(f), 0);
 	assert_int_equal(weft_fiber_join(f, wt_ms(30000), &res), 0);
 	assert_int_equal(r, -ECANCELED);

@@ -517,7 +517,8 @@ static void test_vclock_lwip_retransmission(void **state)
 	assert_int_equal(x.r_accept2, 0);
 	assert_int_equal(x.r_fini, 0);
 	int64_t dt = x.late.t1 - x.late.t0;
-	print_message("the retransmitted SYN connected %lld ms after the first\n", (long long)(dt / MS));
+	print_message("the retransmitted SYN connected %lld ms after the first\n",
+		      (long long)(dt / MS));
 	if (dt < 2500 * MS || dt > 3500 * MS)
 		fail_msg("the late connection took %lld ms of the virtual clock: lwIP's 3 s "
 			 "retransmission timeout (500 ms ticks) did not run on it",

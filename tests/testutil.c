@@ -239,15 +239,9 @@ static void pair(int fds[2], unsigned dirs0, unsigned dirs1)
 
 void wt_pipe(int p[2]) { pair(p, SHIM_IO_IN, SHIM_IO_OUT); }
 
-void wt_socketpair(int sv[2])
-{
-	pair(sv, SHIM_IO_IN | SHIM_IO_OUT, SHIM_IO_IN | SHIM_IO_OUT);
-}
+void wt_socketpair(int sv[2]) { pair(sv, SHIM_IO_IN | SHIM_IO_OUT, SHIM_IO_IN | SHIM_IO_OUT); }
 
-static struct wt_end *end_of(int fd)
-{
-	return fd >= 0 && fd < WT_SOURCES ? ends[fd] : NULL;
-}
+static struct wt_end *end_of(int fd) { return fd >= 0 && fd < WT_SOURCES ? ends[fd] : NULL; }
 
 long wt_write(int fd, const void *buf, size_t n)
 {
@@ -358,8 +352,8 @@ int wt_skip_group(const char *name, const struct CMUnitTest *tests, size_t n, co
 	return failed;
 }
 
-int wt_main(const char *name, const struct CMUnitTest *tests, size_t n,
-	    CMFixtureFunction setup, CMFixtureFunction teardown)
+int wt_main(const char *name, const struct CMUnitTest *tests, size_t n, CMFixtureFunction setup,
+	    CMFixtureFunction teardown)
 {
 	int failed = _cmocka_run_group_tests(name, tests, n, setup, teardown);
 	return failed > 100 ? 100 : failed;

@@ -108,8 +108,8 @@ void wt_rng_seed(void);
 uint64_t wt_rng_next(void);
 
 /* Run the suite; the exit status is the number of failures, clamped. */
-int wt_main(const char *name, const struct CMUnitTest *tests, size_t n,
-	    CMFixtureFunction setup, CMFixtureFunction teardown);
+int wt_main(const char *name, const struct CMUnitTest *tests, size_t n, CMFixtureFunction setup,
+	    CMFixtureFunction teardown);
 #define WT_MAIN(name, tests, setup, teardown) \
 	wt_main(name, tests, sizeof(tests) / sizeof((tests)[0]), setup, teardown)
 

@@ -47,7 +47,8 @@ _Noreturn void board_exit(int status)
 	say("weft: exit status ");
 	say(p);
 	say("\r\n");
-	sbi_system_reset(SBI_SRST_SHUTDOWN, status ? SBI_SRST_REASON_FAILURE : SBI_SRST_REASON_NONE);
+	sbi_system_reset(SBI_SRST_SHUTDOWN,
+			 status ? SBI_SRST_REASON_FAILURE : SBI_SRST_REASON_NONE);
 	for (;;)
 		wfi();
 }

@@ -6,7 +6,6 @@
 #ifndef WEFT_BOARD_H
 #define WEFT_BOARD_H
 
-
 /* OpenSBI owns 0x80000000..0x80200000; the image is loaded at 0x80200000.
  * The small core's FreeRTOS owns the top 768 KiB (0x83f40000..0x84000000):
  * weft stops below it, whatever the device tree says. */

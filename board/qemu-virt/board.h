@@ -4,7 +4,6 @@
 #ifndef WEFT_BOARD_H
 #define WEFT_BOARD_H
 
-
 /* RAM starts here; OpenSBI owns the first 2 MiB, the image is loaded at
  * BOARD_LOAD_ADDR. The size comes from the device tree's /memory node;
  * BOARD_RAM_END_MAX caps it, BOARD_RAM_SIZE_DEFAULT is used without one. */

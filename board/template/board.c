@@ -24,7 +24,8 @@ void board_console_putc(char c) { ns16550_putc(&uart, c); }
 /* SBI SRST: firmware without a reset device returns, and the hart waits. */
 _Noreturn void board_exit(int status)
 {
-	sbi_system_reset(SBI_SRST_SHUTDOWN, status ? SBI_SRST_REASON_FAILURE : SBI_SRST_REASON_NONE);
+	sbi_system_reset(SBI_SRST_SHUTDOWN,
+			 status ? SBI_SRST_REASON_FAILURE : SBI_SRST_REASON_NONE);
 	for (;;)
 		wfi();
 }

@@ -12,10 +12,7 @@ static int is_tchar(unsigned char ch)
 	       (ch && strchr("!#$%&'*+-.^_`|~", ch));
 }
 
-static int lower(int ch)
-{
-	return ch >= 'A' && ch <= 'Z' ? ch + 32 : ch;
-}
+static int lower(int ch) { return ch >= 'A' && ch <= 'Z' ? ch + 32 : ch; }
 
 /* s[0..n) equals lit, ignoring ASCII case. */
 static int same(const char *s, size_t n, const char *lit)

@@ -13,7 +13,8 @@ static int have_time_ext = -1;
 
 static int64_t ticks_to_ns(uint64_t t)
 {
-	return (int64_t)((t / BOARD_TIMEBASE_HZ) * NS + (t % BOARD_TIMEBASE_HZ) * NS / BOARD_TIMEBASE_HZ);
+	return (int64_t)((t / BOARD_TIMEBASE_HZ) * NS +
+			 (t % BOARD_TIMEBASE_HZ) * NS / BOARD_TIMEBASE_HZ);
 }
 
 static uint64_t ns_to_ticks(int64_t ns)

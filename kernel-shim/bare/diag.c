@@ -6,10 +6,7 @@
 
 #include "shim.h"
 
-int shim_on_quit(void (*fn)(void))
-{
-	return fn ? -ENOSYS : 0;
-}
+int shim_on_quit(void (*fn)(void)) { return fn ? -ENOSYS : 0; }
 
 size_t shim_symbolize(uintptr_t pc, char *buf, size_t cap)
 {

@@ -24,19 +24,30 @@ void shim_fault_thread_fini(void) {}
 
 static const char *cause_name(uint64_t c)
 {
-	static const char *const names[] = {
-		"instruction address misaligned", "instruction access fault", "illegal instruction",
-		"breakpoint", "load address misaligned", "load access fault",
-		"store address misaligned", "store access fault", "ecall from U-mode",
-		"ecall from S-mode", "reserved", "ecall from M-mode", "instruction page fault",
-		"load page fault", "reserved", "store page fault"};
+	static const char *const names[] = {"instruction address misaligned",
+					    "instruction access fault",
+					    "illegal instruction",
+					    "breakpoint",
+					    "load address misaligned",
+					    "load access fault",
+					    "store address misaligned",
+					    "store access fault",
+					    "ecall from U-mode",
+					    "ecall from S-mode",
+					    "reserved",
+					    "ecall from M-mode",
+					    "instruction page fault",
+					    "load page fault",
+					    "reserved",
+					    "store page fault"};
 	return c < sizeof names / sizeof names[0] ? names[c] : "unknown";
 }
 
 _Noreturn void trap_fault(struct trap_frame *f)
 {
 	uint64_t cause = f->scause;
-	if ((cause == EXC_LOAD_PAGE || cause == EXC_STORE_PAGE || cause == EXC_INST_PAGE) && namer) {
+	if ((cause == EXC_LOAD_PAGE || cause == EXC_STORE_PAGE || cause == EXC_INST_PAGE) &&
+	    namer) {
 		char buf[512];
 		size_t n = namer(f->stval, buf, sizeof buf);
 		if (n) {

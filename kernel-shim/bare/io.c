@@ -45,7 +45,8 @@ static void report(struct source *s, unsigned events)
 {
 	if (!(s->armed & ARMED))
 		return;
-	unsigned got = events & SHIM_IO_ERR ? IO_ALL : events & s->armed & (SHIM_IO_IN | SHIM_IO_OUT);
+	unsigned got =
+		events & SHIM_IO_ERR ? IO_ALL : events & s->armed & (SHIM_IO_IN | SHIM_IO_OUT);
 	if (!got)
 		return;
 	s->pending |= got;

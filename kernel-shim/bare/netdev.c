@@ -49,7 +49,8 @@ int shim_netdev_open(const char *spec, struct shim_netdev **out, struct shim_net
 		return -ENOMEM;
 	struct virtio_mmio_slot slots[BOARD_VIRTIO_MMIO_SLOTS];
 	for (unsigned i = 0; i < BOARD_VIRTIO_MMIO_SLOTS; i++)
-		slots[i] = (struct virtio_mmio_slot){BOARD_VIRTIO_MMIO_BASE + i * BOARD_VIRTIO_MMIO_STRIDE,
+		slots[i] = (struct virtio_mmio_slot){BOARD_VIRTIO_MMIO_BASE +
+							     i * BOARD_VIRTIO_MMIO_STRIDE,
 						     BOARD_VIRTIO_MMIO_IRQ(i)};
 	uint8_t mac[6];
 	int src;

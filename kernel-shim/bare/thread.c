@@ -163,7 +163,8 @@ int shim_wait(_Atomic uint32_t *word, uint32_t expected, int64_t deadline)
 		cur->woken = 0;
 		cur->state = T_WAIT;
 		schedule();
-		if (!cur->woken && atomic_load(word) == expected && deadline >= 0 && shim_now() >= deadline)
+		if (!cur->woken && atomic_load(word) == expected && deadline >= 0 &&
+		    shim_now() >= deadline)
 			r = -ETIMEDOUT;
 		cur->word = NULL;
 	}
@@ -274,7 +275,10 @@ int __retarget_lock_try_acquire_recursive(_LOCK_T lock)
 	return got;
 }
 
-int __retarget_lock_try_acquire(_LOCK_T lock) { return __retarget_lock_try_acquire_recursive(lock); }
+int __retarget_lock_try_acquire(_LOCK_T lock)
+{
+	return __retarget_lock_try_acquire_recursive(lock);
+}
 
 void __retarget_lock_acquire_recursive(_LOCK_T lock)
 {

@@ -23,7 +23,10 @@ static uint64_t root[512] __attribute__((aligned(4096)));
 static uint64_t *window; /* the level-1 table of the stack window */
 
 static uint64_t pte_of(uintptr_t pa, uint64_t flags) { return (uint64_t)(pa >> 12) << 10 | flags; }
-static uint64_t *table_of(uint64_t pte) { return (uint64_t *)(uintptr_t)(((pte & PTE_PPN_MASK) >> 10) << 12); }
+static uint64_t *table_of(uint64_t pte)
+{
+	return (uint64_t *)(uintptr_t)(((pte & PTE_PPN_MASK) >> 10) << 12);
+}
 
 static void sfence(uintptr_t va) { __asm__ volatile("sfence.vma %0, zero" ::"r"(va) : "memory"); }
 
@@ -62,7 +65,8 @@ int vm_map(uintptr_t va, uintptr_t pa)
 	int on = irq_save();
 	uint64_t *pte = leaf(va, 1);
 	if (pte)
-		*pte = pte_of(pa, PTE_V | PTE_R | PTE_W | PTE_A | PTE_D | PTE_G) | board_pte_bits(0);
+		*pte = pte_of(pa, PTE_V | PTE_R | PTE_W | PTE_A | PTE_D | PTE_G) |
+		       board_pte_bits(0);
 	irq_restore(on);
 	if (!pte)
 		return -ENOMEM;

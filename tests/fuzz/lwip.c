@@ -51,10 +51,7 @@ static struct {
 	uint32_t snd_next, ack;
 } last;
 
-static uint32_t get32(const uint8_t *p)
-{
-	return (uint32_t)get16(p) << 16 | get16(p + 2);
-}
+static uint32_t get32(const uint8_t *p) { return (uint32_t)get16(p) << 16 | get16(p + 2); }
 
 /* The netif's output: the frame goes nowhere, but a TCP segment's numbers
  * are noted. */
@@ -137,10 +134,7 @@ static void settle(void)
  * into its frame: unaligned, so LeakSanitizer must look for pointers at
  * every offset, or it reports queued fragments as leaked. */
 const char *__lsan_default_options(void);
-const char *__lsan_default_options(void)
-{
-	return "use_unaligned=1";
-}
+const char *__lsan_default_options(void) { return "use_unaligned=1"; }
 
 static void put16(uint8_t *p, uint16_t v)
 {
@@ -148,10 +142,7 @@ static void put16(uint8_t *p, uint16_t v)
 	p[1] = (uint8_t)v;
 }
 
-static uint16_t get16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] << 8 | p[1]);
-}
+static uint16_t get16(const uint8_t *p) { return (uint16_t)(p[0] << 8 | p[1]); }
 
 /* One's-complement sum of b[0..n), folded, not inverted. */
 static uint32_t sum(const uint8_t *b, size_t n, uint32_t acc)

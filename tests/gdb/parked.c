@@ -43,14 +43,12 @@ static void *supervise(void *arg)
  * line ("#0 ..." or "(no backtrace)"). */
 static void count_parked(const char *s, size_t n, void *ctx)
 {
-	if ((n > 6 && memcmp(s, "    #0 ", 7) == 0) || (n > 17 && memcmp(s, "    (no backtrace)", 18) == 0))
+	if ((n > 6 && memcmp(s, "    #0 ", 7) == 0) ||
+	    (n > 17 && memcmp(s, "    (no backtrace)", 18) == 0))
 		++*(int *)ctx;
 }
 
-__attribute__((noinline)) void gdb_stop_here(void)
-{
-	__asm__ volatile("" ::: "memory");
-}
+__attribute__((noinline)) void gdb_stop_here(void) { __asm__ volatile("" ::: "memory"); }
 
 int main(int argc, char **argv)
 {

@@ -6,8 +6,9 @@
 #include "plic.h"
 
 #define PRIORITY(irq) ((volatile uint32_t *)(plic_base + 4 * (uintptr_t)(irq)))
-#define ENABLE(ctx, word) \
-	((volatile uint32_t *)(plic_base + 0x2000 + 0x80 * (uintptr_t)(ctx) + 4 * (uintptr_t)(word)))
+#define ENABLE(ctx, word)                                                     \
+	((volatile uint32_t *)(plic_base + 0x2000 + 0x80 * (uintptr_t)(ctx) + \
+			       4 * (uintptr_t)(word)))
 #define THRESHOLD(ctx) ((volatile uint32_t *)(plic_base + 0x200000 + 0x1000 * (uintptr_t)(ctx)))
 #define CLAIM(ctx) ((volatile uint32_t *)(plic_base + 0x200004 + 0x1000 * (uintptr_t)(ctx)))
 

@@ -136,8 +136,14 @@ struct virtio_net {
 static struct virtio_net dev0;
 static int dev0_open;
 
-static uint32_t rd(const struct virtio_net *d, unsigned off) { return *(volatile uint32_t *)(d->base + off); }
-static void wr(const struct virtio_net *d, unsigned off, uint32_t v) { *(volatile uint32_t *)(d->base + off) = v; }
+static uint32_t rd(const struct virtio_net *d, unsigned off)
+{
+	return *(volatile uint32_t *)(d->base + off);
+}
+static void wr(const struct virtio_net *d, unsigned off, uint32_t v)
+{
+	*(volatile uint32_t *)(d->base + off) = v;
+}
 
 int virtio_net_version(const struct virtio_net *d) { return d->version; }
 
@@ -236,7 +242,8 @@ static int vq_setup(struct virtio_net *d, struct vq *q, unsigned queue)
 	if (!page)
 		return -ENOMEM;
 	size_t avail_off = 16 * (size_t)size;
-	size_t used_off = (avail_off + 6 + 2 * (size_t)size + VQ_ALIGN - 1) & ~(size_t)(VQ_ALIGN - 1);
+	size_t used_off =
+		(avail_off + 6 + 2 * (size_t)size + VQ_ALIGN - 1) & ~(size_t)(VQ_ALIGN - 1);
 	q->size = size;
 	q->ring_page = page;
 	q->desc = (struct vring_desc *)page;
@@ -248,7 +255,8 @@ static int vq_setup(struct virtio_net *d, struct vq *q, unsigned queue)
 		wr(d, MMIO_QUEUE_ALIGN, VQ_ALIGN);
 		wr(d, MMIO_QUEUE_PFN, (uint32_t)((uintptr_t)page / PAGE_SIZE));
 	} else {
-		uint64_t desc = (uintptr_t)q->desc, avail = (uintptr_t)q->avail, used = (uintptr_t)q->used;
+		uint64_t desc = (uintptr_t)q->desc, avail = (uintptr_t)q->avail,
+			 used = (uintptr_t)q->used;
 		wr(d, MMIO_QUEUE_DESC_LOW, (uint32_t)desc);
 		wr(d, MMIO_QUEUE_DESC_HIGH, (uint32_t)(desc >> 32));
 		wr(d, MMIO_QUEUE_DRIVER_LOW, (uint32_t)avail);
@@ -385,8 +393,8 @@ static int bring_up(struct virtio_net *d, uint8_t mac[6])
 	return 0;
 }
 
-int virtio_net_open(const struct virtio_mmio_slot *slots, unsigned n, struct virtio_net **out, uint8_t mac[6],
-		    int *src)
+int virtio_net_open(const struct virtio_mmio_slot *slots, unsigned n, struct virtio_net **out,
+		    uint8_t mac[6], int *src)
 {
 	int on = irq_save();
 	if (dev0_open) {

@@ -27,8 +27,8 @@ struct virtio_mmio_slot {
  * RX ring full, its interrupt routed, an I/O source registered (*src).
  * Writes its MAC. 0, -ENODEV (no device), -EBUSY (open already), -ENOMEM,
  * -EIO (the device refused the features or the queues). */
-int virtio_net_open(const struct virtio_mmio_slot *slots, unsigned n, struct virtio_net **out, uint8_t mac[6],
-		    int *src);
+int virtio_net_open(const struct virtio_mmio_slot *slots, unsigned n, struct virtio_net **out,
+		    uint8_t mac[6], int *src);
 
 /* 1 (legacy) or 2 (modern): the transport's version, for messages. */
 int virtio_net_version(const struct virtio_net *d);
