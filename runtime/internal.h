@@ -120,8 +120,8 @@ struct weft__fiber {
 	weft_fiber_t parent; /* its spawner, 0 for a plain thread */
 	char parent_name[WEFT_NAME_MAX];
 	/* what its latest park waits on (weft__park_begin_why; a string
-	 * literal) and since when (arch_cycles(), stored only when it really
-	 * switches out): read by weft_dump, meaningful while it is parked */
+	 * literal) and since when (its worker's stamp, stored only when it
+	 * really switches out): read by weft_dump, meaningful while parked */
 	_Atomic(const char *) wait_why;
 	_Atomic int64_t wait_since;
 
@@ -162,7 +162,12 @@ struct weft__worker {
 		int64_t at;
 	} rn_seen[WEFT_MAX_WORKERS];
 	arch_fpenv_t fpenv; /* the worker's FP control state, kept
-					  * while a WEFT_ATTR_FPENV fiber runs */
+			     * while a WEFT_ATTR_FPENV fiber runs */
+	int *errno_loc;     /* the driving thread's errno (weft__set_worker) */
+	/* arch_cycles() at its latest look around (every 64th look for work,
+	 * and every look while its own queues are empty): the moment a park
+	 * records as its start, for weft_dump's "for how long" */
+	uint64_t stamp;
 	unsigned tick;
 	uint64_t rng;
 	shim_thread_t thread;
@@ -293,9 +298,11 @@ int weft__parse_ulong(const char *s, unsigned long lo, unsigned long hi, unsigne
 
 /* ---- Context switches (switch.c) ---------------------------------------- */
 
-/* Switch from one context to another, carrying errno with each context and
- * telling the sanitizers. dying: from will never run again. */
-void weft__ctx_switch(struct weft__ctx *from, struct weft__ctx *to, bool dying);
+/* Switch from one context to another on worker w (the caller's), carrying
+ * errno with each context and telling the sanitizers. dying: from will
+ * never run again. Returns the worker from resumed on. */
+struct weft__worker *weft__ctx_switch(struct weft__worker *w, struct weft__ctx *from,
+				      struct weft__ctx *to, bool dying);
 
 /* First call on a new fiber's stack, completing the sanitizers' view. */
 void weft__ctx_entered(struct weft__ctx *self);
@@ -361,7 +368,15 @@ void weft__vclock_set(int64_t t);
 
 void weft__timer_arm(struct weft__fiber *f, uint32_t gen, int64_t deadline);
 void weft__timer_disarm(struct weft__fiber *f);
-void weft__timer_fire_due(void);
+/* Wake the fibers whose deadline has passed: the check for none armed
+ * inline (every look for work makes it), the rest in timer.c. */
+extern _Atomic int64_t weft__timer_deadline; /* the earliest armed, INT64_MAX: none */
+void weft__timer_fire_due_slow(void);
+static inline void weft__timer_fire_due(void)
+{
+	if (atomic_load_explicit(&weft__timer_deadline, memory_order_acquire) != INT64_MAX)
+		weft__timer_fire_due_slow();
+}
 /* The earliest armed deadline, INT64_MAX when none. */
 int64_t weft__timer_next(void);
 void weft__timer_reset(void);

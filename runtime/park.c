@@ -105,10 +105,7 @@ int weft__park_end(struct weft__fiber *self, int64_t deadline)
 	uint32_t gen = PW_GEN(w);
 	if (deadline > 0)
 		weft__timer_arm(self, gen, deadline);
-	/* weft_dump's "for how long": the CPU's constant-rate counter, a
-	 * fraction of a clock read (dump.c converts it). */
-	atomic_store_explicit(&self->wait_since, (int64_t)arch_cycles(), memory_order_relaxed);
-	weft__switch_out(self, ACT_PARK);
+	weft__switch_out(self, ACT_PARK); /* stamps wait_since */
 	if (deadline > 0)
 		weft__timer_disarm(self);
 

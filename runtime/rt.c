@@ -10,4 +10,9 @@ WEFT__TLS_IE _Thread_local struct weft__worker *weft__tls_worker;
 
 struct weft__worker *weft__worker_self(void) { return weft__tls_worker; }
 
-void weft__set_worker(struct weft__worker *w) { weft__tls_worker = w; }
+void weft__set_worker(struct weft__worker *w)
+{
+	weft__tls_worker = w;
+	if (w)
+		w->errno_loc = &errno;
+}

@@ -74,10 +74,11 @@ void weft__ctx_entered(struct weft__ctx *self)
 
 /* errno lives in thread-local storage, and glibc declares its accessor
  * const: a compiler may compute errno's address once per function and reuse
- * it after the switch, when the fiber may be on another thread. Writing it
- * after the switch through a function it cannot see into forces a fresh
- * address (before the switch, the usual read is right). */
-static WEFT_NOIPA void errno_set(int e) { errno = e; }
+ * it after the switch, when the fiber may be on another thread. So errno is
+ * reached through the worker: its address, taken once by the thread that
+ * drives the worker (weft__set_worker), and the worker found afresh after
+ * the switch (weft__worker_self, never inlined), which the caller needs
+ * anyway. */
 
 /* The floating-point control state (rounding mode, exception masks)
  * belongs to the worker: the switch leaves it alone on every CPU. A fiber
@@ -92,9 +93,10 @@ static void fp_switch(struct weft__ctx *from, struct weft__ctx *to)
 	arch_fpenv_load(to->fp_own ? &to->fpenv : &w->fpenv);
 }
 
-void weft__ctx_switch(struct weft__ctx *from, struct weft__ctx *to, bool dying)
+struct weft__worker *weft__ctx_switch(struct weft__worker *w, struct weft__ctx *from,
+				      struct weft__ctx *to, bool dying)
 {
-	int saved_errno = errno; /* still on this thread: read it as usual */
+	int saved_errno = *w->errno_loc;
 	if (from->fp_own | to->fp_own)
 		fp_switch(from, to);
 #ifdef WEFT_ASAN
@@ -106,5 +108,7 @@ void weft__ctx_switch(struct weft__ctx *from, struct weft__ctx *to, bool dying)
 	(void)dying;
 	arch_switch(&from->sp, to->sp);
 	weft__ctx_entered(from);
-	errno_set(saved_errno);
+	w = weft__worker_self();
+	*w->errno_loc = saved_errno;
+	return w;
 }

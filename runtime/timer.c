@@ -20,7 +20,7 @@ struct entry {
 static weft__lock_t lock = WEFT__LOCK_INIT;
 static struct entry *heap;
 static size_t len, cap;
-static _Atomic int64_t next_deadline = INT64_MAX;
+_Atomic int64_t weft__timer_deadline = INT64_MAX;
 
 static void place(size_t i, struct entry e)
 {
@@ -68,7 +68,7 @@ static void remove_at(size_t i)
 		sift_down(i);
 		sift_up(moved->timer_slot - 1);
 	}
-	atomic_store_explicit(&next_deadline, len ? heap[0].deadline : INT64_MAX,
+	atomic_store_explicit(&weft__timer_deadline, len ? heap[0].deadline : INT64_MAX,
 			      memory_order_release);
 }
 
@@ -90,7 +90,7 @@ void weft__timer_arm(struct weft__fiber *f, uint32_t gen, int64_t deadline)
 	place(len, (struct entry){deadline, f, gen});
 	sift_up(len++);
 	bool earliest = heap[0].f == f;
-	atomic_store_explicit(&next_deadline, heap[0].deadline, memory_order_release);
+	atomic_store_explicit(&weft__timer_deadline, heap[0].deadline, memory_order_release);
 	weft__unlock(&lock);
 	if (earliest)
 		weft__kick_idle(); /* a sleeping worker may need to wake sooner */
@@ -104,12 +104,10 @@ void weft__timer_disarm(struct weft__fiber *f)
 	weft__unlock(&lock);
 }
 
-void weft__timer_fire_due(void)
+void weft__timer_fire_due_slow(void)
 {
-	if (atomic_load_explicit(&next_deadline, memory_order_acquire) == INT64_MAX)
-		return;
 	int64_t now = weft__now();
-	if (atomic_load_explicit(&next_deadline, memory_order_acquire) > now)
+	if (atomic_load_explicit(&weft__timer_deadline, memory_order_acquire) > now)
 		return;
 	weft__lock(&lock);
 	while (len && heap[0].deadline <= now) {
@@ -123,7 +121,7 @@ void weft__timer_fire_due(void)
 
 int64_t weft__timer_next(void)
 {
-	return atomic_load_explicit(&next_deadline, memory_order_acquire);
+	return atomic_load_explicit(&weft__timer_deadline, memory_order_acquire);
 }
 
 void weft__timer_reset(void)
@@ -132,6 +130,6 @@ void weft__timer_reset(void)
 	free(heap);
 	heap = NULL;
 	len = cap = 0;
-	atomic_store(&next_deadline, INT64_MAX);
+	atomic_store(&weft__timer_deadline, INT64_MAX);
 	weft__unlock(&lock);
 }
