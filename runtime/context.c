@@ -16,10 +16,14 @@ static void context_exit(struct weft__fiber *self, void *result)
 {
 	self->ending = 1;
 	self->status = weft__exit_status(self);
-	weft__fls_exit(self);
-	weft__gen_exit(self, result);
+	/* Most fibers have none of these: the checks here, not a call each. */
+	if (self->fls)
+		weft__fls_exit(self);
+	if (self->gen)
+		weft__gen_exit(self, result);
 	weft__mbox_exit(self); /* processes: sends fail (-ESRCH) from here on */
-	weft__supervise_exit(self, result, self->status);
+	if (self->supervisor)
+		weft__supervise_exit(self, result, self->status);
 }
 
 const struct weft__context_ops weft__context_ops = {

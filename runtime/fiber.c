@@ -107,8 +107,8 @@ static int spawn(weft_fiber_t *out, const weft_attr_t *attr, weft_fn fn, void *a
 	f->ending = 0;
 	atomic_store_explicit(&f->cancelled, 0, memory_order_relaxed);
 	atomic_store_explicit(&f->joining, 0, memory_order_relaxed);
-	memset(f->name, 0, sizeof f->name);
-	memset(f->parent_name, 0, sizeof f->parent_name);
+	f->name[0] = 0; /* strings: the rest is never read */
+	f->parent_name[0] = 0;
 	f->parent = 0;
 	weft__fiber_count_spawn(w);
 	f->fn = fn;
@@ -116,8 +116,10 @@ static int spawn(weft_fiber_t *out, const weft_attr_t *attr, weft_fn fn, void *a
 	f->stack = stack;
 	f->file = file;
 	f->line = line;
-	if (attr && attr->name)
+	if (attr && attr->name) {
 		strncpy(f->name, attr->name, WEFT_NAME_MAX - 1);
+		f->name[WEFT_NAME_MAX - 1] = 0;
+	}
 	struct weft__fiber *parent = w ? w->cur : NULL;
 	if (parent) {
 		f->parent = parent->handle;
@@ -191,18 +193,21 @@ int weft_fiber_join_status(weft_fiber_t h, int64_t deadline, void **result, int 
 	}
 	void *value = NULL;
 	err = weft__future_wait_why(&f->done, deadline, &value, "join");
-	int st = 0;
-	if (err == 0) {
-		st = f->status; /* written before done settled */
-		err = release_handle(f);
+	if (err) {
+		atomic_store(&f->joining, 0);
+		weft__fiber_unref(f);
+		return err;
 	}
-	if (err == 0 && result)
+	if (result)
 		*result = value;
-	if (err == 0 && status)
-		*status = st;
-	atomic_store(&f->joining, 0);
-	weft__fiber_unref(f);
-	return err;
+	if (status)
+		*status = f->status; /* written before done settled */
+	/* The claim keeps detach and other joins out, so the handle is
+	 * released with a store, and its reference and ours go in one step. */
+	atomic_store_explicit(&f->handle_held, 0, memory_order_release);
+	atomic_store_explicit(&f->joining, 0, memory_order_relaxed);
+	weft__fiber_unref_n(f, 2);
+	return 0;
 }
 
 int weft_fiber_detach(weft_fiber_t h)

@@ -160,11 +160,13 @@ static void record_free(struct weft__fiber *f)
 	weft__unlock(&table_lock);
 }
 
-void weft__fiber_unref(struct weft__fiber *f)
+void weft__fiber_unref_n(struct weft__fiber *f, int n)
 {
-	if (atomic_fetch_sub_explicit(&f->refs, 1, memory_order_acq_rel) == 1)
+	if (atomic_fetch_sub_explicit(&f->refs, n, memory_order_acq_rel) == n)
 		record_free(f);
 }
+
+void weft__fiber_unref(struct weft__fiber *f) { weft__fiber_unref_n(f, 1); }
 
 void weft__fiber_count_spawn(struct weft__worker *w)
 {

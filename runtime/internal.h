@@ -431,6 +431,8 @@ void weft__chan_dequeue(weft_chan_t *c, bool send, struct weft__waiter *w);
 struct weft__fiber *weft__fiber_record_get(struct weft__worker *w);
 void weft__fiber_count_spawn(struct weft__worker *w);
 void weft__fiber_unref(struct weft__fiber *f);
+/* Drop n references at once. */
+void weft__fiber_unref_n(struct weft__fiber *f, int n);
 /* stack.c: before f first runs on w (its context's sp is NULL until then):
  * its frame, entering weft__rt.fiber_main, on the stack it runs on; once it
  * has exited and is off its stack: the stack back to the pools. */

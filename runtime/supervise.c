@@ -27,7 +27,12 @@ int weft__exit_status(struct weft__fiber *self)
 	 * anything. What is left of its exit (destructors, the report) waits
 	 * as any code would, and a request made from now on interrupts it. */
 	self->cancel_hold = 0;
-	atomic_fetch_and_explicit(&self->park, ~(PW_CANCEL | PW_HOLD), memory_order_acq_rel);
+	/* Only the fiber sets the hold; a request that lands after this load
+	 * is one made after the end, which stands. Most fibers have neither:
+	 * no locked instruction for them. */
+	if (atomic_load_explicit(&self->park, memory_order_acquire) & (PW_CANCEL | PW_HOLD))
+		atomic_fetch_and_explicit(&self->park, ~(PW_CANCEL | PW_HOLD),
+					  memory_order_acq_rel);
 	return status;
 }
 
