@@ -237,7 +237,12 @@ $(O)/tests/%: tests/%.c tests/testutil.c tests/testutil.h $(INTERNAL_LIB)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo '  LD      $@')
 	$(Q)$(CC) $(ALL_CFLAGS) -D_GNU_SOURCE $(CMOCKA_CFLAGS) -Itests -o $@ $< tests/testutil.c \
-		$(INTERNAL_LIB) $(CMOCKA_LIBS) $(ALL_LDFLAGS) $(LIBS) -lm
+		$(INTERNAL_LIB) $(CMOCKA_LIBS) $(ALL_LDFLAGS) $(TEST_WRAP) $(LIBS) -lm
+
+# test_allocfail fails each allocation in turn: every one the runtime makes
+# goes through its wrappers.
+$(O)/tests/test_allocfail: TEST_WRAP := $(foreach f,malloc calloc realloc aligned_alloc free \
+	shim_stack_alloc,-Wl,--wrap=$(f))
 
 # Examples are what a user writes: the public headers and libweft.a only.
 # An example may have files of its own in examples/<dir>/ (httpd's request

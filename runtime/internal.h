@@ -379,6 +379,9 @@ static inline void weft__timer_fire_due(void)
 }
 /* The earliest armed deadline, INT64_MAX when none. */
 int64_t weft__timer_next(void);
+/* Room in the heap for n fibers' deadlines (fibtab.c, for every record it
+ * makes): 0 or -ENOMEM. */
+int weft__timer_reserve(size_t n);
 void weft__timer_reset(void);
 
 /* ---- The reactor (reactor.c) and the helper threads (offload.c) -------- */

@@ -2,7 +2,10 @@
 /* Deadlines of parked fibers: one binary min-heap under a lock. A fiber arms
  * its entry before it switches out and disarms it when it resumes, so an
  * entry never outlives its park; the heap holds at most one entry per fiber
- * (or plain thread, under the virtual clock). Whichever worker looks for work
+ * (or plain thread, under the virtual clock). Its room for fibers is made
+ * when their records are (weft__timer_reserve), where running out of memory
+ * is a spawn's -ENOMEM, so arming a fiber's deadline never allocates: it
+ * cannot fail. Whichever worker looks for work
  * next fires what is due; idle workers sleep no later than the earliest
  * deadline, or with the virtual clock the last one to go idle moves the
  * clock to it. */
@@ -72,20 +75,39 @@ static void remove_at(size_t i)
 			      memory_order_release);
 }
 
+/* Room for n entries (lock held): 0 or -ENOMEM. */
+static int grow(size_t n)
+{
+	if (n <= cap)
+		return 0;
+	size_t ncap = cap ? cap : 64;
+	while (ncap < n)
+		ncap *= 2;
+	struct entry *e = realloc(heap, ncap * sizeof *e);
+	if (!e)
+		return -ENOMEM;
+	heap = e;
+	cap = ncap;
+	return 0;
+}
+
+int weft__timer_reserve(size_t n)
+{
+	weft__lock(&lock);
+	int r = grow(n);
+	weft__unlock(&lock);
+	return r;
+}
+
 void weft__timer_arm(struct weft__fiber *f, uint32_t gen, int64_t deadline)
 {
 	weft__lock(&lock);
-	if (len == cap) {
-		size_t ncap = cap ? cap * 2 : 64;
-		struct entry *n = realloc(heap, ncap * sizeof *n);
-		if (!n) {
-			/* No memory for the entry: time out now rather than never. */
-			weft__unlock(&lock);
-			weft__unpark(f, gen, -ETIMEDOUT);
-			return;
-		}
-		heap = n;
-		cap = ncap;
+	/* Only a plain thread's (virtual clock) can find no room. */
+	if (len == cap && grow(cap + 1)) {
+		/* No memory for the entry: time out now rather than never. */
+		weft__unlock(&lock);
+		weft__unpark(f, gen, -ETIMEDOUT);
+		return;
 	}
 	place(len, (struct entry){deadline, f, gen});
 	sift_up(len++);
@@ -126,10 +148,10 @@ int64_t weft__timer_next(void)
 
 void weft__timer_reset(void)
 {
+	/* The heap keeps its room: the fiber records it was made for
+	 * outlive the runtime (fibtab.c). */
 	weft__lock(&lock);
-	free(heap);
-	heap = NULL;
-	len = cap = 0;
+	len = 0;
 	atomic_store(&weft__timer_deadline, INT64_MAX);
 	weft__unlock(&lock);
 }
