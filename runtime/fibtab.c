@@ -32,11 +32,13 @@
 #define SLOT_MASK ((UINT64_C(1) << SLOT_BITS) - 1)
 #define GEN_LAST ((UINT64_C(1) << 40) - 1) /* bits 23-62 */
 
+/* 16 bytes: the generation and the free list share a word. */
 struct slot {
 	_Atomic(struct weft__fiber *) f; /* the record that owns it, NULL = none */
-	uint64_t gen;                    /* the generation its next value gets */
-	uint32_t next_free;              /* without a record: index + 1 of the next, 0 = none */
+	uint64_t gen : 40;               /* the generation its next value gets */
+	uint64_t next_free : 24;         /* without a record: index + 1 of the next, 0 = none */
 };
+_Static_assert(CHUNK *MAX_CHUNKS < (1u << 24), "next_free holds a slot index + 1");
 
 static weft__lock_t table_lock = WEFT__LOCK_INIT;
 static struct slot *_Atomic chunks[MAX_CHUNKS];
@@ -114,7 +116,8 @@ struct weft__fiber *weft__fiber_record_get(struct weft__worker *w)
 	}
 	/* Before the park word's new generation is stored (release) at the
 	 * spawn: weft_fiber_interrupt relies on that order. */
-	atomic_store_explicit(&f->handle, (slot_at(f->slot)->gen << SLOT_BITS) | (f->slot + 1),
+	atomic_store_explicit(&f->handle,
+			      ((uint64_t)slot_at(f->slot)->gen << SLOT_BITS) | (f->slot + 1),
 			      memory_order_relaxed);
 	return f;
 }
