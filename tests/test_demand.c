@@ -224,6 +224,61 @@ static void test_whole_stack_usable(void **state)
 	assert_true(used_since(before) <= 1); /* a page table for new addresses at most */
 }
 
+#if !WT_LINUX
+static _Atomic int stop_spinning;
+static uintptr_t boundary; /* the page below it is lazy while the thread spins */
+
+static __attribute__((noinline)) void spin(void)
+{
+	while (!atomic_load_explicit(&stop_spinning, memory_order_relaxed))
+		;
+}
+
+/* Spins with its sp 64 bytes above a page boundary, ~20 KiB down its
+ * stack, where nothing was touched: when the timer preempts it, the trap
+ * handler copies the trap frame (288 bytes) below that sp, into the lazy
+ * page, and takes a page fault inside the handler. */
+static void *spin_above_lazy_page(void *arg)
+{
+	(void)arg;
+	volatile char here;
+	uintptr_t sp = (uintptr_t)&here;
+	uintptr_t target = ((sp - 20 * KB) & ~(uintptr_t)(PAGE - 1)) + 64;
+	volatile char *pad = __builtin_alloca(sp - target);
+	pad[0] = 0;
+	boundary = target - 64;
+	spin();
+	return (void *)(uintptr_t)pad[0];
+}
+#endif
+
+/* A demand fault taken inside the trap handler (preempting a thread copies
+ * its frame onto its stack) is served and the handler goes on: the nested
+ * trap's frame goes below the handler's own, not over it. */
+static void test_fault_inside_trap_handler(void **state)
+{
+	(void)state;
+	if (!BARE) {
+		print_message("Linux: no trap handler of weft's\n");
+		skip();
+	}
+#if !WT_LINUX
+	atomic_store(&stop_spinning, 0);
+	boundary = 0;
+	wt_thread_t t = wt_thread_start(spin_above_lazy_page, NULL);
+	int64_t deadline = shim_now() + 10 * 1000000000LL;
+	int mapped = 0;
+	/* Runnable, so the timer preempts the spinner within its 2 ms slice. */
+	while (!mapped && shim_now() < deadline) {
+		wt_thread_yield();
+		mapped = boundary && vm_mapped(boundary - 8);
+	}
+	atomic_store(&stop_spinning, 1);
+	wt_thread_join(t);
+	assert_true(mapped);
+#endif
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -231,6 +286,7 @@ int main(void)
 		cmocka_unit_test(test_first_touch_cost),
 		cmocka_unit_test(test_5000_fibers_alive),
 		cmocka_unit_test(test_whole_stack_usable),
+		cmocka_unit_test(test_fault_inside_trap_handler),
 	};
 	return WT_MAIN("demand", tests, wt_start, wt_stop);
 }

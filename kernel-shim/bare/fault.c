@@ -66,8 +66,11 @@ _Noreturn void trap_no_page(struct trap_frame *f)
 _Noreturn void trap_fault(struct trap_frame *f)
 {
 	uint64_t cause = f->scause;
+	/* Only a fault on an entry that is none can be a guard's: one inside a
+	 * stack (lazy or mapped) is something else, and the namer, which also
+	 * names addresses inside a stack for trap_no_page, is not asked. */
 	if ((cause == EXC_LOAD_PAGE || cause == EXC_STORE_PAGE || cause == EXC_INST_PAGE) &&
-	    namer) {
+	    namer && !vm_mapped(f->stval) && !vm_lazy(f->stval)) {
 		char buf[512];
 		size_t n = namer(f->stval, buf, sizeof buf);
 		if (n) {
