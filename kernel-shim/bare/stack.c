@@ -128,20 +128,19 @@ static struct size_class *class_of(size_t size, size_t guard, int create)
 	return NULL;
 }
 
-/* Put a stack's addresses (and its pages, if backed) in its size's pool. */
-static void pool_put(uintptr_t base, size_t size, size_t guard, int backed)
+/* Put a stack's addresses, and the pages it kept, in its size's pool. */
+static void pool_put(uintptr_t base, size_t size, size_t guard)
 {
 	struct pooled *p = malloc(sizeof *p);
 	int on = mem_lock();
 	struct size_class *c = class_of(size, guard, 1);
 	if (p && c) {
 		p->base = base;
-		p->backed = backed;
+		p->backed = 1;
 		p->next = c->free;
 		c->free = p;
 		p = NULL;
-		if (backed)
-			atomic_fetch_add_explicit(&nbacked, 1, memory_order_relaxed);
+		atomic_fetch_add_explicit(&nbacked, 1, memory_order_relaxed);
 	}
 	mem_unlock(on);
 	if (p || !c) {
@@ -194,5 +193,5 @@ void shim_stack_free(const struct shim_stack *s)
 	uintptr_t base = (uintptr_t)s->base;
 	size_t keep = TOP_KEEP * PAGE_SIZE < s->size ? TOP_KEEP * PAGE_SIZE : s->size;
 	unmap_range(base, s->size - keep, 1);
-	pool_put(base, s->size, s->guard, 1);
+	pool_put(base, s->size, s->guard);
 }
