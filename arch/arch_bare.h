@@ -44,7 +44,9 @@ void shim_boot(unsigned long hartid, const void *dtb);
  * The trap vector (trap.S): the shim points the CPU's trap base at it
  * (riscv64: stvec, with the top of the trap stack in sscratch). It takes
  * every interrupt and exception on the trap stack, never on the interrupted
- * one (which may be the guard page that faulted), saves a struct
+ * one (which may be the guard page that faulted); one taken inside the
+ * handler (a demand-paging fault) goes below the handler's own frames on
+ * the trap stack, and returns to it. It saves a struct
  * trap_frame there and calls shim__trap(frame); when that returns it
  * restores the frame, as the handler may have changed it, and resumes.
  */

@@ -33,14 +33,15 @@ static void put_num(struct out *o, uint64_t v, unsigned base)
 		*o->p++ = tmp[--n];
 }
 
-/* Is addr in f's guard (exact), or below it within a frame's reach (reach)? */
-static bool in_guard(const struct weft__fiber *f, uintptr_t addr, bool reach)
+/* Is addr in f's guard (reach 0), below it within a frame's reach (1), or
+ * in the stack itself (2: a page the shim found no memory for)? */
+static bool in_guard(const struct weft__fiber *f, uintptr_t addr, int reach)
 {
 	if (!f)
 		return false;
 	uintptr_t base = (uintptr_t)f->stack.base;
-	uintptr_t lo = base - f->stack.guard - (reach ? f->stack.size : 0);
-	return addr < base && addr >= lo;
+	uintptr_t lo = base - f->stack.guard - (reach == 1 ? f->stack.size : 0);
+	return addr < base + (reach == 2 ? f->stack.size : 0) && addr >= lo;
 }
 
 size_t weft__name_fault(uintptr_t addr, char *buf, size_t cap)
@@ -54,7 +55,7 @@ size_t weft__name_fault(uintptr_t addr, char *buf, size_t cap)
 	 * the outgoing fiber's. A hit in a guard itself names its owner;
 	 * only then is a frame that jumped past a guard considered. */
 	struct weft__fiber *cands[2] = {w->cur, w->prev}, *f = NULL;
-	for (int reach = 0; reach < 2 && !f; reach++)
+	for (int reach = 0; reach < 3 && !f; reach++)
 		for (int i = 0; i < 2 && !f; i++)
 			if (in_guard(cands[i], addr, reach))
 				f = cands[i];
@@ -66,7 +67,7 @@ size_t weft__name_fault(uintptr_t addr, char *buf, size_t cap)
 	put_num(&o, f->handle, 10);
 	put(&o, " \"");
 	put(&o, f->name);
-	put(&o, "\" overflowed its stack of ");
+	put(&o, addr < base ? "\" overflowed its stack of " : "\" got no memory for its stack of ");
 	put_num(&o, f->stack.size, 10);
 	put(&o, " bytes (fault at ");
 	put_num(&o, addr, 16);

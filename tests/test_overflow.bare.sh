@@ -51,6 +51,11 @@ check odd 134 "$report" '"deep" overflowed its stack of 208896 bytes' "$site"
 for kb in 12 32 60; do
 	check frame$kb 134 "$report" '"deep" overflowed its stack of 32768 bytes' "$site"
 done
+# Demand-paged stacks: every page of the stack used first, then the
+# overflow; and a stack page with no memory left for it.
+check deepuse 134 "$report" '"deep" overflowed its stack of 65536 bytes' "$site"
+check nopage 134 'weft: out of memory: no page for the stack at 0x' "$report" \
+	'"deep" got no memory for its stack of 65536 bytes' "$site"
 check wild 135 'weft: unexpected trap: cause 15 (store page fault)' 'sepc 0x' '!overflowed'
 
 echo "[==========] $((passed + ${#failed[@]})) test(s) run."

@@ -456,6 +456,78 @@ static void wild_store(size_t unused)
 	*(volatile int *)((char *)s.base + s.size + 64) = 1;
 }
 
+/* Demand paging: a fiber that has used every page of its stack, back up at
+ * its top, then overflows: the guard below the mapped pages is still one. */
+static __attribute__((noinline)) int dig(int depth)
+{
+	volatile char frame[256];
+	frame[0] = (char)depth;
+	if ((uintptr_t)frame > fill_floor)
+		return dig(depth + 1) + frame[0] - (char)depth;
+	return 0;
+}
+
+static void *whole_then_overflow(void *arg)
+{
+	volatile char here;
+	fill_floor = (uintptr_t)&here - (64 * 1024 - 2048);
+	if (dig(0) != 0)
+		return NULL;
+	return overflow(arg);
+}
+
+static void deep_use(size_t unused)
+{
+	(void)unused;
+	weft_attr_t attr = {.name = "deep"};
+	weft_fiber_t f;
+	if (weft_init(NULL) != 0 || weft_fiber_spawn(&f, &attr, whole_then_overflow, NULL) != 0)
+		_exit(3);
+	weft_fiber_join(f, -1, NULL);
+}
+
+/* Demand paging with no page left: a fiber that has started and parked
+ * grows its stack once every page is taken. kernel-shim/bare/page.c: */
+void *page_alloc(void);
+
+static weft_sem_t *started;
+
+static void *grow_when_told(void *arg)
+{
+	weft_sem_release(started);
+	weft_sem_acquire(below_gate, -1);
+	return overflow(arg);
+}
+
+/* Uses 16 KiB of the caller's stack, so that what it calls next finds its
+ * pages mapped. */
+static __attribute__((noinline)) int pretouch(void)
+{
+	volatile char buf[16 * 1024];
+	for (size_t i = 0; i < sizeof buf; i += 1024)
+		buf[i] = 1;
+	return buf[0];
+}
+
+static void no_page(size_t unused)
+{
+	(void)unused;
+	weft_attr_t attr = {.name = "deep"};
+	weft_fiber_t f;
+	if (weft_init(NULL) != 0 || weft_sem_create(&below_gate, 0) != 0 ||
+	    weft_sem_create(&started, 0) != 0 ||
+	    weft_fiber_spawn(&f, &attr, grow_when_told, NULL) != 0)
+		_exit(3);
+	weft_sem_acquire(started, -1);
+	if (pretouch() != 1)
+		_exit(4);
+	long n = 0;
+	while (n < (1L << 20) && page_alloc()) /* bounded: RAM is below 4 GiB */
+		n++;
+	weft_sem_release(below_gate);
+	weft_fiber_join(f, -1, NULL);
+}
+
 static const struct {
 	const char *name;
 	void (*body)(size_t);
@@ -465,6 +537,8 @@ static const struct {
 	{"parent", overflow_from_fiber, 16 * 1024},
 	{"odd", overflow_from_main, 200 * 1024 + 100},
 	{"wild", wild_store, 0},
+	{"deepuse", deep_use, 0},
+	{"nopage", no_page, 0},
 	{"frame12", big_frame_overflow, 12},
 	{"frame32", big_frame_overflow, 32},
 	{"frame60", big_frame_overflow, 60},

@@ -13,25 +13,57 @@
 #include "driver.h" /* pages, device interrupts, I/O sources */
 #include "fdt.h"    /* the device tree and the command line */
 
-/* ---- Memory (page.c, heap.c, vm.c) --------------------------------------- */
+/* ---- Memory (page.c, heap.c, vm.c, stack.c, demand.c) --------------------
+ * One memory lock guards the pages, the stack window's tables and the stack
+ * pools: interrupts off (one hart) and a depth. Taken nested, it is held
+ * until the outermost unlock. The rule for faults: a demand fault may arrive
+ * with the lock held (the holder's own frame on a stack page not yet
+ * mapped), and then touches nothing the holder may be changing: it takes its
+ * page from page.c's reserve and writes one entry of a table that exists. */
+int mem_lock(void); /* returns the interrupt state for mem_unlock */
+void mem_unlock(int on);
+int mem_locked(void); /* the hart holds the memory lock */
 
 /* Give the allocator the free RAM [start, end). */
 void page_init(uintptr_t start, uintptr_t end);
+/* A zeroed page for a demand fault, under the memory lock: from the free
+ * pages, or from the reserve if the fault interrupted a holder of the lock
+ * (held). NULL when there is none. */
+void *page_take_fault(int held);
+/* Free pages (beyond the reserve for faults). */
+size_t page_free_count(void);
 
 /* Reserve [start, start + size) for malloc's sbrk. */
 void heap_init(uintptr_t start, size_t size);
 
 /* Build the Sv39 tables (identity RAM and MMIO) and turn translation on. */
 void vm_init(uintptr_t ram_base, uintptr_t ram_end);
-/* Map one 4 KiB page of the stack window. 0 or -ENOMEM. */
+/* Entries of the stack window: none (a guard; touching it faults), lazy (a
+ * stack page to be mapped on its first touch) or mapped. */
+/* Make va's entry lazy if it is none (its tables made now). 0 or -ENOMEM. */
+int vm_reserve(uintptr_t va);
+/* Map a lazy va to the page pa. 0, or -EFAULT if va is not lazy. */
 int vm_map(uintptr_t va, uintptr_t pa);
-/* Unmap a page of the stack window; returns its physical address or 0. */
-uintptr_t vm_unmap(uintptr_t va);
+/* Unmap va, leaving it lazy (keep) or none; returns its page or 0. */
+uintptr_t vm_unmap(uintptr_t va, int keep);
 /* 1 if va is in a mapped page of the stack window (for tests). */
 int vm_mapped(uintptr_t va);
+/* 1 if va is a lazy page of the stack window. */
+int vm_lazy(uintptr_t va);
 /* Where fiber stacks live: [VM_STACK_BASE, VM_STACK_BASE + VM_STACK_SIZE). */
 #define VM_STACK_BASE 0x2000000000UL /* 128 GiB */
 #define VM_STACK_SIZE (1UL << 30)
+
+/* Give the pages of every pooled stack back (stack.c); 1 if any were. */
+int stack_reclaim(void);
+
+/* A page fault at va (demand.c): if va is a lazy stack page, map a page
+ * there and return 0 (the instruction runs again); -EFAULT if va is not
+ * one (a guard, a wild address: fault.c reports it); -ENOMEM if no page
+ * could be had. Trap context, interrupts off. */
+int demand_fault(uintptr_t va);
+/* Demand faults served so far (for tests and measurements). */
+uint64_t demand_faults(void);
 
 /* ---- Threads, time, traps (thread.c, clock.c, trap.c) --------------------- */
 
@@ -49,6 +81,9 @@ void trap_init(void);
 
 /* An exception (fault.c): report it and end the run. */
 _Noreturn void trap_fault(struct trap_frame *f);
+/* A demand fault that found no page (fault.c): report the address and the
+ * fiber whose stack it is, and end the run as an overflow does. */
+_Noreturn void trap_no_page(struct trap_frame *f);
 
 /* Claim and serve every pending external interrupt (the handlers drivers
  * registered with irq_register). Interrupts off. */

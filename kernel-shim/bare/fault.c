@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* Faults on bare metal (the counterpart of kernel-shim/linux/fault.c): a
  * page fault in a fiber's guard names the fiber and ends the run (as
- * abort() would, status 134); any other exception prints its cause, sepc
+ * abort() would, status 134), and so does a stack page that found no memory
+ * when first touched (demand.c); any other exception prints its cause, sepc
  * and stval and ends the run with status 135. It runs on the hart's trap
  * stack (trap.c). */
 #include "bare.h"
@@ -43,11 +44,33 @@ static const char *cause_name(uint64_t c)
 	return c < sizeof names / sizeof names[0] ? names[c] : "unknown";
 }
 
+/* Out of memory inside a stack: the fiber cannot go on (its next frame has
+ * nowhere to go), and ending it alone would need its stack. So, as for an
+ * overflow: say so, name the fiber, stop. */
+_Noreturn void trap_no_page(struct trap_frame *f)
+{
+	bare_puts("weft: out of memory: no page for the stack at ");
+	bare_put_hex(f->stval);
+	bare_puts(" (sepc ");
+	bare_put_hex(f->sepc);
+	bare_puts(")\n");
+	if (namer) {
+		char buf[512];
+		size_t n = namer(f->stval, buf, sizeof buf);
+		if (n)
+			shim_console_write(buf, n);
+	}
+	board_exit(EXIT_OVERFLOW);
+}
+
 _Noreturn void trap_fault(struct trap_frame *f)
 {
 	uint64_t cause = f->scause;
+	/* Only a fault on an entry that is none can be a guard's: one inside a
+	 * stack (lazy or mapped) is something else, and the namer, which also
+	 * names addresses inside a stack for trap_no_page, is not asked. */
 	if ((cause == EXC_LOAD_PAGE || cause == EXC_STORE_PAGE || cause == EXC_INST_PAGE) &&
-	    namer) {
+	    namer && !vm_mapped(f->stval) && !vm_lazy(f->stval)) {
 		char buf[512];
 		size_t n = namer(f->stval, buf, sizeof buf);
 		if (n) {

@@ -1,11 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /* Guarded fiber stacks on bare metal. Each stack gets fresh addresses in the
  * Sv39 stack window with a guard of unmapped addresses below it (ARCH_STACK_GUARD
- * by default, shim_stack_guard_set; it costs window, not memory), and its
- * own physical pages mapped eagerly (a fault inside the trap handler could not
- * allocate a page safely). Freed stacks keep their pages in a pool of their
- * size; when RAM runs out, pooled stacks give their pages back and keep only
- * their addresses. */
+ * by default, shim_stack_guard_set; it costs window, not memory). Its pages
+ * are lazy: each is mapped on its first touch (demand.c), so a stack costs
+ * the pages its deepest call reached. A freed stack keeps its top TOP_KEEP
+ * pages (what the next fiber on it touches first) and gives the rest back;
+ * pooled beyond TRIM_KEEP, shim_stack_trim takes those too, and when RAM
+ * runs low every pooled stack gives its pages back and keeps only its
+ * addresses. A new stack is refused (-ENOMEM) while fewer than LOW_WATER
+ * pages are free: running low refuses new fibers before the ones that run
+ * find no page for their stacks. */
 #include <errno.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -16,11 +20,13 @@
 
 #define MAX_STACK ((size_t)1 << 30)
 #define NCLASS 8
+#define TOP_KEEP 2    /* pages a freed stack keeps */
+#define LOW_WATER 128 /* free pages (512 KiB) below which no stack is handed out */
 
 struct pooled {
 	struct pooled *next;
 	uintptr_t base;
-	int backed; /* pages still mapped */
+	int backed; /* may have pages mapped */
 };
 
 struct size_class {
@@ -53,10 +59,12 @@ size_t shim_stack_round(size_t size) { return (size + PAGE_SIZE - 1) & ~(PAGE_SI
 
 const char *shim_stack_guard_method(void) { return "sv39"; }
 
-static void unmap_range(uintptr_t base, size_t size)
+/* Give back the pages mapped in [base, base + size); the entries stay lazy
+ * (keep) or become none. */
+static void unmap_range(uintptr_t base, size_t size, int keep)
 {
 	for (uintptr_t va = base; va < base + size; va += PAGE_SIZE) {
-		uintptr_t pa = vm_unmap(va);
+		uintptr_t pa = vm_unmap(va, keep);
 		if (pa)
 			page_free((void *)pa);
 	}
@@ -68,21 +76,20 @@ static int reclaim_beyond(unsigned keep)
 {
 	int any = 0;
 	unsigned seen = 0;
-	int on = irq_save();
+	int on = mem_lock();
 	for (int i = 0; i < NCLASS; i++)
 		for (struct pooled *p = classes[i].free; p; p = p->next)
 			if (p->backed && seen++ >= keep) {
-				unmap_range(p->base, classes[i].size);
+				unmap_range(p->base, classes[i].size, 1);
 				p->backed = 0;
 				atomic_fetch_sub_explicit(&nbacked, 1, memory_order_relaxed);
 				any = 1;
 			}
-	irq_restore(on);
+	mem_unlock(on);
 	return any;
 }
 
-/* Give back the pages of every pooled stack; 1 if any were freed. */
-static int reclaim(void) { return reclaim_beyond(0); }
+int stack_reclaim(void) { return reclaim_beyond(0); }
 
 bool shim_stack_trim_due(void)
 {
@@ -95,19 +102,15 @@ void shim_stack_trim(void)
 		reclaim_beyond(TRIM_KEEP);
 }
 
-static int map_range(uintptr_t base, size_t size)
+/* Make the entries of new addresses lazy; on failure (no page for a
+ * table) they are none again. 0 or -ENOMEM. */
+static int reserve_range(uintptr_t base, size_t size)
 {
-	for (uintptr_t va = base; va < base + size; va += PAGE_SIZE) {
-		void *pg = page_alloc();
-		if (!pg && reclaim())
-			pg = page_alloc();
-		if (!pg || vm_map(va, (uintptr_t)pg) != 0) {
-			if (pg)
-				page_free(pg);
-			unmap_range(base, va - base);
+	for (uintptr_t va = base; va < base + size; va += PAGE_SIZE)
+		if (vm_reserve(va) != 0) {
+			unmap_range(base, va - base, 0);
 			return -ENOMEM;
 		}
-	}
 	return 0;
 }
 
@@ -125,27 +128,26 @@ static struct size_class *class_of(size_t size, size_t guard, int create)
 	return NULL;
 }
 
-/* Put a stack's addresses (and its pages, if backed) in its size's pool. */
-static void pool_put(uintptr_t base, size_t size, size_t guard, int backed)
+/* Put a stack's addresses, and the pages it kept, in its size's pool. */
+static void pool_put(uintptr_t base, size_t size, size_t guard)
 {
 	struct pooled *p = malloc(sizeof *p);
-	int on = irq_save();
+	int on = mem_lock();
 	struct size_class *c = class_of(size, guard, 1);
 	if (p && c) {
 		p->base = base;
-		p->backed = backed;
+		p->backed = 1;
 		p->next = c->free;
 		c->free = p;
 		p = NULL;
-		if (backed)
-			atomic_fetch_add_explicit(&nbacked, 1, memory_order_relaxed);
+		atomic_fetch_add_explicit(&nbacked, 1, memory_order_relaxed);
 	}
-	irq_restore(on);
+	mem_unlock(on);
 	if (p || !c) {
-		/* No pool for it: its pages go back, its addresses stay reserved. */
+		/* No pool for it: its pages go back, its addresses are never used
+		 * again (their entries are none: a touch faults). */
 		free(p);
-		if (backed)
-			unmap_range(base, size);
+		unmap_range(base, size, 0);
 	}
 }
 
@@ -154,31 +156,30 @@ int shim_stack_alloc(size_t size, struct shim_stack *out)
 	if (size == 0 || size > MAX_STACK || !out)
 		return -EINVAL;
 	size = shim_stack_round(size);
-	int on = irq_save();
+	if (page_free_count() < LOW_WATER && (!stack_reclaim() || page_free_count() < LOW_WATER))
+		return -ENOMEM;
+	int on = mem_lock();
 	size_t guard = guard_now();
 	struct size_class *c = class_of(size, guard, 0);
 	struct pooled *p = c ? c->free : NULL;
-	if (p)
+	if (p) {
 		c->free = p->next;
+		if (p->backed)
+			atomic_fetch_sub_explicit(&nbacked, 1, memory_order_relaxed);
+	}
 	uintptr_t base = 0;
 	if (!p && next_va + guard + size <= VM_STACK_BASE + VM_STACK_SIZE) {
 		base = next_va + guard;
 		next_va = base + size;
 	}
-	irq_restore(on);
-	int backed = 0;
+	mem_unlock(on);
 	if (p) {
 		base = p->base;
-		backed = p->backed;
-		if (backed)
-			atomic_fetch_sub_explicit(&nbacked, 1, memory_order_relaxed);
 		free(p);
 	} else if (!base) {
 		return -ENOMEM; /* the stack window's addresses are used up */
-	}
-	if (!backed && map_range(base, size) != 0) {
-		pool_put(base, size, guard, 0);
-		return -ENOMEM;
+	} else if (reserve_range(base, size) != 0) {
+		return -ENOMEM; /* no page for a table: these addresses stay unused */
 	}
 	out->base = (void *)base;
 	out->size = size;
@@ -189,5 +190,8 @@ int shim_stack_alloc(size_t size, struct shim_stack *out)
 
 void shim_stack_free(const struct shim_stack *s)
 {
-	pool_put((uintptr_t)s->base, s->size, s->guard, 1);
+	uintptr_t base = (uintptr_t)s->base;
+	size_t keep = TOP_KEEP * PAGE_SIZE < s->size ? TOP_KEEP * PAGE_SIZE : s->size;
+	unmap_range(base, s->size - keep, 1);
+	pool_put(base, s->size, s->guard);
 }

@@ -2,7 +2,8 @@
 /* What happens on a trap: the timer interrupt drives sleeps, deadlines and
  * preemption; an external interrupt goes to the handler a driver registered
  * for its PLIC source; an unexpected interrupt ends the run with status 135;
- * an exception is fault.c's. Never a silent hang. */
+ * a page fault on a lazy stack page maps it (demand.c); any other exception
+ * is fault.c's. Never a silent hang. */
 #include <errno.h>
 #include <string.h>
 
@@ -105,6 +106,13 @@ void shim__trap(struct trap_frame *f)
 		bare_put_dec(cause & 0xff);
 		bare_puts("\n");
 		board_exit(EXIT_TRAP);
+	}
+	if (cause == EXC_LOAD_PAGE || cause == EXC_STORE_PAGE || cause == EXC_INST_PAGE) {
+		int r = demand_fault(f->stval);
+		if (r == 0)
+			return; /* mapped: the instruction runs again */
+		if (r == -ENOMEM)
+			trap_no_page(f); /* fault.c: does not return */
 	}
 	trap_fault(f); /* fault.c: does not return */
 }

@@ -2,8 +2,13 @@
 /* Sv39 page tables. RAM and the board's device window are identity-mapped
  * with 1 GiB pages, so the shim and the runtime use physical addresses as
  * they are. Fiber stacks live in a separate 1 GiB window mapped with 4 KiB
- * pages: a stack's pages are mapped, the page below it is not, and touching
- * it is a page fault whose stval names the address (trap.c). */
+ * pages, whose entries are in one of three states: none (a guard, or
+ * addresses never handed out: touching it is a page fault that fault.c
+ * reports), lazy (a page of a stack that has no memory yet: V clear and a
+ * software bit set; the first touch faults and demand.c maps a page) or
+ * mapped. The tables under a stack are made when its addresses are handed
+ * out, so mapping a lazy page later writes one entry and allocates nothing
+ * but the page. Everything here is under the memory lock (page.c). */
 #include <errno.h>
 
 #include "bare.h"
@@ -15,6 +20,7 @@
 #define PTE_G (1ull << 5)
 #define PTE_A (1ull << 6)
 #define PTE_D (1ull << 7)
+#define PTE_LAZY (1ull << 8) /* RSW: with V clear, a stack page to map on first touch */
 #define PTE_PPN_MASK (((1ull << 44) - 1) << 10)
 #define GIGA (1ull << 30)
 #define SATP_SV39 (8ull << 60)
@@ -48,6 +54,8 @@ void vm_init(uintptr_t ram_base, uintptr_t ram_end)
 
 static uint64_t *leaf(uintptr_t va, int create)
 {
+	if (va < VM_STACK_BASE || va >= VM_STACK_BASE + VM_STACK_SIZE)
+		return NULL;
 	uint64_t *l1 = &window[(va >> 21) & 511];
 	if (!(*l1 & PTE_V)) {
 		if (!create)
@@ -60,41 +68,62 @@ static uint64_t *leaf(uintptr_t va, int create)
 	return &table_of(*l1)[(va >> 12) & 511];
 }
 
+int vm_reserve(uintptr_t va)
+{
+	int on = mem_lock();
+	uint64_t *pte = leaf(va, 1);
+	if (pte && *pte == 0)
+		*pte = PTE_LAZY;
+	mem_unlock(on);
+	return pte ? 0 : -ENOMEM;
+}
+
 int vm_map(uintptr_t va, uintptr_t pa)
 {
-	int on = irq_save();
-	uint64_t *pte = leaf(va, 1);
-	if (pte)
+	int on = mem_lock();
+	uint64_t *pte = leaf(va, 0);
+	int lazy = pte && *pte == PTE_LAZY;
+	if (lazy)
 		*pte = pte_of(pa, PTE_V | PTE_R | PTE_W | PTE_A | PTE_D | PTE_G) |
 		       board_pte_bits(0);
-	irq_restore(on);
-	if (!pte)
-		return -ENOMEM;
+	mem_unlock(on);
+	if (!lazy)
+		return -EFAULT;
+	/* An invalid entry may be cached too (the privileged spec lets a
+	 * hart keep one): the fence makes the new one seen. */
 	sfence(va);
 	return 0;
 }
 
-uintptr_t vm_unmap(uintptr_t va)
+uintptr_t vm_unmap(uintptr_t va, int keep)
 {
-	int on = irq_save();
+	int on = mem_lock();
 	uint64_t *pte = leaf(va, 0);
 	uintptr_t pa = 0;
-	if (pte && (*pte & PTE_V)) {
+	if (pte && (*pte & PTE_V))
 		pa = (uintptr_t)(((*pte & PTE_PPN_MASK) >> 10) << 12);
-		*pte = 0;
-	}
-	irq_restore(on);
-	sfence(va);
+	if (pte && *pte)
+		*pte = keep ? PTE_LAZY : 0;
+	mem_unlock(on);
+	if (pa)
+		sfence(va);
 	return pa;
+}
+
+static int state(uintptr_t va, uint64_t want)
+{
+	int on = mem_lock();
+	uint64_t *pte = leaf(va, 0);
+	int r = pte && (want == PTE_V ? (*pte & PTE_V) != 0 : *pte == want);
+	mem_unlock(on);
+	return r;
 }
 
 int vm_mapped(uintptr_t va)
 {
 	if (va < VM_STACK_BASE || va >= VM_STACK_BASE + VM_STACK_SIZE)
 		return 1; /* identity-mapped RAM and devices (or nothing: not ours to say) */
-	int on = irq_save();
-	uint64_t *pte = leaf(va, 0);
-	int r = pte && (*pte & PTE_V);
-	irq_restore(on);
-	return r;
+	return state(va, PTE_V);
 }
+
+int vm_lazy(uintptr_t va) { return state(va, PTE_LAZY); }

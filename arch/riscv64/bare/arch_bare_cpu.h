@@ -75,7 +75,7 @@ static inline uint64_t rdtime(void)
 	return v;
 }
 
-/* What trap.S saves: x0..x31 (x0's slot unused, x2 is the interrupted sp),
+/* What trap.S saves: x0..x31 (x0's slot is trap.S's own, x2 is the interrupted sp),
  * then sepc, sstatus, scause, stval. 288 bytes, 16-aligned. */
 struct trap_frame {
 	uint64_t x[32];

@@ -6,9 +6,12 @@
  * Every trap (interrupt or exception) is taken in S-mode on the hart's own
  * trap stack, whose top sscratch holds: the interrupted sp may be the very
  * guard page that faulted, so nothing may be pushed on it. The frame is a
- * struct trap_frame (arch_bare_cpu.h). While C runs, sscratch points at the
- * frame, so a fault inside the handler nests below it instead of
- * overwriting it.
+ * struct trap_frame (arch_bare_cpu.h). While C runs, sscratch is 0: a trap
+ * taken inside the handler (the page fault of a stack page the handler
+ * touches first, which demand paging maps and returns from) finds 0 there
+ * and puts its frame below the handler's own sp, leaving the handler's
+ * frames whole. Its x0 slot holds what sscratch is on the way out: the
+ * trap stack's top, or 0 for a nested trap.
  *
  * To preempt a thread, shim__trap copies the frame onto the thread's own stack
  * and returns with sepc = arch_preempt_resume, sp = a0 = that copy, interrupts
@@ -98,10 +101,19 @@
 	.p2align 4
 arch_trap_entry:
 	csrrw	sp, sscratch, sp
+	beqz	sp, 1f
 	addi	sp, sp, -FRAME
 	SAVE_GPRS
+	addi	t0, sp, FRAME		/* the trap stack's top */
+	j	2f
+1:	csrr	sp, sscratch		/* nested: below the handler's sp */
+	addi	sp, sp, -FRAME
+	SAVE_GPRS
+	li	t0, 0
+2:	sd	t0, REG(0)(sp)
 	csrr	t0, sscratch
 	sd	t0, REG(2)(sp)
+	csrw	sscratch, zero
 	csrr	t0, sepc
 	sd	t0, REG(32)(sp)
 	csrr	t0, sstatus
@@ -110,10 +122,9 @@ arch_trap_entry:
 	sd	t0, REG(34)(sp)
 	csrr	t0, stval
 	sd	t0, REG(35)(sp)
-	csrw	sscratch, sp
 	mv	a0, sp
 	call	shim__trap
-	addi	t0, sp, FRAME
+	ld	t0, REG(0)(sp)
 	csrw	sscratch, t0
 	RESTORE_AND_SRET
 	.size	arch_trap_entry, .-arch_trap_entry

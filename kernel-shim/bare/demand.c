@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: MIT */
+/* Demand paging of stacks: a stack is addresses in the Sv39 window whose
+ * entries are lazy (vm.c) until touched. The first touch is a page fault,
+ * taken on the hart's trap stack with interrupts off (trap.S, trap.c); here
+ * it gets a zeroed page, the entry is mapped, and the trap returns to the
+ * faulting instruction, which runs again. A fiber that uses 6 KiB of its
+ * 64 KiB costs two pages.
+ *
+ * The fault may have interrupted a holder of the memory lock (page.c): then
+ * its page comes from the reserve and nothing else is touched. Otherwise it
+ * takes the lock like any caller, and when no page is free it first takes
+ * back the pages of the stacks pooled in stack.c. With none to be had it
+ * says so (-ENOMEM) and fault.c ends the run, naming the fiber. */
+#include <errno.h>
+
+#include "bare.h"
+
+static uint64_t served;
+
+uint64_t demand_faults(void) { return served; }
+
+int demand_fault(uintptr_t va)
+{
+	if (!vm_lazy(va))
+		return -EFAULT;
+	int held = mem_locked();
+	int on = mem_lock();
+	void *pg = page_take_fault(held);
+	if (!pg && !held && stack_reclaim())
+		pg = page_take_fault(0);
+	int r = -ENOMEM;
+	if (pg) {
+		r = vm_map(va & ~(PAGE_SIZE - 1), (uintptr_t)pg);
+		if (r != 0)
+			page_free(pg); /* not reached: va was lazy under the same lock */
+		else
+			served++;
+	}
+	mem_unlock(on);
+	return r;
+}

@@ -1,0 +1,292 @@
+/* SPDX-License-Identifier: MIT */
+/* Demand-paged stacks: a stack costs the pages it touched, not its size.
+ * On bare metal the page allocator's free count is the resident set, and
+ * these tests count it (tests/test_demand.bare.sh boots them with -m 64M);
+ * on Linux the kernel pages stacks in on demand itself, and the same fibers
+ * run without the page counts. */
+#include <string.h>
+
+#include "internal.h"
+#include "shim.h"
+#include "testutil.h"
+
+#define KB 1024
+#define PAGE 4096
+
+#if !WT_LINUX
+/* kernel-shim/bare: the page allocator, the stack window, the fault. */
+size_t page_free_count(void);
+int vm_mapped(uintptr_t va);
+int vm_lazy(uintptr_t va);
+int stack_reclaim(void);
+uint64_t demand_faults(void);
+#define BARE 1
+#else
+#define BARE 0
+static size_t page_free_count(void) { return 0; }
+static uint64_t demand_faults(void) { return 0; }
+#endif
+
+/* Pages in use since a free count of before (0 on Linux). */
+static long used_since(size_t before) { return (long)before - (long)page_free_count(); }
+
+/* Write n bytes just below top, one store per page and the last byte. */
+static void touch(char *top, size_t n)
+{
+	for (size_t off = PAGE; off <= n; off += PAGE)
+		*(volatile char *)(top - off) = 1;
+	*(volatile char *)(top - n) = 1;
+}
+
+/* A new stack costs nothing until touched; 6 KiB touched below its top
+ * map two pages, no more, and nothing below; the guard stays a guard; a
+ * freed stack gives back all but its top pages. */
+static void test_touched_pages_only(void **state)
+{
+	(void)state;
+	if (!BARE) {
+		print_message(
+			"Linux: the kernel's own demand paging, nothing of weft's to count\n");
+		skip();
+	}
+#if !WT_LINUX
+	stack_reclaim(); /* pooled stacks come without pages */
+	struct shim_stack s;
+	assert_int_equal(shim_stack_alloc(64 * KB, &s), 0);
+	char *top = (char *)s.base + s.size;
+	size_t before = page_free_count();
+	uint64_t faults = demand_faults();
+	for (size_t off = 0; off < s.size; off += PAGE)
+		assert_true(vm_lazy((uintptr_t)s.base + off));
+	assert_false(vm_mapped((uintptr_t)s.base - 1));
+	assert_false(vm_lazy((uintptr_t)s.base - 1));
+	memset(top - 6 * KB, 0x5a, 6 * KB);
+	assert_int_equal(demand_faults() - faults, 2);
+	assert_int_equal(used_since(before), 2);
+	assert_true(vm_mapped((uintptr_t)top - 1));
+	assert_true(vm_mapped((uintptr_t)top - 6 * KB));
+	assert_true(vm_lazy((uintptr_t)top - 8 * KB - 1));
+	assert_true(vm_lazy((uintptr_t)s.base));
+	/* The rest of the stack on demand, then back at free. */
+	touch(top, s.size);
+	assert_int_equal(demand_faults() - faults, 16);
+	assert_int_equal(used_since(before), 16);
+	assert_int_equal(((volatile char *)top)[-4 * KB], 1);
+	assert_int_equal(((volatile char *)top)[-6 * KB], 0x5a); /* kept while more were mapped */
+	shim_stack_free(&s);
+	assert_true(used_since(before) <= 2);
+	stack_reclaim();
+	assert_int_equal(used_since(before), 0);
+#endif
+}
+
+/* What a first touch costs, on the guest's clock: N fresh pages, then the
+ * same pages again (mapped). Printed, not asserted. */
+static void test_first_touch_cost(void **state)
+{
+	(void)state;
+	enum { N = 256 };
+	struct shim_stack s;
+	assert_int_equal(shim_stack_alloc(N * PAGE, &s), 0);
+	char *top = (char *)s.base + s.size;
+	uint64_t faults = demand_faults();
+	int64_t t0 = shim_now();
+	touch(top, s.size);
+	int64_t t1 = shim_now();
+	touch(top, s.size);
+	int64_t t2 = shim_now();
+	if (BARE)
+		assert_int_equal(demand_faults() - faults, N);
+	/* Of which zeroing the page (the fault's memset of 4 KiB): */
+	int64_t t3 = shim_now();
+	for (int i = 0; i < N; i++)
+		memset(top - (size_t)(i + 1) * PAGE, 0, PAGE);
+	int64_t t4 = shim_now();
+	print_message("first touch of a stack page: %lld ns (%d pages in %lld ns; touched again: "
+		      "%lld ns; zeroing a page: %lld ns)\n",
+		      (long long)((t1 - t0) - (t2 - t1)) / N, N, (long long)(t1 - t0),
+		      (long long)(t2 - t1), (long long)(t4 - t3) / N);
+	shim_stack_free(&s);
+}
+
+#define FIBERS 5000
+
+static weft_sem_t *ready, *gate;
+
+/* Uses about 6 KiB of its stack, says so, and waits. */
+static __attribute__((noinline)) int use_6k(void)
+{
+	volatile char buf[5 * KB];
+	for (size_t i = 0; i < sizeof buf; i += 512)
+		buf[i] = (char)(i / 512);
+	return buf[512];
+}
+
+static void *alive(void *arg)
+{
+	(void)arg;
+	int v = use_6k();
+	weft_sem_release(ready);
+	if (weft_sem_acquire(gate, -1) != 0)
+		return (void *)1;
+	return v == 1 ? NULL : (void *)2;
+}
+
+/* 5,000 fibers alive at once, each having used about 6 KiB of its 64 KiB
+ * stack. On bare metal in 64 MiB their stacks cost a few pages each (16
+ * each would be 320 MiB), and after they end and the stacks are trimmed the
+ * pages come back but for what the runtime's caches keep. */
+static void test_5000_fibers_alive(void **state)
+{
+	(void)state;
+	static weft_fiber_t f[FIBERS];
+	weft__stack_trim(0);
+	size_t before = page_free_count();
+	print_message("free pages before: %zu (%zu KiB)\n", before, before * 4);
+	assert_int_equal(weft_sem_create(&ready, 0), 0);
+	assert_int_equal(weft_sem_create(&gate, 0), 0);
+	for (int i = 0; i < FIBERS; i++) {
+		weft_attr_t attr = {.name = "alive"};
+		int err = weft_fiber_spawn(&f[i], &attr, alive, NULL);
+		if (err != 0)
+			print_message("spawn %d: %d, %ld pages in use\n", i, err,
+				      used_since(before));
+		assert_int_equal(err, 0);
+	}
+	for (int i = 0; i < FIBERS; i++)
+		assert_int_equal(weft_sem_acquire(ready, wt_ms(60000)), 0);
+	long peak = used_since(before);
+	print_message("%d fibers alive: %ld pages in use, %ld bytes a fiber\n", FIBERS, peak,
+		      peak * PAGE / FIBERS);
+	if (BARE) {
+		/* Each touched two pages, but a stack reused from a cache may
+		 * have come with its top pages. */
+		assert_true(peak >= 2L * FIBERS - 512);
+		assert_true(peak <= 4L * FIBERS + 512); /* and not 16 (+ page tables) */
+	}
+	for (int i = 0; i < FIBERS; i++)
+		assert_int_equal(weft_sem_release(gate), 0);
+	for (int i = 0; i < FIBERS; i++)
+		assert_null(wt_join(f[i]));
+	weft__stack_trim(0);
+	long after = used_since(before);
+	print_message("after the fibers ended and a trim: %ld pages in use\n", after);
+	if (BARE)
+		assert_true(after * 8 < peak);
+	weft_sem_destroy(ready);
+	weft_sem_destroy(gate);
+}
+
+/* Fills its stack to within 1 KiB of the bottom and returns. */
+static uintptr_t floor_at;
+
+static __attribute__((noinline)) int dig(int depth)
+{
+	volatile char frame[256];
+	frame[0] = (char)depth;
+	if ((uintptr_t)frame > floor_at)
+		return dig(depth + 1) + frame[0] - (char)depth;
+	return 7;
+}
+
+#define DEEP_STACK (48 * KB) /* not the default size: it goes back to the shim */
+
+static void *use_whole_stack(void *arg)
+{
+	(void)arg;
+	volatile char here;
+	floor_at = (uintptr_t)&here - (DEEP_STACK - 2 * KB);
+	return (void *)(intptr_t)dig(0);
+}
+
+/* A fiber may use its whole stack, every page mapped as it goes; its pages
+ * go back when its stack is freed and reclaimed. */
+static void test_whole_stack_usable(void **state)
+{
+	(void)state;
+#if !WT_LINUX
+	stack_reclaim();
+#endif
+	size_t before = page_free_count();
+	uint64_t faults = demand_faults();
+	weft_attr_t attr = {.name = "whole", .stack_size = DEEP_STACK};
+	weft_fiber_t f;
+	assert_int_equal(weft_fiber_spawn(&f, &attr, use_whole_stack, NULL), 0);
+	assert_int_equal((intptr_t)wt_join(f), 7);
+	if (BARE) {
+		print_message("%llu demand faults\n",
+			      (unsigned long long)(demand_faults() - faults));
+		assert_true(demand_faults() - faults >= DEEP_STACK / PAGE - 1);
+	}
+#if !WT_LINUX
+	stack_reclaim();
+#endif
+	assert_true(used_since(before) <= 1); /* a page table for new addresses at most */
+}
+
+#if !WT_LINUX
+static _Atomic int stop_spinning;
+static uintptr_t boundary; /* the page below it is lazy while the thread spins */
+
+static __attribute__((noinline)) void spin(void)
+{
+	while (!atomic_load_explicit(&stop_spinning, memory_order_relaxed))
+		;
+}
+
+/* Spins with its sp 64 bytes above a page boundary, ~20 KiB down its
+ * stack, where nothing was touched: when the timer preempts it, the trap
+ * handler copies the trap frame (288 bytes) below that sp, into the lazy
+ * page, and takes a page fault inside the handler. */
+static void *spin_above_lazy_page(void *arg)
+{
+	(void)arg;
+	volatile char here;
+	uintptr_t sp = (uintptr_t)&here;
+	uintptr_t target = ((sp - 20 * KB) & ~(uintptr_t)(PAGE - 1)) + 64;
+	volatile char *pad = __builtin_alloca(sp - target);
+	pad[0] = 0;
+	boundary = target - 64;
+	spin();
+	return (void *)(uintptr_t)pad[0];
+}
+#endif
+
+/* A demand fault taken inside the trap handler (preempting a thread copies
+ * its frame onto its stack) is served and the handler goes on: the nested
+ * trap's frame goes below the handler's own, not over it. */
+static void test_fault_inside_trap_handler(void **state)
+{
+	(void)state;
+	if (!BARE) {
+		print_message("Linux: no trap handler of weft's\n");
+		skip();
+	}
+#if !WT_LINUX
+	atomic_store(&stop_spinning, 0);
+	boundary = 0;
+	wt_thread_t t = wt_thread_start(spin_above_lazy_page, NULL);
+	int64_t deadline = shim_now() + 10 * 1000000000LL;
+	int mapped = 0;
+	/* Runnable, so the timer preempts the spinner within its 2 ms slice. */
+	while (!mapped && shim_now() < deadline) {
+		wt_thread_yield();
+		mapped = boundary && vm_mapped(boundary - 8);
+	}
+	atomic_store(&stop_spinning, 1);
+	wt_thread_join(t);
+	assert_true(mapped);
+#endif
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_touched_pages_only),
+		cmocka_unit_test(test_first_touch_cost),
+		cmocka_unit_test(test_5000_fibers_alive),
+		cmocka_unit_test(test_whole_stack_usable),
+		cmocka_unit_test(test_fault_inside_trap_handler),
+	};
+	return WT_MAIN("demand", tests, wt_start, wt_stop);
+}
