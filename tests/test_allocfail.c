@@ -7,7 +7,8 @@
  * scenario (init; channels, a buffered one too; futures and a combinator
  * over nine of them; a select of nine cases; a mutex, a semaphore, a wait
  * group; messages to a fiber and to a step-process; a generator; named
- * fibers with local storage; sleeps; join; run; shutdown) is run once to
+ * fibers with local storage, a value set in it; an offload to a helper
+ * thread; sleeps; join; run; shutdown) is run once to
  * count its allocations and warm the runtime's lasting tables, then again
  * with the Nth counted allocation failing, for every N up to that count.
  * Each time:
@@ -36,11 +37,11 @@ void *__real_aligned_alloc(size_t a, size_t n);
 void __real_free(void *p);
 int __real_shim_stack_alloc(size_t size, struct shim_stack *out);
 
-static _Atomic int armed;      /* count (and maybe fail) allocations now */
-static _Atomic long counted;   /* allocations seen while armed */
-static _Atomic long fail_at;   /* fail the counted allocation with this number; 0: none */
-static _Atomic long failed;    /* how many were failed */
-static _Atomic long live;      /* blocks allocated and not freed, all along */
+static _Atomic int armed;    /* count (and maybe fail) allocations now */
+static _Atomic long counted; /* allocations seen while armed */
+static _Atomic long fail_at; /* fail the counted allocation with this number; 0: none */
+static _Atomic long failed;  /* how many were failed */
+static _Atomic long live;    /* blocks allocated and not freed, all along */
 
 /* A C library may build one call on another (picolibc's calloc calls
  * malloc): only the outermost is counted. */
@@ -129,27 +130,40 @@ int __wrap_shim_stack_alloc(size_t size, struct shim_stack *out)
 static _Atomic int bad_line; /* the first check that failed, 0: none */
 static _Atomic long nomem;   /* calls that returned -ENOMEM (and were retried) */
 
-#define CHECK(cond)                                                         \
-	do {                                                                \
-		if (!(cond)) {                                              \
-			int zero = 0;                                       \
+#define CHECK(cond)                                                                 \
+	do {                                                                        \
+		if (!(cond)) {                                                      \
+			int zero = 0;                                               \
 			atomic_compare_exchange_strong(&bad_line, &zero, __LINE__); \
-		}                                                           \
+		}                                                                   \
 	} while (0)
 
 /* A call that may fail for memory: retried once, and then it must work
  * (only one allocation fails per run). */
-#define TRY(call)                                      \
-	({                                             \
-		int r_ = (call);                       \
-		if (r_ == -ENOMEM) {                   \
-			atomic_fetch_add(&nomem, 1);   \
-			r_ = (call);                   \
-		}                                      \
-		r_;                                    \
+#define TRY(call)                                    \
+	({                                           \
+		int r_ = (call);                     \
+		if (r_ == -ENOMEM) {                 \
+			atomic_fetch_add(&nomem, 1); \
+			r_ = (call);                 \
+		}                                    \
+		r_;                                  \
+	})
+
+/* weft_offload may also say -EAGAIN: no helper thread could start. */
+#define TRY_OFFLOAD(call)                             \
+	({                                            \
+		int q_ = (call);                      \
+		if (q_ == -ENOMEM || q_ == -EAGAIN) { \
+			atomic_fetch_add(&nomem, 1);  \
+			q_ = (call);                  \
+		}                                     \
+		q_;                                   \
 	})
 
 enum { NFUT = 9, NSEL = 9, NMSG = 3 };
+
+static weft_fls_key_t key; /* keys last for the process */
 
 struct world {
 	weft_chan_t *rv, *buf;    /* rendezvous and buffered (4) */
@@ -163,9 +177,14 @@ struct world {
 	_Atomic long step_got;
 };
 
+static void *doubled(void *arg) { return (void *)((intptr_t)arg * 2); }
+
 static void *producer(void *arg)
 {
 	struct world *wd = arg;
+	CHECK(TRY(weft_fls_set(key, wd)) == 0 && weft_fls_get(key) == wd);
+	void *res = NULL;
+	CHECK(TRY_OFFLOAD(weft_offload(doubled, (void *)21, &res)) == 0 && res == (void *)42);
 	for (long i = 1; i <= 5; i++) {
 		CHECK(weft_chan_send(wd->rv, &i, wt_ms(60000)) == 0);
 		CHECK(weft_chan_send(wd->buf, &i, wt_ms(60000)) == 0);
@@ -311,6 +330,8 @@ static void test_every_allocation_fails_once(void **state)
 	/* The suite's own runtime is down: the scenario has its own. */
 	assert_int_equal(weft_run(), 0);
 	assert_int_equal(weft_shutdown(), 0);
+	if (!key)
+		assert_int_equal(weft_fls_key_create(&key, NULL), 0);
 
 	/* Warm-up: the runtime's lasting tables (the fiber table's chunks,
 	 * the buckets of the step-process registry's 16 shards, one more per
@@ -340,9 +361,10 @@ static void test_every_allocation_fails_once(void **state)
 		/* Fewer than after the warm-up is no leak: a pool the failure
 		 * kept from growing (the bare shim's pooled stacks). */
 		if (line || leaked > 0)
-			print_message("allocation %ld of about %ld failed: check at line %d, %ld blocks "
-				      "leaked\n",
-				      n, total, line, leaked);
+			print_message(
+				"allocation %ld of about %ld failed: check at line %d, %ld blocks "
+				"leaked\n",
+				n, total, line, leaked);
 		assert_int_equal(line, 0);
 		assert_true(leaked <= 0);
 		if (atomic_load(&failed) == 0)
