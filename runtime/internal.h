@@ -16,6 +16,7 @@
 
 #include "deque.h"
 #include "lock.h"
+#include "san.h"
 #include "service.h"
 
 #if defined(__clang__)
@@ -60,20 +61,22 @@ enum {
  * running on the thread's own stack. */
 struct weft__ctx {
 	void *sp;
-	bool fp_own;        /* keeps its own FP control state (WEFT_ATTR_FPENV) */
-	arch_fpenv_t fpenv; /* ... saved here while it is switched out */
-	void *stack_lo;     /* for sanitizers: the stack's lowest address */
+	arch_fpenv_t fpenv; /* its own FP control state, saved while switched out ... */
+	bool fp_own;        /* ... when it keeps one (WEFT_ATTR_FPENV) */
+#ifdef WEFT_SAN             /* only in sanitizer builds (san.h): */
+	void *stack_lo;     /* the stack's lowest address */
 	size_t stack_len;
 	void *san_fake;  /* ASan's fake-stack handle while switched out */
 	void *san_fiber; /* TSan's fiber handle */
+#endif
 };
 
 struct weft__future {
 	weft__lock_t lock;
 	_Atomic int state; /* FS_* */
 	void *value;
-	int error;
 	struct weft__waiter *waiters;
+	int error;
 	_Atomic int refs;             /* heap futures only */
 	void (*cancel_fn)(void *arg); /* weft_future_on_cancel, until settled */
 	void *cancel_arg;
@@ -106,7 +109,7 @@ struct weft__fiber {
 	void *arg;
 	struct shim_stack stack;
 
-	size_t timer_slot;    /* timer heap index + 1, 0 when not armed */
+	uint32_t timer_slot;  /* timer heap index + 1, 0 when not armed */
 	unsigned cancel_hold; /* weft_fiber_cancel_hold depth; only the fiber touches it */
 	/* processes (mailbox.c): NULL until the first message is sent to it
 	 * or it asks for one, then its mailbox; WEFT__MBOX_GONE once it has
@@ -116,7 +119,6 @@ struct weft__fiber {
 	/* diagnostics */
 	char name[WEFT_NAME_MAX];
 	const char *file;
-	int line;
 	weft_fiber_t parent; /* its spawner, 0 for a plain thread */
 	char parent_name[WEFT_NAME_MAX];
 	/* what its latest park waits on (weft__park_begin_why; a string
@@ -134,6 +136,7 @@ struct weft__fiber {
 	int status_set;               /* weft_fiber_set_status was called */
 	int ending;                   /* in its exit path (finish) */
 	_Atomic int cancelled;        /* a cancellation request was made */
+	int line;                     /* diagnostics: the spawn site's, with file */
 };
 
 /* Actions a context leaves for the next one to finish once it is off its

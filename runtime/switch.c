@@ -6,31 +6,27 @@
  * without sanitizers this is arch_switch and nothing else. */
 #include "internal.h"
 
-/* gcc says ASan with __SANITIZE_ADDRESS__, clang 14 only by __has_feature. */
-#if defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define WEFT_CLANG_ASAN 1
-#endif
-#endif
-#if defined(__SANITIZE_ADDRESS__) || defined(WEFT_CLANG_ASAN)
+#include "san.h"
+#ifdef WEFT_ASAN
 #include <sanitizer/asan_interface.h>
-#define WEFT_ASAN 1
 #endif
-#if defined(__SANITIZE_THREAD__)
+#ifdef WEFT_TSAN
 #include <sanitizer/tsan_interface.h>
-#define WEFT_TSAN 1
 #endif
 
 void weft__ctx_create(struct weft__ctx *c, void *lo, size_t len)
 {
 	c->fp_own = false;
+#ifdef WEFT_SAN
 	c->stack_lo = lo;
 	c->stack_len = len;
 	c->san_fake = NULL;
+	c->san_fiber = NULL;
+#else
+	(void)lo, (void)len;
+#endif
 #ifdef WEFT_TSAN
 	c->san_fiber = __tsan_create_fiber(0);
-#else
-	c->san_fiber = NULL;
 #endif
 }
 
@@ -39,20 +35,23 @@ void weft__ctx_destroy(struct weft__ctx *c)
 #ifdef WEFT_TSAN
 	if (c->san_fiber)
 		__tsan_destroy_fiber(c->san_fiber);
-#endif
 	c->san_fiber = NULL;
+#else
+	(void)c;
+#endif
 }
 
 void weft__ctx_adopt_thread(struct weft__ctx *c)
 {
 	c->fp_own = false;
+#ifdef WEFT_SAN
 	c->stack_lo = NULL; /* learnt at the first switch away from it */
 	c->stack_len = 0;
 	c->san_fake = NULL;
+	c->san_fiber = NULL;
+#endif
 #ifdef WEFT_TSAN
 	c->san_fiber = __tsan_get_current_fiber();
-#else
-	c->san_fiber = NULL;
 #endif
 }
 
