@@ -14,10 +14,11 @@
  *              every one has had an echo. Meant to be killed (SIGKILL).
  *   halfclose  each connection sends SIZE bytes, shuts down its sending
  *              side, and must get the SIZE bytes back intact, then EOF.
- *   reset      each connection sets SO_LINGER {1, 0}, sends up to SIZE
- *              bytes without reading (until the socket is full), and once
- *              the echo has begun to arrive closes: an RST, with data
- *              unread on both sides.
+ *   reset      each connection sets SO_LINGER {1, 0} and 4 KiB buffers,
+ *              sends SIZE bytes without reading, or fewer when its socket
+ *              stays full for 0.5 s (the server, blocked writing to it, has
+ *              stopped reading), and with the echo waiting unread closes:
+ *              an RST, with data unread on both sides.
  * At most LIMIT (default 200) connections are open at once, except in hold
  * and pump, which open all. Prints "echo_abuse: MODE: C conns x S B: T s,
  * E errors" and exits 1 on any error (refused, reset by the server, early
@@ -44,6 +45,7 @@
 #define SCRATCH 65536
 #define MAX_REPORTS 10
 #define STALL_S 30.0
+#define FULL_S 0.5 /* reset: a socket full this long, the server has stopped reading */
 
 enum { HOLD, PUMP, HALFCLOSE, RESET };
 enum { IDLE, CONNECTING, SENDING, RECEIVING, DONE, FAILED };
@@ -52,7 +54,7 @@ struct conn {
 	int fd, state;
 	unsigned want;
 	long sent, recvd;
-	int echoed;    /* pump: an echo came back; reset: the socket filled */
+	int echoed; /* pump: an echo came back */
 	double progress;
 };
 
@@ -125,8 +127,14 @@ static void start(long id, const struct sockaddr_in *to)
 	int one = 1;
 	setsockopt(k->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
 	if (mode == RESET) {
+		/* Small buffers: the server's writes block on this side's closed
+		 * window, it stops reading, and what follows waits unread in its
+		 * receive queue when the reset comes. */
 		struct linger lg = {.l_onoff = 1, .l_linger = 0};
+		int small = 4096;
 		setsockopt(k->fd, SOL_SOCKET, SO_LINGER, &lg, sizeof lg);
+		setsockopt(k->fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof small);
+		setsockopt(k->fd, SOL_SOCKET, SO_SNDBUF, &small, sizeof small);
 	}
 	k->state = CONNECTING;
 	connecting++;
@@ -248,9 +256,9 @@ static void step(long id, unsigned events)
 			r = send_to(id, size);
 			if (r < 0)
 				return;
-			if (r == 1)
-				k->echoed = 1; /* full */
-			if (r == 0 || k->echoed)
+			/* All sent; or full, which main's scan acts on once it
+			 * has lasted FULL_S. */
+			if (r == 0)
 				k->state = RECEIVING;
 			interest(id, k->state == RECEIVING ? EPOLLIN : EPOLLIN | EPOLLOUT);
 			if (k->fd < 0)
@@ -347,7 +355,8 @@ static void hold_check(void)
 int main(int argc, char **argv)
 {
 	if (argc < 6 || argc > 7) {
-		fprintf(stderr, "usage: %s hold|pump|halfclose|reset HOST PORT CONNS SIZE [LIMIT]\n",
+		fprintf(stderr,
+			"usage: %s hold|pump|halfclose|reset HOST PORT CONNS SIZE [LIMIT]\n",
 			argv[0]);
 		return 2;
 	}
@@ -399,12 +408,18 @@ int main(int argc, char **argv)
 			if (conns[id].fd >= 0)
 				ready(id, evs[i].events);
 		}
-		if (!said && ((mode == HOLD && done == nconns) || (mode == PUMP && echoed == nconns))) {
-			printf("echo_abuse: %s %ld\n", mode == HOLD ? "holding" : "pumping", nconns);
+		if (!said &&
+		    ((mode == HOLD && done == nconns) || (mode == PUMP && echoed == nconns))) {
+			printf("echo_abuse: %s %ld\n", mode == HOLD ? "holding" : "pumping",
+			       nconns);
 			fflush(stdout);
 			said = 1;
 		}
 		double now_s = now();
+		for (long i = 0; mode == RESET && i < next; i++)
+			if (conns[i].fd >= 0 && conns[i].state == SENDING && conns[i].sent > 0 &&
+			    now_s - conns[i].progress > FULL_S)
+				finish(i, DONE);
 		if (!endless && now_s - t0 > give_up) {
 			fprintf(stderr, "echo_abuse: gave up after %.0f s with %ld of %ld done\n",
 				now_s - t0, done, nconns);
@@ -418,8 +433,9 @@ int main(int argc, char **argv)
 		for (long i = 0; i < next; i++)
 			if (conns[i].fd >= 0 && now_s - conns[i].progress > STALL_S &&
 			    (mode != HOLD || conns[i].state == CONNECTING))
-				fail(i, conns[i].state == CONNECTING ? "no connection (stalled)"
-								     : "no progress (stalled)",
+				fail(i,
+				     conns[i].state == CONNECTING ? "no connection (stalled)"
+								  : "no progress (stalled)",
 				     0);
 	}
 	if (mode == HOLD && stop)
