@@ -2,8 +2,10 @@
 # SPDX-License-Identifier: MIT
 # The network integration tests, against binaries already built
 # (build/linux-x86_64 and build/qemu-virt): httpd and echo over TAP in a
-# namespace and over kernel sockets, httpd and echo over AF_PACKET on a veth
-# pair in a namespace, httpd's limits (one deadline per request, refusals)
+# namespace and over kernel sockets, echo's soak and abuse (idle holders,
+# killed, half-closed and reset clients; descriptors and RSS back to their
+# baseline) on both, httpd and echo over AF_PACKET on a veth pair in a
+# namespace, httpd's limits (one deadline per request, refusals)
 # on the host's loopback, then httpd on qemu-virt through QEMU's host forward.
 # One line per script (its tally, its last line: a script that skips says
 # why), then "net: N passed, M failed, S skipped" (S: scripts that skipped).
@@ -68,6 +70,7 @@ run()
 }
 run tests/net/httpd_tap.sh "$linux"
 run tests/net/echo_tap.sh "$linux"
+run tests/net/soak.sh "$linux"
 run tests/net/packet_veth.sh "$linux"
 run tests/net/httpd_limits.sh "$linux"
 run tests/net/httpd_qemu.sh "$bare/examples/httpd"
