@@ -80,6 +80,14 @@ static int spawn(weft_fiber_t *out, const weft_attr_t *attr, weft_fn fn, void *a
 		return err;
 	}
 	struct weft__fiber *f = weft__fiber_record_get(w);
+	/* Every record has room in the timer heap before its fiber can park,
+	 * so that arming a deadline never allocates (timer.c). */
+	if (f && weft__timer_reserve(
+			 atomic_load_explicit(&weft__fiber_nrecords, memory_order_relaxed))) {
+		atomic_store_explicit(&f->refs, 1, memory_order_relaxed);
+		weft__fiber_unref(f); /* back to the pool */
+		f = NULL;
+	}
 	if (!f) {
 		weft__stack_put(w, &stack);
 		if (fls)

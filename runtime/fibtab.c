@@ -44,7 +44,7 @@ static weft__lock_t table_lock = WEFT__LOCK_INIT;
 static struct slot *_Atomic chunks[MAX_CHUNKS];
 static uint32_t nslots, free_head;       /* table_lock */
 static struct weft__fiber *pool;         /* free records, table_lock */
-static size_t nrecords;                  /* records made and not freed, table_lock */
+_Atomic size_t weft__fiber_nrecords;     /* records made and not freed (written under table_lock) */
 static _Atomic uint64_t spawned_outside; /* by plain threads, and by workers gone */
 
 static struct slot *slot_at(uint32_t idx)
@@ -70,9 +70,7 @@ static struct weft__fiber *pool_take(void)
 			return NULL;
 		idx = nslots;
 	}
-	/* Every record has room in the timer heap, so that arming a
-	 * deadline never allocates. */
-	if (weft__timer_reserve(nrecords + 1) || !(f = calloc(1, sizeof *f)))
+	if (!(f = calloc(1, sizeof *f)))
 		return NULL;
 	if (!free_head && nslots % CHUNK == 0) {
 		struct slot *c = calloc(CHUNK, sizeof *c);
@@ -86,7 +84,7 @@ static struct weft__fiber *pool_take(void)
 		free_head = slot_at(idx)->next_free;
 	else
 		nslots++;
-	nrecords++;
+	atomic_fetch_add_explicit(&weft__fiber_nrecords, 1, memory_order_relaxed);
 	f->slot = idx;
 	atomic_store_explicit(&slot_at(idx)->f, f, memory_order_release);
 	return f;
@@ -240,7 +238,7 @@ void weft__fibers_reset(void)
 		if (!f || atomic_load(&f->refs) != 0)
 			continue;
 		free(f);
-		nrecords--;
+		atomic_fetch_sub_explicit(&weft__fiber_nrecords, 1, memory_order_relaxed);
 		atomic_store_explicit(&s->f, NULL, memory_order_relaxed);
 		if (s->gen == GEN_LAST)
 			continue; /* retired */

@@ -382,9 +382,11 @@ static inline void weft__timer_fire_due(void)
 }
 /* The earliest armed deadline, INT64_MAX when none. */
 int64_t weft__timer_next(void);
-/* Room in the heap for n fibers' deadlines (fibtab.c, for every record it
- * makes): 0 or -ENOMEM. */
+/* Room in the heap for n fibers' deadlines: 0 or -ENOMEM. A spawn makes
+ * room for every record there is (weft__fiber_nrecords, fibtab.c) before
+ * its fiber can park; the check when there is room is one load. */
 int weft__timer_reserve(size_t n);
+extern _Atomic size_t weft__fiber_nrecords;
 void weft__timer_reset(void);
 
 /* ---- The reactor (reactor.c) and the helper threads (offload.c) -------- */

@@ -3,9 +3,9 @@
  * its entry before it switches out and disarms it when it resumes, so an
  * entry never outlives its park; the heap holds at most one entry per fiber
  * (or plain thread, under the virtual clock). Its room for fibers is made
- * when their records are (weft__timer_reserve), where running out of memory
- * is a spawn's -ENOMEM, so arming a fiber's deadline never allocates: it
- * cannot fail. Whichever worker looks for work
+ * by the spawn of a fiber whose record is new (weft__timer_reserve), where
+ * running out of memory is the spawn's -ENOMEM, so arming a fiber's
+ * deadline never allocates: it cannot fail. Whichever worker looks for work
  * next fires what is due; idle workers sleep no later than the earliest
  * deadline, or with the virtual clock the last one to go idle moves the
  * clock to it. */
@@ -24,6 +24,7 @@ static weft__lock_t lock = WEFT__LOCK_INIT;
 static struct entry *heap;
 static size_t len, cap;
 _Atomic int64_t weft__timer_deadline = INT64_MAX;
+_Atomic size_t weft__timer_room; /* cap, for weft__timer_reserve's check */
 
 static void place(size_t i, struct entry e)
 {
@@ -88,11 +89,14 @@ static int grow(size_t n)
 		return -ENOMEM;
 	heap = e;
 	cap = ncap;
+	atomic_store_explicit(&weft__timer_room, cap, memory_order_relaxed);
 	return 0;
 }
 
 int weft__timer_reserve(size_t n)
 {
+	if (n <= atomic_load_explicit(&weft__timer_room, memory_order_relaxed))
+		return 0;
 	weft__lock(&lock);
 	int r = grow(n);
 	weft__unlock(&lock);
