@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: MIT */
-/* The "kernel" stack: the host kernel's sockets, non-blocking, with every
- * would-block turned into a park on the reactor (the fd is the I/O source).
- * Closing wakes the calls blocked on the socket and fails the ones about
- * to block; the fd itself is closed when the last of them has left. */
+/* The "kernel" stack: the host kernel's sockets, non-blocking. Every call
+ * tries the system call first and parks on the reactor (the fd is the I/O
+ * source) only when it says -EAGAIN: a drained wait (weft__io_wait_drained),
+ * which costs no system call of its own, the fd being registered with the
+ * shim once, at its first wait, until it is closed. Closing wakes the calls
+ * blocked on the socket and fails the ones about to block; the fd itself is
+ * closed when the last of them has left. */
 #include <stdlib.h>
 
 #include "net.h"
@@ -32,12 +35,13 @@ static int wrap(int fd, int kind, struct weft_sock **out)
 	return 0;
 }
 
-/* Park until fd is ready for ev; -EBADF once the socket is closed. */
+/* After -EAGAIN: park until fd may be ready for ev; -EBADF once the socket
+ * is closed. */
 static int wait_fd(struct weft_sock *s, unsigned ev, int64_t deadline)
 {
 	if (atomic_load(&s->closed))
 		return -EBADF;
-	int r = weft__io_wait(K(s)->fd, ev, deadline);
+	int r = weft__io_wait_drained(K(s)->fd, ev, deadline);
 	if (atomic_load(&s->closed))
 		return -EBADF;
 	return r < 0 ? r : 0;
@@ -114,11 +118,13 @@ static int k_connect(struct weft_sock **out, const weft_addr_t *remote, int64_t 
 	struct shim_sockaddr a = to_shim(remote);
 	int err = shim_sock_connect(fd, &a);
 	if (err == -EINPROGRESS) {
-		err = weft__io_wait(fd, WEFT_IO_OUT, deadline);
-		weft__io_forget(fd);
+		/* Not yet writable: a drained wait. The registration stays
+		 * for the connection's reads and writes. */
+		err = weft__io_wait_drained(fd, WEFT_IO_OUT, deadline);
 		err = err < 0 ? err : shim_sock_error(fd);
 	}
 	if (err) {
+		weft__io_forget(fd);
 		shim_sock_close(fd);
 		return err;
 	}
