@@ -229,7 +229,9 @@ int shim_sock_accept(int fd, struct shim_sockaddr *peer);     /* new fd (non-blo
 int shim_sock_connect(int fd, const struct shim_sockaddr *a); /* 0, -EINPROGRESS */
 int shim_sock_error(int fd); /* the pending error (SO_ERROR) as -errno, or 0 */
 long shim_sock_send(int fd, const void *buf, size_t len); /* count; -EPIPE, never SIGPIPE */
-long shim_sock_recv(int fd, void *buf, size_t len);       /* count, 0 at end of stream */
+/* A count, 0 at end of stream. A stream socket's count short of len means
+ * it had nothing more queued: what comes afterwards makes fd ready. */
+long shim_sock_recv(int fd, void *buf, size_t len);
 long shim_sock_sendto(int fd, const void *buf, size_t len, const struct shim_sockaddr *to);
 long shim_sock_recvfrom(int fd, void *buf, size_t len, struct shim_sockaddr *from);
 int shim_sock_shutdown(int fd, int how); /* how: 1 read, 2 write, 3 both */

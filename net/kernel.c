@@ -13,6 +13,8 @@
 struct ksock {
 	struct weft_sock base;
 	int fd;
+	/* The last read was short: the receive queue was empty then. */
+	_Atomic bool emptied;
 };
 
 static struct ksock *K(struct weft_sock *s) { return (struct ksock *)s; }
@@ -30,6 +32,7 @@ static int wrap(int fd, int kind, struct weft_sock **out)
 		return -ENOMEM;
 	}
 	k->fd = fd;
+	atomic_init(&k->emptied, false);
 	weft__sock_init(&k->base, &weft__net_kernel, kind);
 	*out = &k->base;
 	return 0;
@@ -131,14 +134,30 @@ static int k_connect(struct weft_sock **out, const weft_addr_t *remote, int64_t 
 	return wrap(fd, NK_CONN, out);
 }
 
+/* A stream socket's read returns short of len only when it has emptied the
+ * receive queue (shim.h), and whatever arrives afterwards is reported to
+ * the reactor: so after a short read the next one waits first, as the
+ * recv it would otherwise try would most likely say -EAGAIN (an echo
+ * server's every other recv). What came meanwhile has been reported, or is
+ * reported to the waiter. A read that must not wait (deadline 0) tries. */
 static ssize_t k_read(struct weft_sock *s, void *buf, size_t len, int64_t deadline)
 {
+	struct ksock *k = K(s);
+	if (deadline != 0 && atomic_load_explicit(&k->emptied, memory_order_relaxed)) {
+		atomic_store_explicit(&k->emptied, false, memory_order_relaxed);
+		int r = wait_fd(s, WEFT_IO_IN, deadline);
+		if (r)
+			return r;
+	}
 	for (;;) {
-		long n = shim_sock_recv(K(s)->fd, buf, len);
+		long n = shim_sock_recv(k->fd, buf, len);
 		if (atomic_load(&s->closed))
 			return -EBADF;
-		if (n != -EAGAIN)
+		if (n != -EAGAIN) {
+			if (n > 0 && (size_t)n < len)
+				atomic_store_explicit(&k->emptied, true, memory_order_relaxed);
 			return n;
+		}
 		int r = wait_fd(s, WEFT_IO_IN, deadline);
 		if (r)
 			return r;
