@@ -131,7 +131,9 @@ size_t shim_symbolize(uintptr_t pc, char *buf, size_t cap);
  * a report may be spurious. A shim that cannot watch a source by itself
  * (bare metal: its devices are asked when armed) says so from add, and then
  * reports a source once per shim_io_arm. */
-enum { SHIM_IO_IN = 1, SHIM_IO_OUT = 2, SHIM_IO_ERR = 4 };
+/* HUP: the peer will send nothing more (a stream's end, a hang-up); it
+ * comes with IN, and is only reported, never asked for. */
+enum { SHIM_IO_IN = 1, SHIM_IO_OUT = 2, SHIM_IO_ERR = 4, SHIM_IO_HUP = 8 };
 
 struct shim_io_event {
 	int src;
@@ -230,7 +232,9 @@ int shim_sock_connect(int fd, const struct shim_sockaddr *a); /* 0, -EINPROGRESS
 int shim_sock_error(int fd); /* the pending error (SO_ERROR) as -errno, or 0 */
 long shim_sock_send(int fd, const void *buf, size_t len); /* count; -EPIPE, never SIGPIPE */
 /* A count, 0 at end of stream. A stream socket's count short of len means
- * it had nothing more queued: what comes afterwards makes fd ready. */
+ * it had nothing more queued: what comes afterwards makes fd ready, but the
+ * end of the stream or an error may have come already (reported as HUP or
+ * ERR before this call), and the next call returns it. */
 long shim_sock_recv(int fd, void *buf, size_t len);
 long shim_sock_sendto(int fd, const void *buf, size_t len, const struct shim_sockaddr *to);
 long shim_sock_recvfrom(int fd, void *buf, size_t len, struct shim_sockaddr *from);

@@ -139,14 +139,21 @@ static int k_connect(struct weft_sock **out, const weft_addr_t *remote, int64_t 
  * the reactor: so after a short read the next one waits first, as the
  * recv it would otherwise try would most likely say -EAGAIN (an echo
  * server's every other recv). What came meanwhile has been reported, or is
- * reported to the waiter. A read that must not wait (deadline 0) tries. */
+ * reported to the waiter; the stream's end, which the short read may have
+ * taken with its last bytes, was reported and makes the wait return at
+ * once (weft__io_wait_emptied). A read that must not wait (deadline 0)
+ * tries. */
 static ssize_t k_read(struct weft_sock *s, void *buf, size_t len, int64_t deadline)
 {
 	struct ksock *k = K(s);
 	if (deadline != 0 && atomic_load_explicit(&k->emptied, memory_order_relaxed)) {
 		atomic_store_explicit(&k->emptied, false, memory_order_relaxed);
-		int r = wait_fd(s, WEFT_IO_IN, deadline);
-		if (r)
+		if (atomic_load(&s->closed))
+			return -EBADF;
+		int r = weft__io_wait_emptied(k->fd, deadline);
+		if (atomic_load(&s->closed))
+			return -EBADF;
+		if (r < 0)
 			return r;
 	}
 	for (;;) {

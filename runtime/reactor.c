@@ -43,6 +43,7 @@ struct iorec {
 	struct weft__waiter *rd, *wr;
 	uint32_t tag;  /* of its registration with the shim; 0: not registered */
 	uint8_t ready; /* reported, not yet taken: IO_ALL, and ERR_IN/ERR_OUT */
+	bool ended;    /* a hang-up or an error was reported: never taken */
 	bool oneshot;  /* the shim reports it once per shim_io_arm */
 	bool dead;     /* closing (weft__io_close): waits fail with -EBADF */
 };
@@ -75,8 +76,8 @@ static _Atomic int64_t last_poll;
 #define IO_ALL (WEFT_IO_IN | WEFT_IO_OUT)
 /* A kept hang-up or error, per direction: it goes to that direction's
  * next taker with WEFT_IO_ERR. */
-#define ERR_IN 8
-#define ERR_OUT 16
+#define ERR_IN 16
+#define ERR_OUT 32
 
 /* Reports taken from the shim in one poll and handled under one lock. */
 #define POLL_MAX 256
@@ -118,6 +119,7 @@ static int reg(int src, struct iorec *r, bool *fresh)
 	r->tag = tag;
 	r->oneshot = k == 1;
 	r->ready = 0;
+	r->ended = false;
 	*fresh = true;
 	return 0;
 }
@@ -141,6 +143,14 @@ static void keep(struct iorec *r, unsigned ev)
 {
 	unsigned k = ev & IO_ALL;
 	r->ready |= (uint8_t)(k | ((ev & WEFT_IO_ERR) ? errs_of(k) : 0));
+}
+
+/* A stream's end or an error stays: what a read that emptied the source
+ * may have taken with its last bytes (weft__io_wait_emptied). */
+static void note_end(struct iorec *r, unsigned ev)
+{
+	if (ev & (SHIM_IO_HUP | SHIM_IO_ERR))
+		r->ended = true;
 }
 
 static unsigned interest(const struct iorec *r)
@@ -188,11 +198,17 @@ static void need_poller(void)
 		weft__kick_idle();
 }
 
-/* Park until src is ready for events. drained: the caller's last try said
- * -EAGAIN, so kept bits answer at once and an edge-triggered shim needs no
- * look; otherwise the shim looks at src again (shim_io_arm). */
-static int wait_on(int src, unsigned events, int64_t deadline, bool drained)
+/* How a caller comes to wait: it has not drained src (level), its last try
+ * said -EAGAIN (drained), or its last read was short (emptied). */
+enum { WAIT_LEVEL, WAIT_DRAINED, WAIT_EMPTIED };
+
+/* Park until src is ready for events. Drained or emptied, kept bits answer
+ * at once and an edge-triggered shim needs no look; an emptied source that
+ * reported its end or an error answers at once too. Level: the shim looks
+ * at src again (shim_io_arm). */
+static int wait_on(int src, unsigned events, int64_t deadline, int how)
 {
+	bool drained = how != WAIT_LEVEL;
 	if (src < 0 || !events || (events & ~IO_ALL))
 		return -EINVAL;
 	if (!atomic_load(&weft__rt.running))
@@ -216,6 +232,8 @@ static int wait_on(int src, unsigned events, int64_t deadline, bool drained)
 		err = reg(src, r, &fresh);
 	if (!err && drained) {
 		unsigned got = take(r, events);
+		if (how == WAIT_EMPTIED && r->ended)
+			got |= events | WEFT_IO_ERR;
 		if (got) {
 			weft__unlock(&io_lock);
 			return (int)got;
@@ -259,12 +277,17 @@ static int wait_on(int src, unsigned events, int64_t deadline, bool drained)
 
 int weft__io_wait(int src, unsigned events, int64_t deadline)
 {
-	return wait_on(src, events, deadline, false);
+	return wait_on(src, events, deadline, WAIT_LEVEL);
 }
 
 int weft__io_wait_drained(int src, unsigned events, int64_t deadline)
 {
-	return wait_on(src, events, deadline, true);
+	return wait_on(src, events, deadline, WAIT_DRAINED);
+}
+
+int weft__io_wait_emptied(int src, int64_t deadline)
+{
+	return wait_on(src, WEFT_IO_IN, deadline, WAIT_EMPTIED);
 }
 
 /* Complete the waiters of one report and keep what they did not take; a
@@ -286,6 +309,7 @@ static void dispatch(const struct shim_io_event *e)
 		finish(r, wr, ev, 0);
 	}
 	keep(r, ev & ~taken);
+	note_end(r, ev);
 	unsigned left = interest(r);
 	if (left && r->oneshot && shim_io_arm(e->src, r->tag, left) < 0) {
 		/* The source went away under its waiters. */
@@ -401,6 +425,7 @@ static void forget(int src, bool dead)
 			shim_io_del(src);
 		r->tag = 0;
 		r->ready = 0;
+		r->ended = false;
 	}
 	weft__unlock(&io_lock);
 }

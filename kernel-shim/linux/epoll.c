@@ -136,6 +136,8 @@ int shim_io_poll(struct shim_io_event *ev, int max, int64_t deadline)
 		unsigned e = 0, k = got[i].events;
 		if (k & (EPOLLIN | EPOLLRDHUP))
 			e |= SHIM_IO_IN;
+		if (k & (EPOLLRDHUP | EPOLLHUP))
+			e |= SHIM_IO_HUP;
 		if (k & EPOLLOUT)
 			e |= SHIM_IO_OUT;
 		if (k & (EPOLLERR | EPOLLHUP))
