@@ -120,13 +120,25 @@ size_t shim_symbolize(uintptr_t pc, char *buf, size_t cap);
 /* ---- I/O readiness (the kernel half of the reactor) ----------------------
  * An I/O source is a small non-negative int: a file descriptor on Linux, a
  * device's number on bare metal. The runtime keeps, per source, who waits for
- * what; the shim only reports readiness. Interest is one-shot: after a source
- * is reported it stays quiet until armed again. */
-enum { SHIM_IO_IN = 1, SHIM_IO_OUT = 2, SHIM_IO_ERR = 4 };
+ * what and what was reported ready; the shim only reports readiness.
+ *
+ * A source is registered once for its life (shim_io_add ... shim_io_del),
+ * with a tag the runtime picks: every report carries it, so a report that
+ * was already on its way when the source was deleted (and its number reused)
+ * is told from one of the new source's. Reports are edge-triggered where the
+ * shim can (Linux: epoll's EPOLLET): after add, a source is reported each
+ * time it may have become ready, never again merely because it stays ready;
+ * a report may be spurious. A shim that cannot watch a source by itself
+ * (bare metal: its devices are asked when armed) says so from add, and then
+ * reports a source once per shim_io_arm. */
+/* HUP: the peer will send nothing more (a stream's end, a hang-up); it
+ * comes with IN, and is only reported, never asked for. */
+enum { SHIM_IO_IN = 1, SHIM_IO_OUT = 2, SHIM_IO_ERR = 4, SHIM_IO_HUP = 8 };
 
 struct shim_io_event {
 	int src;
-	unsigned events; /* SHIM_IO_*; ERR also for hang-up */
+	uint32_t tag;    /* the tag src was added or last armed with */
+	unsigned events; /* SHIM_IO_*; ERR also for hang-up, with IN and OUT */
 };
 
 /* Set up the reactor (Linux: an epoll fd and an eventfd). Idempotent between
@@ -134,18 +146,29 @@ struct shim_io_event {
 int shim_io_init(void);
 void shim_io_fini(void);
 
-/* Arm src for one report of any of events (IN|OUT; ERR is always reported),
- * replacing what it was armed for. 0, -EBADF (not a source), -EPERM (it
- * cannot be waited on, e.g. a regular file), -ENOMEM, -ENOSYS. Any thread. */
-int shim_io_arm(int src, unsigned events);
+/* Register src for IN, OUT and ERR, reports tagged tag (not 0). Returns 0
+ * when the shim reports src's changes by itself from now on, starting with
+ * what it is ready for now (edge-triggered), 1 when src is reported only
+ * once per shim_io_arm (the runtime arms it before each wait), or
+ * -EBADF (not a source), -EPERM (it cannot be waited on, e.g. a regular
+ * file), -ENOMEM, -ENOSYS. Registering a registered source again replaces
+ * its tag. Any thread. */
+int shim_io_add(int src, uint32_t tag);
 
-/* Forget src (before it is closed). Any thread. */
-void shim_io_disarm(int src);
+/* Report src once more if it is ready for any of events (IN|OUT; ERR always
+ * counts) now, and (a one-shot source) once when it becomes so. The look a
+ * waiter needs that has not seen src not ready: Linux re-arms the epoll
+ * registration (one system call; it registers src again if it was lost).
+ * 0 or -errno as shim_io_add. Any thread. */
+int shim_io_arm(int src, uint32_t tag, unsigned events);
 
-/* Wait until an armed source is ready, shim_io_wake is called, or the
- * absolute deadline (-1 forever, 0 do not block). Writes up to max events and
- * returns their count; 0 on wake or timeout; -errno on failure. One thread at
- * a time (the runtime elects the poller). */
+/* Stop reporting src (before it is closed). Any thread. */
+void shim_io_del(int src);
+
+/* Wait until a source is reported, shim_io_wake is called, or the absolute
+ * deadline (-1 forever, 0 do not block). Writes up to max events and returns
+ * their count; 0 on wake or timeout; -errno on failure. One thread at a time
+ * (the runtime elects the poller). */
 int shim_io_poll(struct shim_io_event *ev, int max, int64_t deadline);
 
 /* Make the current (or the next) shim_io_poll return at once. Any thread. */
@@ -208,7 +231,11 @@ int shim_sock_accept(int fd, struct shim_sockaddr *peer);     /* new fd (non-blo
 int shim_sock_connect(int fd, const struct shim_sockaddr *a); /* 0, -EINPROGRESS */
 int shim_sock_error(int fd); /* the pending error (SO_ERROR) as -errno, or 0 */
 long shim_sock_send(int fd, const void *buf, size_t len); /* count; -EPIPE, never SIGPIPE */
-long shim_sock_recv(int fd, void *buf, size_t len);       /* count, 0 at end of stream */
+/* A count, 0 at end of stream. A stream socket's count short of len means
+ * it had nothing more queued: what comes afterwards makes fd ready, but the
+ * end of the stream or an error may have come already (reported as HUP or
+ * ERR before this call), and the next call returns it. */
+long shim_sock_recv(int fd, void *buf, size_t len);
 long shim_sock_sendto(int fd, const void *buf, size_t len, const struct shim_sockaddr *to);
 long shim_sock_recvfrom(int fd, void *buf, size_t len, struct shim_sockaddr *from);
 int shim_sock_shutdown(int fd, int how); /* how: 1 read, 2 write, 3 both */

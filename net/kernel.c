@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: MIT */
-/* The "kernel" stack: the host kernel's sockets, non-blocking, with every
- * would-block turned into a park on the reactor (the fd is the I/O source).
- * Closing wakes the calls blocked on the socket and fails the ones about
- * to block; the fd itself is closed when the last of them has left. */
+/* The "kernel" stack: the host kernel's sockets, non-blocking. Every call
+ * tries the system call first and parks on the reactor (the fd is the I/O
+ * source) only when it says -EAGAIN: a drained wait (weft__io_wait_drained),
+ * which costs no system call of its own, the fd being registered with the
+ * shim once, at its first wait, until it is closed. Closing wakes the calls
+ * blocked on the socket and fails the ones about to block; the fd itself is
+ * closed when the last of them has left. */
 #include <stdlib.h>
 
 #include "net.h"
@@ -10,6 +13,8 @@
 struct ksock {
 	struct weft_sock base;
 	int fd;
+	/* The last read was short: the receive queue was empty then. */
+	_Atomic bool emptied;
 };
 
 static struct ksock *K(struct weft_sock *s) { return (struct ksock *)s; }
@@ -27,17 +32,19 @@ static int wrap(int fd, int kind, struct weft_sock **out)
 		return -ENOMEM;
 	}
 	k->fd = fd;
+	atomic_init(&k->emptied, false);
 	weft__sock_init(&k->base, &weft__net_kernel, kind);
 	*out = &k->base;
 	return 0;
 }
 
-/* Park until fd is ready for ev; -EBADF once the socket is closed. */
+/* After -EAGAIN: park until fd may be ready for ev; -EBADF once the socket
+ * is closed. */
 static int wait_fd(struct weft_sock *s, unsigned ev, int64_t deadline)
 {
 	if (atomic_load(&s->closed))
 		return -EBADF;
-	int r = weft__io_wait(K(s)->fd, ev, deadline);
+	int r = weft__io_wait_drained(K(s)->fd, ev, deadline);
 	if (atomic_load(&s->closed))
 		return -EBADF;
 	return r < 0 ? r : 0;
@@ -114,25 +121,50 @@ static int k_connect(struct weft_sock **out, const weft_addr_t *remote, int64_t 
 	struct shim_sockaddr a = to_shim(remote);
 	int err = shim_sock_connect(fd, &a);
 	if (err == -EINPROGRESS) {
-		err = weft__io_wait(fd, WEFT_IO_OUT, deadline);
-		weft__io_forget(fd);
+		/* Not yet writable: a drained wait. The registration stays
+		 * for the connection's reads and writes. */
+		err = weft__io_wait_drained(fd, WEFT_IO_OUT, deadline);
 		err = err < 0 ? err : shim_sock_error(fd);
 	}
 	if (err) {
+		weft__io_forget(fd);
 		shim_sock_close(fd);
 		return err;
 	}
 	return wrap(fd, NK_CONN, out);
 }
 
+/* A stream socket's read returns short of len only when it has emptied the
+ * receive queue (shim.h), and whatever arrives afterwards is reported to
+ * the reactor: so after a short read the next one waits first, as the
+ * recv it would otherwise try would most likely say -EAGAIN (an echo
+ * server's every other recv). What came meanwhile has been reported, or is
+ * reported to the waiter; the stream's end, which the short read may have
+ * taken with its last bytes, was reported and makes the wait return at
+ * once (weft__io_wait_emptied). A read that must not wait (deadline 0)
+ * tries. */
 static ssize_t k_read(struct weft_sock *s, void *buf, size_t len, int64_t deadline)
 {
-	for (;;) {
-		long n = shim_sock_recv(K(s)->fd, buf, len);
+	struct ksock *k = K(s);
+	if (deadline != 0 && atomic_load_explicit(&k->emptied, memory_order_relaxed)) {
+		atomic_store_explicit(&k->emptied, false, memory_order_relaxed);
 		if (atomic_load(&s->closed))
 			return -EBADF;
-		if (n != -EAGAIN)
+		int r = weft__io_wait_emptied(k->fd, deadline);
+		if (atomic_load(&s->closed))
+			return -EBADF;
+		if (r < 0)
+			return r;
+	}
+	for (;;) {
+		long n = shim_sock_recv(k->fd, buf, len);
+		if (atomic_load(&s->closed))
+			return -EBADF;
+		if (n != -EAGAIN) {
+			if (n > 0 && (size_t)n < len)
+				atomic_store_explicit(&k->emptied, true, memory_order_relaxed);
 			return n;
+		}
 		int r = wait_fd(s, WEFT_IO_IN, deadline);
 		if (r)
 			return r;

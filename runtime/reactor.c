@@ -1,9 +1,24 @@
 /* SPDX-License-Identifier: MIT */
 /* The reactor's waiting logic: who waits on which I/O source, for what. The
  * shim reports readiness (epoll on Linux, device interrupts on bare metal);
- * this file keeps one reader slot and one writer slot per source, arms the
- * source one-shot for the union of what its waiters want, and completes
- * them when the report comes.
+ * this file registers a source with the shim at its first wait, once for its
+ * life (until weft__io_forget), keeps one reader slot and one writer slot
+ * per source, and completes them when a report comes.
+ *
+ * Reports are edges: a source that stays ready is not reported again. What
+ * a report says while nobody waits for it is kept (the source's ready bits)
+ * for the next wait of a caller that drained the source (weft__io_wait_drained:
+ * its read or write said -EAGAIN), which takes the bits and returns without
+ * parking; a woken waiter has taken its bits. So no edge is lost, and a
+ * drained caller waits with no call to the kernel. A bit may be stale (the
+ * edge was for data the caller has since read): the caller tries again,
+ * gets -EAGAIN and waits again, now for a new edge. A caller that may not
+ * have drained the source (weft_fd_wait: level semantics) has the shim look
+ * at it again as it waits (shim_io_arm). Every report carries the tag of
+ * its registration: one that was on its way when the source was forgotten
+ * (and its number reused) is dropped. A shim that reports a source once per
+ * arm (bare metal; shim_io_add says so) is armed, as it always was, for the
+ * union of what the waiters want, at each wait and after each report.
  *
  * Who polls. While any fiber waits on I/O the reactor is never left to
  * nobody: one idle worker blocks in the poll instead of its futex (idle.c),
@@ -26,12 +41,17 @@
 
 struct iorec {
 	struct weft__waiter *rd, *wr;
-	bool dead; /* closing (weft__io_close): waits fail with -EBADF */
+	uint32_t tag;  /* of its registration with the shim; 0: not registered */
+	uint8_t ready; /* reported, not yet taken: IO_ALL, and ERR_IN/ERR_OUT */
+	bool ended;    /* a hang-up or an error was reported: never taken */
+	bool oneshot;  /* the shim reports it once per shim_io_arm */
+	bool dead;     /* closing (weft__io_close): waits fail with -EBADF */
 };
 
 static weft__lock_t io_lock = WEFT__LOCK_INIT;
 static struct iorec *tab; /* indexed by source */
 static size_t ntab;
+static uint32_t last_tag;    /* the latest registration's */
 static bool io_ready;        /* shim_io_init done */
 static _Atomic int nwaiting; /* registered waiters: nobody polls when 0 */
 
@@ -54,6 +74,13 @@ static _Atomic int64_t last_poll;
 #define IO_TICK_NS 1000000
 
 #define IO_ALL (WEFT_IO_IN | WEFT_IO_OUT)
+/* A kept hang-up or error, per direction: it goes to that direction's
+ * next taker with WEFT_IO_ERR. */
+#define ERR_IN 16
+#define ERR_OUT 32
+
+/* Reports taken from the shim in one poll and handled under one lock. */
+#define POLL_MAX 256
 
 _Static_assert((int)WEFT_IO_IN == (int)SHIM_IO_IN && (int)WEFT_IO_OUT == (int)SHIM_IO_OUT &&
 		       (int)WEFT_IO_ERR == (int)SHIM_IO_ERR,
@@ -75,6 +102,55 @@ static struct iorec *rec_get(int src, bool create)
 	tab = t;
 	ntab = n;
 	return &tab[src];
+}
+
+/* Register src with the shim at its first wait: 0 or -errno. fresh: it was
+ * registered just now (an edge-triggered shim has then reported what it is
+ * ready for). */
+static int reg(int src, struct iorec *r, bool *fresh)
+{
+	*fresh = false;
+	if (r->tag)
+		return 0;
+	uint32_t tag = ++last_tag ? last_tag : ++last_tag;
+	int k = shim_io_add(src, tag);
+	if (k < 0)
+		return k;
+	r->tag = tag;
+	r->oneshot = k == 1;
+	r->ready = 0;
+	r->ended = false;
+	*fresh = true;
+	return 0;
+}
+
+/* The kept-error bits of directions dirs (IO_ALL). */
+static unsigned errs_of(unsigned dirs)
+{
+	return ((dirs & WEFT_IO_IN) ? ERR_IN : 0) | ((dirs & WEFT_IO_OUT) ? ERR_OUT : 0);
+}
+
+/* The kept bits for events, taken: what a waiter returns. */
+static unsigned take(struct iorec *r, unsigned events)
+{
+	unsigned errs = errs_of(events), got = r->ready & events, err = r->ready & errs;
+	r->ready &= (uint8_t) ~(events | errs);
+	return got | (err ? WEFT_IO_ERR : 0);
+}
+
+/* Keep what a report said that no waiter took. */
+static void keep(struct iorec *r, unsigned ev)
+{
+	unsigned k = ev & IO_ALL;
+	r->ready |= (uint8_t)(k | ((ev & WEFT_IO_ERR) ? errs_of(k) : 0));
+}
+
+/* A stream's end or an error stays: what a read that emptied the source
+ * may have taken with its last bytes (weft__io_wait_emptied). */
+static void note_end(struct iorec *r, unsigned ev)
+{
+	if (ev & (SHIM_IO_HUP | SHIM_IO_ERR))
+		r->ended = true;
 }
 
 static unsigned interest(const struct iorec *r)
@@ -122,8 +198,17 @@ static void need_poller(void)
 		weft__kick_idle();
 }
 
-int weft__io_wait(int src, unsigned events, int64_t deadline)
+/* How a caller comes to wait: it has not drained src (level), its last try
+ * said -EAGAIN (drained), or its last read was short (emptied). */
+enum { WAIT_LEVEL, WAIT_DRAINED, WAIT_EMPTIED };
+
+/* Park until src is ready for events. Drained or emptied, kept bits answer
+ * at once and an edge-triggered shim needs no look; an emptied source that
+ * reported its end or an error answers at once too. Level: the shim looks
+ * at src again (shim_io_arm). */
+static int wait_on(int src, unsigned events, int64_t deadline, int how)
 {
+	bool drained = how != WAIT_LEVEL;
 	if (src < 0 || !events || (events & ~IO_ALL))
 		return -EINVAL;
 	if (!atomic_load(&weft__rt.running))
@@ -131,6 +216,7 @@ int weft__io_wait(int src, unsigned events, int64_t deadline)
 	struct weft__waiter w = {0};
 	weft__lock(&io_lock);
 	int err = 0;
+	bool fresh = false;
 	if (!io_ready) {
 		err = shim_io_init();
 		io_ready = err == 0;
@@ -143,7 +229,20 @@ int weft__io_wait(int src, unsigned events, int64_t deadline)
 	if (!err && (((events & WEFT_IO_IN) && r->rd) || ((events & WEFT_IO_OUT) && r->wr)))
 		err = -EBUSY;
 	if (!err)
-		err = shim_io_arm(src, interest(r) | events);
+		err = reg(src, r, &fresh);
+	if (!err && drained) {
+		unsigned got = take(r, events);
+		if (how == WAIT_EMPTIED && r->ended)
+			got |= events | WEFT_IO_ERR;
+		if (got) {
+			weft__unlock(&io_lock);
+			return (int)got;
+		}
+	} else if (!err) {
+		take(r, events); /* the look below reports them again if they hold */
+	}
+	if (!err && (r->oneshot || (!drained && !fresh)))
+		err = shim_io_arm(src, r->tag, interest(r) | events);
 	if (err) {
 		weft__unlock(&io_lock);
 		return err;
@@ -166,8 +265,8 @@ int weft__io_wait(int src, unsigned events, int64_t deadline)
 			weft__cancel_repend(w.f);
 		res = w.result;
 	} else {
-		/* Timed out or cancelled: the source stays armed; a late report
-		 * finds nobody and is dropped. The table may have moved. */
+		/* Timed out or cancelled: the source stays registered; a late
+		 * report finds nobody and is kept. The table may have moved. */
 		slot_clear(&tab[src], &w);
 		if (!res)
 			res = -EINTR;
@@ -176,20 +275,43 @@ int weft__io_wait(int src, unsigned events, int64_t deadline)
 	return res;
 }
 
-/* Complete the waiters of one report and re-arm for those left. */
+int weft__io_wait(int src, unsigned events, int64_t deadline)
+{
+	return wait_on(src, events, deadline, WAIT_LEVEL);
+}
+
+int weft__io_wait_drained(int src, unsigned events, int64_t deadline)
+{
+	return wait_on(src, events, deadline, WAIT_DRAINED);
+}
+
+int weft__io_wait_emptied(int src, int64_t deadline)
+{
+	return wait_on(src, WEFT_IO_IN, deadline, WAIT_EMPTIED);
+}
+
+/* Complete the waiters of one report and keep what they did not take; a
+ * one-shot source is armed again for those left. A report of an older
+ * registration is dropped. */
 static void dispatch(const struct shim_io_event *e)
 {
 	struct iorec *r = rec_get(e->src, false);
-	if (!r)
+	if (!r || !r->tag || e->tag != r->tag)
 		return;
-	unsigned ev = e->events;
+	unsigned ev = e->events, taken = 0;
 	struct weft__waiter *rd = r->rd, *wr = r->wr;
-	if (rd && (ev & ((unsigned)(uintptr_t)rd->data | WEFT_IO_ERR)))
+	if (rd && (ev & ((unsigned)(uintptr_t)rd->data | WEFT_IO_ERR))) {
+		taken |= (unsigned)(uintptr_t)rd->data;
 		finish(r, rd, ev, 0);
-	if (wr && wr != rd && (ev & (WEFT_IO_OUT | WEFT_IO_ERR)))
+	}
+	if (wr && wr != rd && (ev & (WEFT_IO_OUT | WEFT_IO_ERR))) {
+		taken |= WEFT_IO_OUT;
 		finish(r, wr, ev, 0);
+	}
+	keep(r, ev & ~taken);
+	note_end(r, ev);
 	unsigned left = interest(r);
-	if (left && shim_io_arm(e->src, left) < 0) {
+	if (left && r->oneshot && shim_io_arm(e->src, r->tag, left) < 0) {
 		/* The source went away under its waiters. */
 		rd = r->rd;
 		wr = r->wr;
@@ -260,8 +382,8 @@ bool weft__io_poll(int64_t deadline, struct weft__worker *idle)
 		if (atomic_load(&idle->wake))
 			deadline = 0;
 	}
-	struct shim_io_event ev[64];
-	int n = shim_io_poll(ev, 64, deadline);
+	struct shim_io_event ev[POLL_MAX];
+	int n = shim_io_poll(ev, POLL_MAX, deadline);
 	if (idle)
 		atomic_store(&idle->in_poll, 0);
 	atomic_store_explicit(&last_poll, shim_now(), memory_order_relaxed);
@@ -299,9 +421,12 @@ static void forget(int src, bool dead)
 		if (wr && wr != rd)
 			finish(r, wr, 0, -EBADF);
 		r->dead = dead;
+		if (r->tag && io_ready)
+			shim_io_del(src);
+		r->tag = 0;
+		r->ready = 0;
+		r->ended = false;
 	}
-	if (io_ready)
-		shim_io_disarm(src);
 	weft__unlock(&io_lock);
 }
 

@@ -59,7 +59,25 @@ int64_t weft__now(void);
  * ready events, or -errno as weft_fd_wait. */
 int weft__io_wait(int src, unsigned events, int64_t deadline);
 
-/* Wake src's waiters with -EBADF and forget it; waits on src work again
+/* The same for a caller whose last try at src for events (a read, a write,
+ * an accept, a connect in progress) said -EAGAIN: it has drained src, so
+ * readiness reported since its last wait returned answers at once, without
+ * parking, and otherwise it waits for the next report, with no call to the
+ * kernel. No report is lost, but a return may be stale (the report was for
+ * what the caller has already taken): try again, and wait again on -EAGAIN.
+ * For anything else weft__io_wait: it looks at src's state as it waits. */
+int weft__io_wait_drained(int src, unsigned events, int64_t deadline);
+
+/* The same for reading, for a caller whose last read of a stream was short:
+ * it emptied src's queue, so it may wait without trying first. But that
+ * read may also have taken the stream's end (or an error) whose report came
+ * before it: once src has reported a hang-up or an error, this returns at
+ * once (WEFT_IO_IN | WEFT_IO_ERR), and the next read returns the end. */
+int weft__io_wait_emptied(int src, int64_t deadline);
+
+/* Wake src's waiters with -EBADF and forget it: its registration with the
+ * shim ends (a source is registered at its first wait, once for its life)
+ * and what was reported about it is dropped. Waits on src work again
  * afterwards (its number may be reused once closed). */
 void weft__io_forget(int src);
 

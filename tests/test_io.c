@@ -2,7 +2,10 @@
 /* The reactor and the helper threads: waiting on pipes and eventfds from
  * fibers and plain threads, readiness for reading and writing, timeouts,
  * cancellation, forgetting an fd under its waiter, two waiters on one fd,
- * many fds at once; weft_offload keeping workers free. The descriptors are
+ * many fds at once; the drained wait of net/ (weft__io_wait_drained): a
+ * report that comes while nobody waits is kept for the next wait, and a
+ * number closed and reused starts with nothing of the old one's; weft_offload
+ * keeping workers free. The descriptors are
  * testutil's: pipes and socketpairs on Linux, in-memory ones whose ends are
  * the bare shim's I/O sources on bare metal, so the same tests drive both
  * reactors. A fiber is seen parked in its wait (wt_wait_parked) before what
@@ -12,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "service.h"
 #include "shim.h"
 #include "testutil.h"
 
@@ -234,6 +238,105 @@ static void test_hangup_is_reported(void **state)
 	assert_true(rd.r & WEFT_IO_IN);
 	assert_true(rd.r & WEFT_IO_ERR);
 	wt_close(p[0]);
+}
+
+/* ---- The drained wait (weft__io_wait_drained) ------------------------------ */
+
+struct drained {
+	int fd;
+	int r;
+};
+
+static void *wait_drained(void *arg)
+{
+	struct drained *d = arg;
+	d->r = weft__io_wait_drained(d->fd, WEFT_IO_IN, wt_ms(10000));
+	return NULL;
+}
+
+/* A report about fd while nobody waits on it, taken from the shim by a poll:
+ * a wait on another pipe (q) makes that poll, and the report about fd, which
+ * came first, is in it. */
+static void report_while_nobody_waits(int fd_wr, const int q[2])
+{
+	assert_int_equal(wt_write(fd_wr, "b", 1), 1);
+	assert_int_equal(wt_write(q[1], "q", 1), 1);
+	assert_int_equal(weft_fd_wait(q[0], WEFT_IO_IN, wt_ms(10000)), WEFT_IO_IN);
+	char c;
+	assert_int_equal(wt_read(q[0], &c, 1), 1);
+}
+
+/* Edge-triggered reports (Linux) come once per change. One that comes
+ * between a caller's -EAGAIN and its wait, while nobody waits, is kept for
+ * the wait; without it the wait would sleep through data already there. */
+static void test_drained_wait_keeps_a_report(void **state)
+{
+	(void)state;
+	int p[2], q[2];
+	make_pipe(p);
+	make_pipe(q);
+	char c;
+	/* Drained (empty), it parks; a byte wakes it. */
+	struct drained d = {.fd = p[0]};
+	weft_fiber_t f = wt_spawn_named(wait_drained, &d, "drained");
+	assert_true(wt_wait_parked("drained", "fd"));
+	assert_int_equal(wt_write(p[1], "a", 1), 1);
+	wt_join(f);
+	assert_int_equal(d.r, WEFT_IO_IN);
+	assert_int_equal(wt_read(p[0], &c, 1), 1);
+	assert_int_equal(wt_read(p[0], &c, 1), -EAGAIN);
+	report_while_nobody_waits(p[1], q);
+	/* An edge-triggered shim reported it once, while nobody waited: the
+	 * kept report answers even a try-once wait. A one-shot shim (bare
+	 * metal) looks at the device as the wait arms it. */
+	int64_t deadline = WT_LINUX ? 0 : wt_ms(10000);
+	assert_int_equal(weft__io_wait_drained(p[0], WEFT_IO_IN, deadline), WEFT_IO_IN);
+	assert_int_equal(wt_read(p[0], &c, 1), 1);
+	assert_int_equal(c, 'b');
+	/* Taken: drained again, the next wait waits for a new report. */
+	assert_int_equal(wt_read(p[0], &c, 1), -EAGAIN);
+	assert_int_equal(weft__io_wait_drained(p[0], WEFT_IO_IN, wt_ms(20)), -ETIMEDOUT);
+	d.r = 0;
+	f = wt_spawn_named(wait_drained, &d, "drained");
+	assert_true(wt_wait_parked("drained", "fd"));
+	assert_int_equal(wt_write(p[1], "c", 1), 1);
+	wt_join(f);
+	assert_int_equal(d.r, WEFT_IO_IN);
+	close_pipe(p);
+	close_pipe(q);
+}
+
+/* A number forgotten, closed and reused (the lowest free one: an fd on
+ * Linux, a source on bare metal) starts clean: neither the old one's kept
+ * report nor its registration carries over. */
+static void test_reused_number_starts_clean(void **state)
+{
+	(void)state;
+	int p[2], q[2];
+	make_pipe(p);
+	make_pipe(q);
+	/* Registered, with a report kept. */
+	assert_int_equal(weft_fd_wait(p[0], WEFT_IO_IN, 0), -ETIMEDOUT);
+	report_while_nobody_waits(p[1], q);
+	int old = p[0];
+	close_pipe(p);
+	make_pipe(p);
+	assert_int_equal(p[0], old);
+	/* Empty: nothing reported for it. */
+	assert_int_equal(weft__io_wait_drained(p[0], WEFT_IO_IN, 0), -ETIMEDOUT);
+	assert_int_equal(weft__io_wait_drained(p[0], WEFT_IO_IN, wt_ms(20)), -ETIMEDOUT);
+	/* And it is watched: a byte wakes a waiter. */
+	struct drained d = {.fd = p[0]};
+	weft_fiber_t f = wt_spawn_named(wait_drained, &d, "drained");
+	assert_true(wt_wait_parked("drained", "fd"));
+	assert_int_equal(wt_write(p[1], "n", 1), 1);
+	wt_join(f);
+	assert_int_equal(d.r, WEFT_IO_IN);
+	char c;
+	assert_int_equal(wt_read(p[0], &c, 1), 1);
+	assert_int_equal(c, 'n');
+	close_pipe(p);
+	close_pipe(q);
 }
 
 /* 200 relays on Linux; on bare metal the shim has 8 I/O sources, 2 a pipe. */
@@ -545,6 +648,8 @@ int main(void)
 		cmocka_unit_test(test_reader_and_writer_on_one_fd),
 		cmocka_unit_test(test_hangup_is_reported),
 		cmocka_unit_test(test_many_fds_in_a_chain),
+		cmocka_unit_test(test_drained_wait_keeps_a_report),
+		cmocka_unit_test(test_reused_number_starts_clean),
 		cmocka_unit_test(test_readiness_under_load_one_worker),
 		cmocka_unit_test(test_readiness_under_load_two_workers),
 		cmocka_unit_test(test_readiness_under_load_virtual_clock),

@@ -1681,6 +1681,65 @@ static void test_peer_closes_during_write(void **state)
 	expect_no_leak();
 }
 
+/* A reader and a writer blocked on one socket at once (over kernel sockets,
+ * one fd with one registration for both): the writer on a full send
+ * buffer, the reader on an empty receive buffer. Draining the peer wakes
+ * the writer alone; a byte from the peer then wakes the reader. */
+struct one_write {
+	weft_sock_t *s;
+	uint8_t *buf;
+	size_t len;
+	long r;
+};
+
+static void *write_once(void *arg)
+{
+	struct one_write *w = arg;
+	w->r = weft_sock_write(w->s, w->buf, w->len, far());
+	return NULL;
+}
+
+static void test_reader_and_writer_on_one_socket(void **state)
+{
+	(void)state;
+	weft_sock_t *c, *s;
+	tcp_pair(&c, &s);
+	char got[8];
+	struct op rd;
+	op_init(&rd, OP_READ, c, got, sizeof got, far());
+	weft_fiber_t fr = op_start(&rd);
+	struct one_write w = {.s = c, .len = big_len(), .r = 12345};
+	w.buf = t_alloc(w.len);
+	fill(w.buf, w.len, 66, 0);
+	weft_fiber_t fw = wt_spawn_named(write_once, &w, "writer");
+	assert_true(wt_wait_parked("writer", is_lwip() ? "wait list" : "fd"));
+	uint8_t *buf = t_alloc(65536);
+	size_t n = 0;
+	long long bad = -1;
+	while (n < w.len) {
+		ssize_t k = weft_sock_read(s, buf, 65536, far());
+		if (k <= 0)
+			fail_msg("read after %zu of %zu bytes: %ld (%s)", n, w.len, (long)k,
+				 ename(k));
+		if (bad < 0)
+			bad = verify(buf, (size_t)k, 66, n);
+		n += (size_t)k;
+	}
+	wt_join(fw);
+	EXPECT(w.r, (long)w.len);
+	EXPECT(bad, -1);
+	/* The reader slept through all of it. */
+	assert_true(wt_wait_parked("op", is_lwip() ? "wait list" : "fd"));
+	EXPECT(rd.r, 12345);
+	EXPECT(weft_sock_write(s, "r", 1, far()), 1);
+	wt_join(fr);
+	EXPECT(rd.r, 1);
+	EXPECT(got[0], 'r');
+	EXPECT(t_close(c), 0);
+	EXPECT(t_close(s), 0);
+	expect_no_leak();
+}
+
 /* ---- Closing under blocked fibers; two at once -------------------------------- */
 
 static void test_close_wakes_reader_second_reader_busy(void **state)
@@ -2490,6 +2549,7 @@ static const struct CMUnitTest stack_tests[] = {
 	NET_TEST(test_cancel_connect),
 	NET_TEST(test_half_close),
 	NET_TEST(test_peer_closes_during_write),
+	NET_TEST(test_reader_and_writer_on_one_socket),
 	NET_TEST(test_close_wakes_reader_second_reader_busy),
 	NET_TEST(test_close_wakes_writer_acceptor_receiver),
 	NET_TEST(test_many_connections),

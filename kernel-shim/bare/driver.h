@@ -34,11 +34,11 @@ int irq_register(unsigned irq, irq_handler fn, void *arg);
 void irq_unregister(unsigned irq);
 
 /* ---- I/O sources (io.c): the bare half of the shim's I/O readiness --------
- * A driver makes a device an I/O source: the small int that shim_io_arm and
- * shim_io_poll know it by (the first one registered is 0). ready(arg) says
- * what the device is ready for right now (SHIM_IO_IN | OUT | ERR); it is
- * called with interrupts off when the source is armed or polled, so a
- * readiness that came before the arming is not lost. */
+ * A driver makes a device an I/O source: the small int that the shim's I/O
+ * calls know it by (the first one registered is 0). ready(arg) says what the
+ * device is ready for right now (SHIM_IO_IN | OUT | ERR); it is called with
+ * interrupts off when the source is armed or polled, so a readiness that
+ * came before the arming is not lost. */
 /* The new source's number, or -EMFILE when all are taken. */
 int io_source_add(unsigned (*ready)(void *arg), void *arg);
 /* Forget src (disarms it and drops what it reported). */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The kernel half of the reactor on bare metal. An I/O source is a device a
- * driver registered (io_source_add): a small int, the first one 0. Arming
- * asks for one report; a device interrupt (io_report from its handler) or
+ * driver registered (io_source_add): a small int, the first one 0. Its
+ * reports are one-shot (shim_io_add says so): arming asks for one report; a device interrupt (io_report from its handler) or
  * the driver's own look at the device (its ready callback, called when the
  * source is armed and at every poll) queues the report and disarms the
  * source; shim_io_poll hands the queued reports out, sleeping in shim_wait
@@ -25,6 +25,7 @@ static struct source {
 	unsigned (*ready)(void *arg); /* NULL: the slot is free */
 	void *arg;
 	unsigned armed;   /* ARMED | the events asked for; 0 when not armed */
+	uint32_t tag;     /* the runtime's, from shim_io_add or shim_io_arm */
 	unsigned pending; /* what the next poll reports */
 } sources[IO_SOURCES];
 
@@ -100,13 +101,27 @@ void shim_io_fini(void)
 	irq_restore(on);
 }
 
-/* Arming replaces the interest and any report not yet polled, then asks the
- * device at once: what arrived before the arming is reported, not lost. */
-int shim_io_arm(int src, unsigned events)
+/* A device is watched only while armed: 1, one report per arm. */
+int shim_io_add(int src, uint32_t tag)
 {
 	int on = irq_save(), r = -EBADF;
 	struct source *s = source_of(src);
-	if (s) {
+	if (s && tag) {
+		s->tag = tag;
+		r = 1;
+	}
+	irq_restore(on);
+	return r;
+}
+
+/* Arming replaces the interest and any report not yet polled, then asks the
+ * device at once: what arrived before the arming is reported, not lost. */
+int shim_io_arm(int src, uint32_t tag, unsigned events)
+{
+	int on = irq_save(), r = -EBADF;
+	struct source *s = source_of(src);
+	if (s && tag) {
+		s->tag = tag;
 		s->armed = ARMED | (events & (SHIM_IO_IN | SHIM_IO_OUT));
 		s->pending = 0;
 		report(s, s->ready(s->arg));
@@ -116,12 +131,12 @@ int shim_io_arm(int src, unsigned events)
 	return r;
 }
 
-void shim_io_disarm(int src)
+void shim_io_del(int src)
 {
 	int on = irq_save();
 	struct source *s = source_of(src);
 	if (s)
-		s->armed = s->pending = 0;
+		s->armed = s->pending = s->tag = 0;
 	irq_restore(on);
 }
 
@@ -139,6 +154,7 @@ static int collect(struct shim_io_event *ev, int max)
 		unsigned i = (first + k) % IO_SOURCES;
 		if (sources[i].pending) {
 			ev[n].src = (int)i;
+			ev[n].tag = sources[i].tag;
 			ev[n].events = sources[i].pending;
 			sources[i].pending = 0;
 			n++;

@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: MIT */
-/* The kernel half of the reactor: one epoll instance with one-shot
- * registrations keyed by fd, and an eventfd that makes a blocked poll return.
- * The runtime decides who waits for what and which worker polls. */
+/* The kernel half of the reactor: one epoll instance with edge-triggered
+ * registrations, one per fd for its life (an epoll_ctl to add it and one to
+ * delete it, none per wait), and an eventfd that makes a blocked poll
+ * return. An event carries the fd and the runtime's tag for the
+ * registration. The runtime decides who waits for what and which worker
+ * polls. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdatomic.h>
@@ -28,7 +31,7 @@ int shim_io_init(void)
 		close(ep);
 		return e;
 	}
-	struct epoll_event e = {.events = EPOLLIN, .data.fd = ev};
+	struct epoll_event e = {.events = EPOLLIN, .data.u64 = (uint32_t)ev};
 	if (epoll_ctl(ep, EPOLL_CTL_ADD, ev, &e) < 0) {
 		int err = -errno;
 		close(ev);
@@ -51,31 +54,49 @@ void shim_io_fini(void)
 	wakefd = -1;
 }
 
-int shim_io_arm(int src, unsigned events)
+/* IN, OUT and the peer's shutdown, edge-triggered: a report whenever the
+ * fd's wait queue is woken (data, room, a connection, a hang-up), with what
+ * it is ready for then. */
+static int ctl(int op, int src, uint32_t tag)
 {
 	int ep = atomic_load(&epfd);
 	if (ep < 0)
 		return -ENOSYS;
-	if (src < 0 || src == wakefd)
+	if (src < 0 || src == wakefd || !tag)
 		return -EBADF;
-	struct epoll_event e = {.events = EPOLLONESHOT, .data.fd = src};
-	if (events & SHIM_IO_IN)
-		e.events |= EPOLLIN | EPOLLRDHUP;
-	if (events & SHIM_IO_OUT)
-		e.events |= EPOLLOUT;
-	if (epoll_ctl(ep, EPOLL_CTL_MOD, src, &e) == 0)
+	struct epoll_event e = {.events = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET,
+				.data.u64 = (uint64_t)tag << 32 | (uint32_t)src};
+	if (epoll_ctl(ep, op, src, &e) == 0)
 		return 0;
-	if (errno == ENOENT && epoll_ctl(ep, EPOLL_CTL_ADD, src, &e) == 0)
+	/* Added again (a new tag), or lost (closed without shim_io_del and
+	 * its number reused): the other operation. */
+	int other = op == EPOLL_CTL_ADD ? EPOLL_CTL_MOD : EPOLL_CTL_ADD;
+	if ((errno == EEXIST || errno == ENOENT) && epoll_ctl(ep, other, src, &e) == 0)
 		return 0;
 	return -errno;
 }
 
-void shim_io_disarm(int src)
+int shim_io_add(int src, uint32_t tag) { return ctl(EPOLL_CTL_ADD, src, tag); }
+
+/* EPOLL_CTL_MOD looks at the fd again and queues a report if it is ready
+ * for any of the registered events now: the level look a waiter that has
+ * not drained the fd needs. The registration already covers every event. */
+int shim_io_arm(int src, uint32_t tag, unsigned events)
+{
+	(void)events;
+	return ctl(EPOLL_CTL_MOD, src, tag);
+}
+
+void shim_io_del(int src)
 {
 	int ep = atomic_load(&epfd);
 	if (ep >= 0 && src >= 0 && src != wakefd)
 		epoll_ctl(ep, EPOLL_CTL_DEL, src, NULL);
 }
+
+/* Events taken from the kernel in one epoll_wait, at most (as many as the
+ * runtime asks for, up to this). */
+#define POLL_BATCH 256
 
 static int timeout_ms(int64_t deadline)
 {
@@ -95,16 +116,17 @@ int shim_io_poll(struct shim_io_event *ev, int max, int64_t deadline)
 		return -ENOSYS;
 	if (max <= 0)
 		return -EINVAL;
-	struct epoll_event got[64];
+	struct epoll_event got[POLL_BATCH];
 	int n;
 	do
-		n = epoll_wait(ep, got, max < 64 ? max : 64, timeout_ms(deadline));
+		n = epoll_wait(ep, got, max < POLL_BATCH ? max : POLL_BATCH, timeout_ms(deadline));
 	while (n < 0 && errno == EINTR);
 	if (n < 0)
 		return -errno;
 	int out = 0;
 	for (int i = 0; i < n; i++) {
-		if (got[i].data.fd == wakefd) {
+		int src = (int)(uint32_t)got[i].data.u64;
+		if (src == wakefd) {
 			uint64_t v;
 			atomic_store(&wake_pending, 0);
 			while (read(wakefd, &v, sizeof v) < 0 && errno == EINTR)
@@ -114,11 +136,14 @@ int shim_io_poll(struct shim_io_event *ev, int max, int64_t deadline)
 		unsigned e = 0, k = got[i].events;
 		if (k & (EPOLLIN | EPOLLRDHUP))
 			e |= SHIM_IO_IN;
+		if (k & (EPOLLRDHUP | EPOLLHUP))
+			e |= SHIM_IO_HUP;
 		if (k & EPOLLOUT)
 			e |= SHIM_IO_OUT;
 		if (k & (EPOLLERR | EPOLLHUP))
 			e |= SHIM_IO_IN | SHIM_IO_OUT | SHIM_IO_ERR;
-		ev[out].src = got[i].data.fd;
+		ev[out].src = src;
+		ev[out].tag = (uint32_t)(got[i].data.u64 >> 32);
 		ev[out].events = e;
 		out++;
 	}
