@@ -507,13 +507,16 @@ void weft__worker_main(void *arg)
 		if (spinning) {
 			spinning = false;
 			atomic_fetch_sub(&weft__rt.nspinning, 1);
-			/* The wakes that queued this work saw us spinning and woke
-			 * nobody else: if more is queued, pass the baton, as Go's
-			 * last spinner does, or it waits behind this fiber. */
-			if (f && (weft__deque_size(&w->dq) > 0 ||
-				  atomic_load_explicit(&weft__rt.gq_len, memory_order_acquire) > 0))
-				weft__wake_one(false);
 		}
+		/* The wakes that queued this work may have seen us spinning
+		 * and woken nobody else: if more is queued, pass the baton, as
+		 * Go's last spinner does, or it waits behind this fiber. Also
+		 * when the work was found after the spin ended (by the look
+		 * weft__sleep_idle makes after joining the idle list, or the
+		 * next one): those wakes counted on us all the same. */
+		if (f && (weft__deque_size(&w->dq) > 0 ||
+			  atomic_load_explicit(&weft__rt.gq_len, memory_order_acquire) > 0))
+			weft__wake_one(false);
 		if (f)
 			weft__run(w, f);
 		else
