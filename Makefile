@@ -197,6 +197,14 @@ $(LWIP_PIC_OBJS): $(O)/lwip-pic/%.o: $(LWIP_TREE)/.patched $(DEPS_MK)
 	@$(if $(Q),echo '  CC      $@')
 	$(Q)$(CC) $(LWIP_CFLAGS) -fPIC -c $(LWIP_TREE)/$*.c -o $@
 $(OBJS) $(PIC_OBJS): | $(LWIP_TREE)/.patched
+# The tree's sources are the stamp's products: the lwIP objects' .d files
+# name them, and when the tree is made again (removed and copied) make
+# must not look for them before it is there.
+$(patsubst $(LWIPDIR)/%,$(LWIP_TREE)/%,$(LWIP_SRCS)): $(LWIP_TREE)/.patched ;
+# net/ includes lwIP's headers, which a new patch can change: make reads a
+# header's time before the tree is patched again, so the stamp itself is a
+# prerequisite.
+$(filter $(O)/obj/net/% $(O)/pic/net/%,$(OBJS) $(PIC_OBJS)): $(LWIP_TREE)/.patched
 
 # The flags the objects were compiled with: a change (a toolchain file's, a
 # CFLAGS= on the command line) rebuilds them, which make's own dependencies
