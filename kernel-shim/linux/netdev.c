@@ -19,6 +19,7 @@
 #include <sys/socket.h>
 #include <sys/uio.h>
 
+#include "csum.h"
 #include "shim.h"
 
 /* Kernel ABI from <linux/if_tun.h> and <linux/if_ether.h>, spelled out: a
@@ -38,6 +39,17 @@
 #ifndef PACKET_IGNORE_OUTGOING
 #define PACKET_IGNORE_OUTGOING 23 /* Linux 4.20 */
 #endif
+#ifndef PACKET_AUXDATA
+#define PACKET_AUXDATA 8
+#endif
+#ifndef TP_STATUS_CSUMNOTREADY
+#define TP_STATUS_CSUMNOTREADY (1 << 3)
+#endif
+/* struct tpacket_auxdata of <linux/if_packet.h> (not every libc has it). */
+struct auxdata {
+	uint32_t tp_status, tp_len, tp_snaplen;
+	uint16_t tp_mac, tp_net, tp_vlan_tci, tp_vlan_tpid;
+};
 
 #define MAX_IOV 16
 #define TAP_TXQUEUELEN 20000
@@ -189,13 +201,16 @@ static int open_packet(const char *name, int *fdp, struct shim_netdev_info *info
 		if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &size, sizeof size) != 0)
 			setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, sizeof size);
 		setsockopt(fd, SOL_PACKET, PACKET_IGNORE_OUTGOING, &one, sizeof one);
+		/* Each frame's status: whether its checksum is left to us. */
+		if (setsockopt(fd, SOL_PACKET, PACKET_AUXDATA, &one, sizeof one) != 0)
+			err = -errno;
 
 		struct sockaddr_ll sll;
 		memset(&sll, 0, sizeof sll);
 		sll.sll_family = AF_PACKET;
 		sll.sll_protocol = htons(ETH_P_ALL);
 		sll.sll_ifindex = (int)idx;
-		if (bind(fd, (struct sockaddr *)&sll, sizeof sll) != 0)
+		if (!err && bind(fd, (struct sockaddr *)&sll, sizeof sll) != 0)
 			err = -errno;
 	}
 	if (err) {
@@ -256,6 +271,23 @@ int shim_netdev_open(const char *spec, struct shim_netdev **out, struct shim_net
 	return r;
 }
 
+/* A frame whose sender left its TCP or UDP checksum to the device (a veth
+ * peer with checksum offload on) gets it here: lwIP checks every checksum
+ * and would drop it. A TAP device's frames never need this (the kernel
+ * completes them for a TAP without a virtio-net header). */
+static void finish_checksum(struct msghdr *msg, void *buf, size_t len)
+{
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(msg); c; c = CMSG_NXTHDR(msg, c)) {
+		if (c->cmsg_level != SOL_PACKET || c->cmsg_type != PACKET_AUXDATA ||
+		    c->cmsg_len < CMSG_LEN(sizeof(struct auxdata)))
+			continue;
+		struct auxdata aux;
+		memcpy(&aux, CMSG_DATA(c), sizeof aux);
+		if (aux.tp_status & TP_STATUS_CSUMNOTREADY)
+			shim_csum_complete(buf, len, aux.tp_net);
+	}
+}
+
 /* A TAP fd is read with read(), which cannot report a frame's full length,
  * so a byte of slack after buf catches one that did not fit. A packet socket
  * says it itself with MSG_TRUNC. Either way the frame is gone. */
@@ -269,14 +301,26 @@ static long netdev_recv(struct shim_netdev *d, void *buf, size_t cap)
 			r = readv(d->fd, iov, 2);
 		} else {
 			struct sockaddr_ll sll;
-			socklen_t sl = sizeof sll;
 			memset(&sll, 0, sizeof sll);
-			r = recvfrom(d->fd, buf, cap, MSG_TRUNC, (struct sockaddr *)&sll, &sl);
+			struct iovec iov = {buf, cap};
+			union {
+				struct cmsghdr align;
+				char buf[CMSG_SPACE(sizeof(struct auxdata))];
+			} control;
+			struct msghdr msg = {.msg_name = &sll,
+					     .msg_namelen = sizeof sll,
+					     .msg_iov = &iov,
+					     .msg_iovlen = 1,
+					     .msg_control = &control,
+					     .msg_controllen = sizeof control};
+			r = recvmsg(d->fd, &msg, MSG_TRUNC);
 			/* Our own frames, or the host's, on their way out; and
 			 * with a promiscuous interface, frames for other MACs. */
 			if (r >= 0 && (sll.sll_pkttype == PACKET_OUTGOING ||
 				       sll.sll_pkttype == PACKET_OTHERHOST))
 				continue;
+			if (r >= 0 && (size_t)r <= cap)
+				finish_checksum(&msg, buf, (size_t)r);
 		}
 		if (r < 0) {
 			if (errno == EINTR)

@@ -3,9 +3,11 @@
 # lwIP over AF_PACKET ("packet:IFNAME"): examples/httpd, then examples/echo,
 # on one end of a veth pair inside a network namespace this script creates
 # and removes (the pair lives in the namespace and goes with it). The
-# kernel's end, vk0, is 10.78.0.1/24, checksum and segmentation offloads
-# off (or the kernel hands the packet socket frames with checksums left to
-# the hardware, or merged beyond the MTU, and lwIP drops them); the other
+# kernel's end, vk0, is 10.78.0.1/24, with segmentation offloads off (or
+# the kernel hands the packet socket frames merged beyond the MTU, and lwIP
+# drops them) and checksum offload left on: the frames come with their
+# TCP checksum left to the hardware, and the packet device completes it
+# (kernel-shim/linux/csum.c; without that every check below fails); the other
 # end, vl0, is up with no kernel address, so the kernel ignores what comes
 # for 10.78.0.2 and only lwIP (on vl0's MAC) answers. Clients: curl, raw
 # bytes from bash, wrk, bench/echo_load. One line per check, then
@@ -50,16 +52,16 @@ veth_up()
 		nsx sysctl -q -w net.ipv6.conf.all.disable_ipv6=1 &&
 		nsx sysctl -q -w net.ipv6.conf.default.disable_ipv6=1 &&
 		nsx ip link add "$KDEV" type veth peer name "$LDEV" &&
-		nsx ethtool -K "$KDEV" tx off tso off gso off >/dev/null &&
+		nsx ethtool -K "$KDEV" tx on tso off gso off >/dev/null &&
 		nsx ip addr add "$KADDR/24" dev "$KDEV" &&
 		nsx ip link set "$KDEV" up &&
 		nsx ip link set "$LDEV" up
 }
 if ! veth_up 2>"$tmp/veth.err"; then
-	bad "veth pair $KDEV/$LDEV created, $KDEV's offloads off" "$(head -3 "$tmp/veth.err" | tr '\n' ' ')"
+	bad "veth pair $KDEV/$LDEV created, $KDEV's segmentation offloads off" "$(head -3 "$tmp/veth.err" | tr '\n' ' ')"
 	t_done
 fi
-ok "veth pair $KDEV ($KADDR/24, tx/tso/gso off) - $LDEV (no address)"
+ok "veth pair $KDEV ($KADDR/24, checksum offload on, tso/gso off) - $LDEV (no address)"
 check "$LDEV has no kernel IPv4 address" \
 	test -z "$(nsx ip -4 -o addr show dev "$LDEV")"
 lmac=$(nsx cat "/sys/class/net/$LDEV/address")
