@@ -245,11 +245,14 @@ $(O)/tests/%: tests/%.c tests/testutil.c tests/testutil.h $(INTERNAL_LIB)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo '  LD      $@')
 	$(Q)$(CC) $(ALL_CFLAGS) -D_GNU_SOURCE $(CMOCKA_CFLAGS) -Itests -o $@ $< tests/testutil.c \
-		$(INTERNAL_LIB) $(CMOCKA_LIBS) $(ALL_LDFLAGS) $(TEST_WRAP) $(LIBS) -lm
+		$(filter tests/allocwrap.c,$^) $(INTERNAL_LIB) $(CMOCKA_LIBS) $(ALL_LDFLAGS) \
+		$(TEST_WRAP) $(LIBS) -lm
 
-# test_allocfail fails each allocation in turn: every one the runtime makes
-# goes through its wrappers.
-$(O)/tests/test_allocfail: TEST_WRAP := $(foreach f,malloc calloc realloc aligned_alloc free \
+# test_allocfail and test_allocfail_net fail each allocation in turn: every
+# one the runtime (and lwIP) makes goes through tests/allocwrap.c.
+ALLOC_WRAP_TESTS := $(O)/tests/test_allocfail $(O)/tests/test_allocfail_net
+$(ALLOC_WRAP_TESTS): tests/allocwrap.c tests/allocwrap.h
+$(ALLOC_WRAP_TESTS): TEST_WRAP := $(foreach f,malloc calloc realloc aligned_alloc free \
 	shim_stack_alloc,-Wl,--wrap=$(f))
 
 # Examples are what a user writes: the public headers and libweft.a only.

@@ -28,6 +28,9 @@ static int wrap(int fd, int kind, struct weft_sock **out)
 {
 	struct ksock *k = malloc(sizeof *k);
 	if (!k) {
+		/* connect registered fd with the reactor: a record kept for
+		 * the number would stand for the next socket given it. */
+		weft__io_forget(fd);
 		shim_sock_close(fd);
 		return -ENOMEM;
 	}

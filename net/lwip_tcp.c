@@ -318,7 +318,21 @@ ssize_t weft__ltcp_write(struct weft_sock *sk, const void *buf, size_t len, int6
 			}
 		}
 		tcp_output(s->pcb);
-		if ((err = weft__lsock_wait(&s->wrq, deadline)))
+		/* tcp_sent wakes this writer when data in flight is acknowledged.
+		 * With none in flight, tcp_write ran out of memory and nothing
+		 * will: look again in a millisecond (as rx_main does), until the
+		 * deadline. */
+		int64_t until = deadline;
+		bool idle = !s->pcb->unsent && !s->pcb->unacked;
+		if (idle && deadline != 0) {
+			int64_t soon = weft__now() + 1000000;
+			if (deadline < 0 || deadline > soon)
+				until = soon;
+		}
+		err = weft__lsock_wait(&s->wrq, until);
+		if (err == -ETIMEDOUT && until != deadline)
+			err = 0;
+		if (err)
 			break;
 	}
 	if (s->pcb)

@@ -12,10 +12,14 @@ static _Noreturn void finish(struct weft__fiber *self, void *result)
 	 * block: local storage destructors, a generator's end, the mailbox,
 	 * the supervisor report. */
 	weft__rt.context->exit(self, result);
-	weft__future_settle(&self->done, FS_RESOLVED, result, 0);
+	/* A service fiber leaves the count before its joiner can return: the
+	 * network stack joins its own in weft_net_fini, and weft_shutdown,
+	 * called next, must not find it still counted (-EBUSY). The others
+	 * leave after, so that weft_run returns once every join would. */
 	if (self->flags & FF_SERVICE)
 		atomic_fetch_sub(&weft__rt.services, 1);
-	else
+	weft__future_settle(&self->done, FS_RESOLVED, result, 0);
+	if (!(self->flags & FF_SERVICE))
 		weft__live_dec(weft__worker_self());
 	weft__switch_out(self, ACT_EXIT);
 	__builtin_unreachable();

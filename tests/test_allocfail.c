@@ -2,8 +2,8 @@
 /* Allocation failure at every site a scenario reaches (issue 14, item 4).
  *
  * This suite is linked with --wrap for malloc, calloc, realloc,
- * aligned_alloc, free and shim_stack_alloc (the Makefile's rule for it), so
- * every allocation the runtime makes goes through the wrappers below. One
+ * aligned_alloc, free and shim_stack_alloc (tests/allocwrap.h), so every
+ * allocation the runtime makes is counted and can be made to fail. One
  * scenario (init; channels, a buffered one too; futures and a combinator
  * over nine of them; a select of nine cases; a mutex, a semaphore, a wait
  * group; messages to a fiber and to a step-process; a generator; named
@@ -18,112 +18,14 @@
  *   failure (sums, counts, sleeps that never end before their deadline);
  * - after shutdown the blocks still allocated are no more than after the
  *   warm-up runs: nothing leaked (fewer happens: a pool the failure kept
- *   from filling; ASan's leak check adds its own in the asan
- *   configuration).
- * lwIP's pools are not walked here: test_net's allocation-failure test
- * fails them through lwIP's own knob. */
+ *   from filling); under ASan, LeakSanitizer finds no block unreachable,
+ *   checked after every run.
+ * Sockets, and lwIP's pools and pbufs, are walked by test_allocfail_net. */
 #include <stdlib.h>
 #include <string.h>
 
-#include "shim.h"
+#include "allocwrap.h"
 #include "testutil.h"
-
-/* ---- The wrappers ------------------------------------------------------ */
-
-void *__real_malloc(size_t n);
-void *__real_calloc(size_t k, size_t n);
-void *__real_realloc(void *p, size_t n);
-void *__real_aligned_alloc(size_t a, size_t n);
-void __real_free(void *p);
-int __real_shim_stack_alloc(size_t size, struct shim_stack *out);
-
-static _Atomic int armed;    /* count (and maybe fail) allocations now */
-static _Atomic long counted; /* allocations seen while armed */
-static _Atomic long fail_at; /* fail the counted allocation with this number; 0: none */
-static _Atomic long failed;  /* how many were failed */
-static _Atomic long live;    /* blocks allocated and not freed, all along */
-
-/* A C library may build one call on another (picolibc's calloc calls
- * malloc): only the outermost is counted. */
-static _Thread_local int inside;
-
-/* Whether this allocation is the one to fail. */
-static bool inject(void)
-{
-	if (!atomic_load(&armed))
-		return false;
-	long k = atomic_fetch_add(&counted, 1) + 1;
-	if (k != atomic_load(&fail_at))
-		return false;
-	atomic_fetch_add(&failed, 1);
-	return true;
-}
-
-void *__wrap_malloc(size_t n)
-{
-	if (inside)
-		return __real_malloc(n);
-	inside = 1;
-	void *p = inject() ? NULL : __real_malloc(n);
-	if (p)
-		atomic_fetch_add(&live, 1);
-	inside = 0;
-	return p;
-}
-
-void *__wrap_calloc(size_t k, size_t n)
-{
-	if (inside)
-		return __real_calloc(k, n);
-	inside = 1;
-	void *p = inject() ? NULL : __real_calloc(k, n);
-	if (p)
-		atomic_fetch_add(&live, 1);
-	inside = 0;
-	return p;
-}
-
-void *__wrap_aligned_alloc(size_t a, size_t n)
-{
-	if (inside)
-		return __real_aligned_alloc(a, n);
-	inside = 1;
-	void *p = inject() ? NULL : __real_aligned_alloc(a, n);
-	if (p)
-		atomic_fetch_add(&live, 1);
-	inside = 0;
-	return p;
-}
-
-void *__wrap_realloc(void *old, size_t n)
-{
-	if (inside)
-		return __real_realloc(old, n);
-	inside = 1;
-	void *p = NULL; /* failed: old stays as it was, as realloc leaves it */
-	if (!inject() && (p = __real_realloc(old, n)) && !old)
-		atomic_fetch_add(&live, 1);
-	inside = 0;
-	return p;
-}
-
-void __wrap_free(void *p)
-{
-	if (inside) {
-		__real_free(p);
-		return;
-	}
-	inside = 1;
-	if (p)
-		atomic_fetch_sub(&live, 1);
-	__real_free(p);
-	inside = 0;
-}
-
-int __wrap_shim_stack_alloc(size_t size, struct shim_stack *out)
-{
-	return inject() ? -ENOMEM : __real_shim_stack_alloc(size, out);
-}
 
 /* ---- The scenario ------------------------------------------------------ */
 
@@ -307,12 +209,9 @@ static void scenario(struct world *wd)
 static void run_once(long n)
 {
 	static struct world wd;
-	atomic_store(&counted, 0);
-	atomic_store(&failed, 0);
-	atomic_store(&fail_at, n);
-	atomic_store(&armed, 1);
+	wt_alloc_arm(n);
 	scenario(&wd);
-	atomic_store(&armed, 0);
+	wt_alloc_disarm();
 }
 
 static void test_every_allocation_fails_once(void **state)
@@ -333,9 +232,9 @@ static void test_every_allocation_fails_once(void **state)
 	while (runs < 64 && same < 3) {
 		run_once(0);
 		assert_int_equal(atomic_load(&bad_line), 0);
-		same = atomic_load(&live) == base ? same + 1 : 0;
-		base = seen[runs++] = atomic_load(&live);
-		total = atomic_load(&counted);
+		same = wt_alloc_live() == base ? same + 1 : 0;
+		base = seen[runs++] = wt_alloc_live();
+		total = wt_alloc_counted();
 	}
 	if (same < 3) /* a run that keeps a block for good leaks */
 		for (int i = 0; i < runs; i++)
@@ -348,17 +247,19 @@ static void test_every_allocation_fails_once(void **state)
 		run_once(n);
 		walked = n;
 		int line = atomic_load(&bad_line);
-		long leaked = atomic_load(&live) - base;
+		long leaked = wt_alloc_live() - base;
+		int lsan = wt_alloc_leak_check();
 		/* Fewer than after the warm-up is no leak: a pool the failure
 		 * kept from growing (the bare shim's pooled stacks). */
-		if (line || leaked > 0)
+		if (line || leaked > 0 || lsan)
 			print_message(
 				"allocation %ld of about %ld failed: check at line %d, %ld blocks "
-				"leaked\n",
-				n, total, line, leaked);
+				"leaked%s\n",
+				n, total, line, leaked, lsan ? ", LeakSanitizer found a leak" : "");
 		assert_int_equal(line, 0);
 		assert_true(leaked <= 0);
-		if (atomic_load(&failed) == 0)
+		assert_int_equal(lsan, 0);
+		if (wt_alloc_failed() == 0)
 			break; /* this run made fewer than n allocations: all walked */
 	}
 	print_message("walked %ld of %ld allocations, %ld calls returned -ENOMEM\n", walked, total,

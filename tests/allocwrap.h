@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: MIT */
+/* Counting and failing allocations, for the suites linked with --wrap for
+ * malloc, calloc, realloc, aligned_alloc, free and shim_stack_alloc (the
+ * Makefile's ALLOC_WRAP): every allocation the runtime makes, lwIP's
+ * included (net/lwip_mem.c calls malloc), goes through tests/allocwrap.c.
+ * Any thread may allocate; the calls below are for the test's own thread. */
+#ifndef WEFT_TESTS_ALLOCWRAP_H
+#define WEFT_TESTS_ALLOCWRAP_H
+
+/* Count the allocations made from now on, from every thread, and fail the
+ * one numbered fail_at (from 1; 0: none). */
+void wt_alloc_arm(long fail_at);
+/* Stop counting; the counts stay for the calls below. */
+void wt_alloc_disarm(void);
+/* Allocations seen while armed, and how many of them were failed (0 or 1). */
+long wt_alloc_counted(void);
+long wt_alloc_failed(void);
+/* Blocks allocated and not yet freed, counted since the process started. */
+long wt_alloc_live(void);
+/* Under ASan, LeakSanitizer's check now (it prints what it finds): 1 if a
+ * block is unreachable, else 0; 0 without ASan. Sound only where no fiber
+ * is alive (LeakSanitizer does not scan fiber stacks). */
+int wt_alloc_leak_check(void);
+
+#endif
