@@ -61,8 +61,12 @@ typedef struct weft_net_config {
 } weft_net_config_t;
 
 /* Bring the stack up; the runtime must be running. cfg may be NULL.
+ * lwIP's memory is bounded by $WEFT_NET_MEM_KB (KiB, 16 to 2^30; unset: half
+ * of a fixed heap on bare metal, no bound on Linux): beyond it lwIP drops
+ * frames and refuses connections (mem_failed below).
  * Returns 0; -EALREADY; -ESRCH (runtime not running); -EINVAL (unknown stack
- * or netif, malformed address); -ENOSYS (no kernel sockets on this target);
+ * or netif, malformed address, $WEFT_NET_MEM_KB malformed or out of range);
+ * -ENOSYS (no kernel sockets on this target);
  * -ENODEV, -EPERM (the interface cannot be opened); -ENOMEM. */
 WEFT_API int weft_net_init(const weft_net_config_t *cfg);
 
@@ -85,8 +89,9 @@ typedef struct weft_net_stats {
 	uint64_t frames_dropped; /* lwIP: frames the interface refused or lwIP dropped */
 	uint64_t mem_blocks;     /* lwIP: blocks of memory it holds now (pbufs, PCBs,
 	                           * segments); 0 for the kernel stack */
-	uint64_t mem_failed;     /* lwIP: allocations that failed, ever; each dropped
-	                           * a frame or a segment, or refused a connection */
+	uint64_t mem_failed;     /* lwIP: allocations that failed or were over its
+	                           * budget ($WEFT_NET_MEM_KB), ever; each dropped a
+	                           * frame or a segment, or refused a connection */
 } weft_net_stats_t;
 
 /* 0 or -ESRCH (not up). */

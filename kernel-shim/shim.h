@@ -49,6 +49,13 @@ int shim_stack_guard_set(size_t bytes);
  * shim's word. Valid after the first shim_stack_alloc. */
 const char *shim_stack_guard_method(void);
 
+/* ---- Memory ------------------------------------------------------------- */
+
+/* The bytes malloc can ever have when the C library's heap is a fixed
+ * region (bare metal: the share of RAM boot set aside), or 0 when it grows
+ * on demand (Linux). Any thread; the same value for the process's life. */
+size_t shim_heap_size(void);
+
 /* ---- Time --------------------------------------------------------------- */
 
 /* Monotonic nanoseconds since an arbitrary origin; never negative. */

@@ -41,8 +41,24 @@ void weft__lwip_stop_fiber(weft_fiber_t *f);
 
 /* lwIP's memory (lwip_mem.c): its counters into out. */
 void weft__lwip_mem_stats(weft_net_stats_t *out);
+/* Read lwIP's byte budget from $WEFT_NET_MEM_KB (KiB, 16 to 2^30), or
+ * when that is unset or empty make it half of a fixed heap
+ * (shim_heap_size), or none where the heap has no fixed size. 0, or
+ * -EINVAL (malformed or out of range: the budget is unchanged). Called by
+ * every weft__lwip_up before anything comes up; lwIP already holding more
+ * than a new budget keeps what it holds and gets nothing more until it is
+ * below it. */
+int weft__lwip_mem_config(void);
 /* For tests: make every n-th allocation of lwIP's fail (0: none). */
 void weft__lwip_fail_every(unsigned n);
+/* For tests: the budget in bytes (SIZE_MAX: none), and setting it until the
+ * next weft__lwip_mem_config. */
+size_t weft__lwip_budget(void);
+void weft__lwip_set_budget(size_t bytes);
+/* For tests: the bytes lwIP holds now (its blocks with their size
+ * headers), and in *peak (if not NULL) the most it held since the last
+ * call that asked, which starts the next such period at now. */
+size_t weft__lwip_mem_held(size_t *peak);
 
 /* The device interface (lwip_netif.c): open spec ("tap:NAME",
  * "packet:NAME", "virtio") with cfg's addresses, or close it. */

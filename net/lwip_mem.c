@@ -1,18 +1,38 @@
 /* SPDX-License-Identifier: MIT */
 /* lwIP's memory: its heap and every pool are the C library's malloc
  * (MEM_LIBC_MALLOC, MEMP_MEM_MALLOC), through here, so that weft_net_stats
- * can say what lwIP holds and what it was refused, and tests can make
- * allocations fail. lwIP handles a failed allocation everywhere but in its
- * timeouts, which come from a static pool instead (net/patches/0003). */
+ * can say what lwIP holds and what it was refused, tests can make
+ * allocations fail, and lwIP holds no more than its budget of bytes
+ * (WEFT_NET_MEM_KB): where lwIP and the runtime share one fixed heap (bare
+ * metal), a flood of connections or frames runs lwIP out of its share, not
+ * the runtime out of the heap. lwIP handles a failed allocation everywhere
+ * but in its timeouts, which come from a static pool instead
+ * (net/patches/0003). */
+#include <stddef.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "lwip.h"
 
 #include "lwip/timeouts.h"
 #include "netif/ppp/ppp_opts.h" /* PPP_NUM_TIMEOUTS, in MEMP_NUM_SYS_TIMEOUT */
 
-/* Blocks lwIP holds now, and the allocations that failed (each dropped a
- * frame, a segment or a connection). */
+/* WEFT_NET_MEM_KB's range, and the share of a fixed heap lwIP may hold when
+ * it is unset (docs/decisions/lwip-memory-budget.md). */
+#define BUDGET_KB_MIN 16ul
+#define BUDGET_KB_MAX (1ul << 30) /* 1 TiB */
+#define HEAP_SHARE_DIV 2          /* half */
+
+/* Each block starts with its size, in a header as large as malloc's
+ * alignment, so that what lwIP gets is aligned as malloc's own blocks. */
+#define HEAD (_Alignof(max_align_t) > sizeof(size_t) ? _Alignof(max_align_t) : sizeof(size_t))
+
+/* Bytes lwIP holds now (its blocks and their headers), the most it held
+ * since a test last asked, the budget (SIZE_MAX: none); blocks it holds,
+ * and the allocations that failed (each dropped a frame, a segment or a
+ * connection). */
+static _Atomic size_t mem_bytes, mem_peak;
+static _Atomic size_t budget = SIZE_MAX;
 static _Atomic int64_t mem_blocks;
 static _Atomic uint64_t mem_failed;
 /* Tests: every fail_every-th allocation fails (0: none). */
@@ -26,26 +46,100 @@ static bool injected_failure(void)
 	       atomic_fetch_add_explicit(&fail_count, 1, memory_order_relaxed) % every == every - 1;
 }
 
-static void *counted(void *p)
+/* Take n bytes of the budget, or refuse: the count never goes above it,
+ * even for a moment, so mem_peak is what lwIP really held at most. */
+static bool reserve(size_t n)
 {
-	if (p)
-		atomic_fetch_add_explicit(&mem_blocks, 1, memory_order_relaxed);
-	else
-		atomic_fetch_add_explicit(&mem_failed, 1, memory_order_relaxed);
-	return p;
+	size_t limit = atomic_load_explicit(&budget, memory_order_relaxed);
+	size_t held = atomic_load_explicit(&mem_bytes, memory_order_relaxed);
+	do {
+		if (held > limit || n > limit - held)
+			return false;
+	} while (!atomic_compare_exchange_weak_explicit(
+		&mem_bytes, &held, held + n, memory_order_relaxed, memory_order_relaxed));
+	size_t peak = atomic_load_explicit(&mem_peak, memory_order_relaxed);
+	while (held + n > peak &&
+	       !atomic_compare_exchange_weak_explicit(&mem_peak, &peak, held + n,
+						      memory_order_relaxed, memory_order_relaxed))
+		;
+	return true;
 }
 
-void *weft__lwip_malloc(size_t size) { return counted(injected_failure() ? NULL : malloc(size)); }
+/* size bytes for lwIP, zeroed if zero is set; NULL (counted) when a test
+ * says so, the budget is spent or malloc has nothing. */
+static void *take(size_t size, bool zero)
+{
+	size_t n = HEAD + size;
+	char *b = NULL;
+	if (size <= SIZE_MAX - HEAD && !injected_failure() && reserve(n)) {
+		b = zero ? calloc(1, n) : malloc(n);
+		if (!b)
+			atomic_fetch_sub_explicit(&mem_bytes, n, memory_order_relaxed);
+	}
+	if (!b) {
+		atomic_fetch_add_explicit(&mem_failed, 1, memory_order_relaxed);
+		return NULL;
+	}
+	memcpy(b, &n, sizeof n);
+	atomic_fetch_add_explicit(&mem_blocks, 1, memory_order_relaxed);
+	return b + HEAD;
+}
+
+void *weft__lwip_malloc(size_t size) { return take(size, false); }
 
 void *weft__lwip_calloc(size_t n, size_t size)
 {
-	return counted(injected_failure() ? NULL : calloc(n, size));
+	if (size && n > SIZE_MAX / size) {
+		atomic_fetch_add_explicit(&mem_failed, 1, memory_order_relaxed);
+		return NULL;
+	}
+	return take(n * size, true);
+}
+
+void weft__lwip_free(void *p)
+{
+	if (!p)
+		return;
+	char *b = (char *)p - HEAD;
+	size_t n;
+	memcpy(&n, b, sizeof n);
+	atomic_fetch_sub_explicit(&mem_bytes, n, memory_order_relaxed);
+	atomic_fetch_sub_explicit(&mem_blocks, 1, memory_order_relaxed);
+	free(b);
+}
+
+int weft__lwip_mem_config(void)
+{
+	const char *s = shim_getenv("WEFT_NET_MEM_KB");
+	size_t limit = SIZE_MAX;
+	if (s && *s) {
+		unsigned long kb;
+		if (weft__parse_ulong(s, BUDGET_KB_MIN, BUDGET_KB_MAX, &kb))
+			return -EINVAL;
+		limit = (size_t)kb * 1024;
+	} else if (shim_heap_size()) {
+		limit = shim_heap_size() / HEAP_SHARE_DIV;
+	}
+	atomic_store(&budget, limit);
+	return 0;
 }
 
 void weft__lwip_fail_every(unsigned n)
 {
 	atomic_store(&fail_count, 0);
 	atomic_store(&fail_every, n);
+}
+
+size_t weft__lwip_budget(void) { return atomic_load(&budget); }
+
+void weft__lwip_set_budget(size_t bytes) { atomic_store(&budget, bytes); }
+
+size_t weft__lwip_mem_held(size_t *peak)
+{
+	size_t now = atomic_load(&mem_bytes);
+	if (peak)
+		*peak = atomic_exchange(&mem_peak, now);
+	return now;
 }
 
 /* lwIP's timeouts (net/patches/0003), under the lwIP lock. lwIP never arms
@@ -73,13 +167,6 @@ void weft__lwip_timeout_free(void *p)
 	struct sys_timeo *t = p;
 	t->next = timeo_free;
 	timeo_free = t;
-}
-
-void weft__lwip_free(void *p)
-{
-	if (p)
-		atomic_fetch_sub_explicit(&mem_blocks, 1, memory_order_relaxed);
-	free(p);
 }
 
 void weft__lwip_mem_stats(weft_net_stats_t *out)

@@ -165,6 +165,8 @@ int weft__lwip_up(const weft_net_config_t *cfg)
 		return -EINVAL;
 	if (cfg->gw && (weft_addr_parse(cfg->gw, &g) || g.port))
 		return -EINVAL;
+	if (weft__lwip_mem_config())
+		return -EINVAL;
 	weft__lwip_lock_take();
 	if (!core_ready) {
 		lwip_init();

@@ -294,11 +294,6 @@ struct weft__fiber *weft__find_work(struct weft__worker *w);
 void weft__worker_main(void *worker);
 void weft__workers_stop(void);
 
-/* A configuration number (WEFT_WORKERS, WEFT_STACK_KB: runtime.c): s is a
- * whole decimal number as strtoul reads it, not negative, in [lo, hi].
- * 0 with *out set, or -EINVAL. */
-int weft__parse_ulong(const char *s, unsigned long lo, unsigned long hi, unsigned long *out);
-
 /* ---- Context switches (switch.c) ---------------------------------------- */
 
 /* Switch from one context to another on worker w (the caller's), carrying

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /* What the runtime offers the layer above it inside the library, net/, and
  * nothing more: its lock, wait lists a caller parks on with a deadline,
- * waiting on an I/O source, service fibers, holding the runtime open, and
- * its clock. net/ includes this and shim.h, never internal.h. Every call
- * here may be made from a fiber or a plain thread unless it says not. */
+ * waiting on an I/O source, service fibers, holding the runtime open, its
+ * clock, and how it reads a configuration number. net/ includes this and
+ * shim.h, never internal.h. Every call here may be made from a fiber or a
+ * plain thread unless it says not. */
 #ifndef WEFT_SERVICE_H
 #define WEFT_SERVICE_H
 
@@ -45,6 +46,13 @@ int weft__waiter_wait(weft__lock_t *lock, struct weft__waiter **head, struct wef
  * weft__park_begin_why. */
 int weft__waiter_wait_unlocked(weft__lock_t *lock, struct weft__waiter **head,
 			       struct weft__waiter *w, int64_t deadline, const char *why);
+
+/* ---- Configuration (runtime.c) ------------------------------------------ */
+
+/* A configuration number (WEFT_WORKERS, WEFT_STACK_KB, net/'s
+ * WEFT_NET_MEM_KB): s is a whole decimal number as strtoul reads it, not
+ * negative, in [lo, hi]. 0 with *out set, or -EINVAL. */
+int weft__parse_ulong(const char *s, unsigned long lo, unsigned long hi, unsigned long *out);
 
 /* ---- Time (time.c) -------------------------------------------------------
  * The runtime's clock, in ns: the shim's, or with the virtual clock

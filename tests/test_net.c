@@ -325,12 +325,15 @@ static weft_net_stats_t net_stats(void)
 /* The counters at the start of the test (per-test setup). */
 static weft_net_stats_t base;
 
-/* Every socket the test opened is closed. */
-static void expect_no_leak(void)
+/* Every socket the test opened is closed, but n. */
+static void expect_no_leak_but(uint64_t n)
 {
 	weft_net_stats_t st = net_stats();
-	EXPECT(st.sockets_open, base.sockets_open);
+	EXPECT(st.sockets_open, base.sockets_open + n);
 }
+
+/* Every socket the test opened is closed. */
+static void expect_no_leak(void) { expect_no_leak_but(0); }
 
 /* Memory a test needs until its end: freed by the teardown, so that a failed
  * assertion leaks nothing. */
@@ -2186,6 +2189,267 @@ static void test_lwip_allocation_failure(void **state)
 			 (unsigned long long)st.mem_blocks, (unsigned long long)st0.mem_blocks);
 }
 
+/* ---- lwIP's memory budget (WEFT_NET_MEM_KB) ---------------------------------- */
+
+/* net/lwip_mem.c's test hooks: lwIP's byte budget (SIZE_MAX: none), and
+ * the bytes it holds now and at most since the last look. The shim's fixed
+ * heap (0 on Linux), which the default budget is half of. */
+size_t weft__lwip_budget(void);
+void weft__lwip_set_budget(size_t bytes);
+size_t weft__lwip_mem_held(size_t *peak);
+size_t shim_heap_size(void);
+
+/* The budget a test set, given back by the test or by the teardown. */
+static size_t budget_before;
+static int budget_changed;
+
+static void budget_set(size_t bytes)
+{
+	if (!budget_changed) {
+		budget_before = weft__lwip_budget();
+		budget_changed = 1;
+	}
+	weft__lwip_set_budget(bytes);
+}
+
+static void budget_restore(void)
+{
+	if (budget_changed)
+		weft__lwip_set_budget(budget_before);
+	budget_changed = 0;
+}
+
+static size_t default_budget(void)
+{
+	size_t heap = shim_heap_size();
+	return heap ? heap / 2 : SIZE_MAX;
+}
+
+/* WEFT_NET_MEM_KB is read by every weft_net_init("lwip"): KiB from 16 to
+ * 2^30; malformed or out of range is -EINVAL with nothing brought up;
+ * unset or empty is the default (half of a fixed heap, none on Linux). */
+static void test_init_mem_budget_env(void **state)
+{
+	(void)state;
+	char saved[64] = "";
+	const char *old = getenv("WEFT_NET_MEM_KB");
+	if (old)
+		snprintf(saved, sizeof saved, "%s", old);
+	static const struct {
+		const char *v;
+		size_t bytes;
+	} good[] = {
+		{"1024", (size_t)1 << 20},
+		{"16", 16 * 1024},
+		{"1073741824", (size_t)1 << 40},
+		{"+64", 64 * 1024},
+	};
+	int wrong = 0;
+	for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+		setenv("WEFT_NET_MEM_KB", good[i].v, 1);
+		int r = weft_net_init(&lwip_cfg);
+		if (r != 0 || weft__lwip_budget() != good[i].bytes) {
+			print_message("WEFT_NET_MEM_KB=%s: weft_net_init = %d (%s), expected 0; "
+				      "the budget is %zu bytes, expected %zu\n",
+				      good[i].v, r, ename(r), weft__lwip_budget(), good[i].bytes);
+			wrong++;
+		}
+		if (r == 0 && weft_net_fini() != 0)
+			wrong++;
+	}
+	static const char *const bad[] = {
+		"0", "15",  "1073741825", "18446744073709551616", "64k", "64 ", "-64",
+		"x", "1e3", " ",
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		weft__lwip_set_budget(12345);
+		setenv("WEFT_NET_MEM_KB", bad[i], 1);
+		int r = weft_net_init(&lwip_cfg);
+		const char *up = weft_net_stack();
+		if (r != -EINVAL || up || weft__lwip_budget() != 12345) {
+			print_message("WEFT_NET_MEM_KB=\"%s\": weft_net_init = %d (%s), expected "
+				      "-EINVAL; the stack is %s, the budget %zu (12345 before)\n",
+				      bad[i], r, ename(r), up ? up : "down", weft__lwip_budget());
+			wrong++;
+		}
+		if (up)
+			weft_net_fini();
+	}
+	/* Unset and empty are the default. */
+	for (int unset = 0; unset < 2; unset++) {
+		if (unset)
+			unsetenv("WEFT_NET_MEM_KB");
+		else
+			setenv("WEFT_NET_MEM_KB", "", 1);
+		weft__lwip_set_budget(12345);
+		int r = weft_net_init(&lwip_cfg);
+		if (r != 0 || weft__lwip_budget() != default_budget()) {
+			print_message("WEFT_NET_MEM_KB %s: weft_net_init = %d (%s); the budget is "
+				      "%zu, expected %zu\n",
+				      unset ? "unset" : "empty", r, ename(r), weft__lwip_budget(),
+				      default_budget());
+			wrong++;
+		}
+		if (r == 0 && weft_net_fini() != 0)
+			wrong++;
+	}
+	print_message("default lwIP budget: %s%zu bytes (heap %zu)\n",
+		      default_budget() == SIZE_MAX ? "none, " : "", default_budget(),
+		      shim_heap_size());
+	if (old)
+		setenv("WEFT_NET_MEM_KB", saved, 1);
+	else
+		unsetenv("WEFT_NET_MEM_KB");
+	assert_int_equal(wrong, 0);
+}
+
+enum { MB_CONNS = 200, MB_LEN = 2000, MB_ROOM = 64 * 1024, MB_ECHOES = 3 };
+
+struct mb {
+	weft_sock_t *c[MB_CONNS], *s[MB_CONNS];
+	char out[MB_LEN], in[MB_LEN];
+};
+
+static void *mb_send(void *arg)
+{
+	weft_chan_t *ch = arg;
+	int v = 42;
+	return (void *)(intptr_t)weft_chan_send(ch, &v, far());
+}
+
+/* One connection that echoes MB_LEN bytes: 0, or the first error. */
+static long mb_echo(weft_sock_t *ls, const weft_addr_t *at, struct mb *m)
+{
+	weft_sock_t *c = NULL, *s = NULL;
+	long r = t_connect(&c, at, far());
+	if (r == 0)
+		r = t_accept(ls, &s, NULL, far());
+	if (r == 0)
+		r = weft_sock_write(c, m->out, MB_LEN, far());
+	if (r == MB_LEN)
+		r = read_exact(s, m->in, MB_LEN, far());
+	if (r == MB_LEN)
+		r = weft_sock_write(s, m->in, MB_LEN, far());
+	if (r == MB_LEN) {
+		memset(m->in, 0, MB_LEN);
+		r = read_exact(c, m->in, MB_LEN, far());
+	}
+	if (r == MB_LEN)
+		r = memcmp(m->in, m->out, MB_LEN) ? -EILSEQ : 0;
+	if (s)
+		t_close(s);
+	if (c)
+		t_close(c);
+	return r;
+}
+
+/* With lwIP's budget 64 KiB above what it holds, up to 200 connections,
+ * each with 2,000 bytes its server does not read, run it out: lwIP is
+ * refused (mem_failed grows; connects and writes fail or time out), it
+ * never holds a byte more than the budget (the check is made before each
+ * allocation, so not even one allocation over), the runtime still spawns
+ * and passes a message while lwIP is at its budget, and once the
+ * connections are closed lwIP's memory comes back and new connections
+ * echo within the same budget. */
+static void test_lwip_memory_budget(void **state)
+{
+	(void)state;
+	if (!is_lwip())
+		skip(); /* the budget is lwIP's allocator's; the kernel's is not ours */
+	struct mb *m = t_alloc(sizeof *m);
+	fill(m->out, MB_LEN, 7, 0);
+	uint16_t port;
+	weft_sock_t *ls = listener(0, &port);
+	weft_addr_t at = lo(port);
+	weft_net_stats_t st0 = net_stats();
+	size_t peak, held0 = weft__lwip_mem_held(&peak);
+	size_t budget = held0 + MB_ROOM;
+	budget_set(budget);
+	weft__lwip_mem_held(&peak); /* the peak from here on */
+	int open = 0, refused = 0, after = 0;
+	long first_err = 0;
+	int64_t end = wt_ms(60000);
+	/* Until lwIP has been refused and five attempts more. Over the
+	 * in-memory wire a call that lwIP can complete does so before it
+	 * would park (the loopback is delivered first), so the deadline never
+	 * decides it; one that parks waits for a retransmission of what lwIP
+	 * dropped, and a second bounds that. */
+	while (open < MB_CONNS && after < 5 && weft_now() < end) {
+		int64_t until = wt_ms(1000);
+		long r = t_connect(&m->c[open], &at, until);
+		if (r == 0) {
+			r = t_accept(ls, &m->s[open], NULL, until);
+			if (r == 0)
+				open++;
+			else
+				t_close(m->c[open]);
+		}
+		if (r == 0) {
+			r = weft_sock_write(m->c[open - 1], m->out, MB_LEN, until);
+			r = r == MB_LEN ? 0 : r;
+		}
+		if (r != 0) {
+			refused++;
+			if (!first_err)
+				first_err = r;
+			if (!af_allowed(r) && r < 0)
+				fail_msg("connection %d: %ld (%s) at lwIP's budget", open, r,
+					 ename(r));
+		}
+		if (net_stats().mem_failed > st0.mem_failed)
+			after++;
+	}
+	size_t held = weft__lwip_mem_held(&peak);
+	weft_net_stats_t st1 = net_stats();
+	print_message("budget %zu bytes (%zu held before): %d connections open, %d attempts "
+		      "failed (first %ld, %s); %llu allocations refused; lwIP holds %zu, at "
+		      "most %zu\n",
+		      budget, held0, open, refused, first_err, ename(first_err),
+		      (unsigned long long)(st1.mem_failed - st0.mem_failed), held, peak);
+	assert_true(st1.mem_failed > st0.mem_failed);
+	if (peak > budget || held > budget)
+		fail_msg("lwIP held %zu bytes (now %zu), over its budget of %zu", peak, held,
+			 budget);
+	/* Refused for the budget, not for want of malloc: it came close. */
+	assert_true(peak + 16 * 1024 > budget);
+	/* The runtime serves while lwIP is at its budget. */
+	weft_chan_t *ch;
+	EXPECT(weft_chan_create(&ch, sizeof(int), 0), 0);
+	weft_fiber_t f = wt_spawn(mb_send, ch);
+	int v = 0;
+	EXPECT(weft_chan_recv(ch, &v, far()), 0);
+	EXPECT(v, 42);
+	EXPECT((intptr_t)wt_join(f), 0);
+	EXPECT(weft_chan_destroy(ch), 0);
+	/* Close: each server resets (unread data), which frees both ends. */
+	for (int i = 0; i < open; i++) {
+		EXPECT(t_close(m->s[i]), 0);
+		EXPECT(t_close(m->c[i]), 0);
+	}
+	expect_no_leak_but(1); /* the listener */
+	held = weft__lwip_mem_held(NULL);
+	end = wt_ms(60000);
+	while (held > held0 && weft_now() < end) {
+		weft_sleep_until(wt_ms(100));
+		held = weft__lwip_mem_held(NULL);
+	}
+	if (held > held0)
+		fail_msg("lwIP holds %zu bytes after the connections closed, %zu before", held,
+			 held0);
+	/* Within the same budget, new connections work. */
+	for (int i = 0; i < MB_ECHOES; i++) {
+		long r = mb_echo(ls, &at, m);
+		if (r != 0)
+			fail_msg("echo %d after the budget was reached: %ld (%s)", i, r, ename(r));
+	}
+	weft__lwip_mem_held(&peak);
+	if (peak > budget)
+		fail_msg("lwIP held %zu bytes, over its budget of %zu", peak, budget);
+	budget_restore();
+	EXPECT(t_close(ls), 0);
+	expect_no_leak();
+}
+
 /* ---- UDP ---------------------------------------------------------------------- */
 
 static void test_udp_round_trip(void **state)
@@ -2460,6 +2724,7 @@ static int each_setup(void **state)
 static int each_teardown(void **state)
 {
 	(void)state;
+	budget_restore();
 	int64_t end = wt_ms(30000);
 	while (fibers_alive() > fibers_at_start && weft_now() < end)
 		weft_sleep_until(wt_ms(5));
@@ -2526,7 +2791,7 @@ static const struct CMUnitTest config_tests[] = {
 	cmocka_unit_test(test_addr_format),     cmocka_unit_test(test_init_without_runtime),
 	CFG_TEST(test_calls_while_down),        CFG_TEST(test_init_bad_config),
 	CFG_TEST(test_init_fini_cycles),        CFG_TEST(test_shutdown_refused_while_up),
-	CFG_TEST(test_init_defaults),
+	CFG_TEST(test_init_defaults),           CFG_TEST(test_init_mem_budget_env),
 };
 
 /* The same list for every stack. */
@@ -2554,6 +2819,7 @@ static const struct CMUnitTest stack_tests[] = {
 	NET_TEST(test_close_wakes_writer_acceptor_receiver),
 	NET_TEST(test_many_connections),
 	NET_TEST(test_lwip_allocation_failure),
+	NET_TEST(test_lwip_memory_budget),
 	NET_TEST(test_udp_round_trip),
 	NET_TEST(test_udp_sizes_and_truncation),
 	NET_TEST(test_udp_timeout_and_cancel),

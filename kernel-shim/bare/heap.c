@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "bare.h"
+#include "shim.h"
 
 static uintptr_t heap_start, heap_cur, heap_end;
 
@@ -14,6 +15,8 @@ void heap_init(uintptr_t start, size_t size)
 	heap_start = heap_cur = start;
 	heap_end = start + size;
 }
+
+size_t shim_heap_size(void) { return heap_end - heap_start; }
 
 void *sbrk(ptrdiff_t incr)
 {
