@@ -109,7 +109,10 @@ WEFT_API int weft_tcp_listen(weft_sock_t **out, const weft_addr_t *local, int ba
 
 /* Take the next connection. Returns 0 and the socket (and the peer's address
  * if peer is not NULL); -ETIMEDOUT; -ECANCELED; -EINVAL (not a listener);
- * -EBUSY (another fiber is accepting); -EBADF (closed meanwhile); -ENOMEM. */
+ * -EBUSY (another fiber is accepting); -EBADF (closed meanwhile); -ENOMEM
+ * (the kernel stack's connection is closed, and its peer sees the end of
+ * the stream or a reset; a connection lwIP has no memory for is reset
+ * before any accept sees it). */
 WEFT_API int weft_tcp_accept(weft_sock_t *ls, weft_sock_t **out, weft_addr_t *peer,
 			     int64_t deadline);
 
