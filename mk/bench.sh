@@ -16,8 +16,10 @@
 # value, CPU placement, load average) and OUT/logs/.
 #
 # The network rows run in a network namespace of their own (root; without
-# root the kernel-socket rows use the host's loopback and the lwIP row is
-# skipped), each server pinned to one CPU and its client to the other; the
+# root the kernel-socket rows use the host's loopback and the lwIP rows are
+# skipped): echo and HTTP over kernel sockets, and over lwIP on a TAP device
+# and on a veth pair through AF_PACKET, each server pinned to one CPU and
+# its client to the other; the
 # CPUs each process really had (taskset -p, read by the process itself just
 # before it starts) are recorded with every figure.
 #
@@ -88,6 +90,8 @@ mk/deps.sh host >/dev/null || die "mk/deps.sh host failed"
 mk/deps.sh bench || die "mk/deps.sh bench failed"
 rm -rf "$LOGS" "$RUN" "$RAW" "$OUT"/results.*
 mkdir -p "$P" "$RUN" "$LOGS"
+# nginx wants absolute paths, and BENCH_OUT may be either.
+RUN=$(cd "$RUN" && pwd)
 jobs=$(nproc 2>/dev/null || echo 2)
 
 say "building weft (make O=$W)"
@@ -188,6 +192,29 @@ if [ "$(nproc)" -ge 2 ]; then SRV_CPU=1 CLI_CPU=0; else SRV_CPU=0 CLI_CPU=0; fi
 # affinity it really has, then becomes CMD (same pid).
 PIN=(sh -c 'echo "bench-cpus: $(taskset -pc $$ | sed "s/.*: //")"; exec "$@"' sh)
 
+# lwIP over AF_PACKET: a veth pair in the namespace, the kernel's end
+# (VETH_K, 10.80.0.1/24) for the clients, lwIP's end (VETH_L) with no kernel
+# address, as tests/net/packet_veth.sh makes it. The kernel there forwards
+# nothing and speaks no IPv6 on the pair; segmentation offloads are off
+# (frames merged beyond the MTU would be lost to lwIP), checksum offload
+# stays on (the packet device completes those checksums).
+VETH_K=vbk VETH_L=vbl PACKET_OK=0
+veth_up()
+{
+	if "${NSX[@]}" sysctl -q -w net.ipv4.ip_forward=0 &&
+		"${NSX[@]}" sysctl -q -w net.ipv6.conf.all.disable_ipv6=1 &&
+		"${NSX[@]}" sysctl -q -w net.ipv6.conf.default.disable_ipv6=1 &&
+		"${NSX[@]}" ip link add "$VETH_K" type veth peer name "$VETH_L" &&
+		"${NSX[@]}" ethtool -K "$VETH_K" tso off gso off >/dev/null &&
+		"${NSX[@]}" ip addr add 10.80.0.1/24 dev "$VETH_K" &&
+		"${NSX[@]}" ip link set "$VETH_K" up &&
+		"${NSX[@]}" ip link set "$VETH_L" up 2>"$LOGS/veth.err"; then
+		PACKET_OK=1
+	else
+		say "FAILED: no veth pair for the AF_PACKET rows ($(head -1 "$LOGS/veth.err" 2>/dev/null))"
+	fi
+}
+
 cleanup()
 {
 	stop_server
@@ -201,6 +228,7 @@ if [ "$(id -u)" -eq 0 ] && command -v ip >/dev/null; then
 	if ip netns add "$NS" 2>"$LOGS/netns.err"; then
 		NSX=(ip netns exec "$NS")
 		"${NSX[@]}" ip link set lo up
+		veth_up
 	else
 		say "no network namespace ($(head -1 "$LOGS/netns.err")): kernel rows on the host's loopback"
 		NS=
@@ -289,36 +317,70 @@ echo_kernel()
 	stop_server
 }
 
-# weft's echo on lwIP over a TAP device it creates in the namespace.
-echo_lwip()
+# The address lwIP answers on: over the TAP device its server creates
+# (10.79.0.2, the kernel's end 10.79.0.1), or on the veth pair (10.80.0.2).
+LWIP_TAP_ADDR=10.79.0.2 LWIP_PACKET_ADDR=10.80.0.2
+
+# lwip_env KIND: the environment of a weft server on lwIP over KIND (tap or
+# packet), one worker.
+lwip_env()
 {
-	local log=$LOGS/lwip.server.$rep.log addr=10.79.0.2 i
-	[ -n "$NS" ] || return 0
-	next_port
-	start_server "$log" '^echo: listening' env WEFT_NET=lwip WEFT_NETIF=tap:wb0 \
-		WEFT_IP=$addr/24 WEFT_WORKERS=1 ECHO_PORT=$port "$W/examples/echo" || return
-	for ((i = 0; i < 100; i++)); do
-		"${NSX[@]}" ip link show wb0 >/dev/null 2>&1 && break
-		sleep 0.1
-	done
-	if ! "${NSX[@]}" ip addr add 10.79.0.1/24 dev wb0 ||
-		! "${NSX[@]}" ip link set wb0 txqueuelen 20000 up; then
-		say "FAILED: lwIP: no wb0 (log: $log)"
-		stop_server
-		return
+	case $1 in
+	tap) echo "WEFT_NET=lwip WEFT_NETIF=tap:wb0 WEFT_IP=$LWIP_TAP_ADDR/24 WEFT_WORKERS=1" ;;
+	packet) echo "WEFT_NET=lwip WEFT_NETIF=packet:$VETH_L WEFT_IP=$LWIP_PACKET_ADDR/24 WEFT_WORKERS=1" ;;
+	esac
+}
+
+# lwip_ready KIND LOG: after a lwIP server started, give its TAP device the
+# kernel's address (tap); 0 once the server's address answers on a TCP
+# port that echoes (PROBE_PORT) or accepts (otherwise), 1 if not in 10 s.
+lwip_ready()
+{
+	local kind=$1 log=$2 addr i
+	if [ "$kind" = tap ]; then
+		addr=$LWIP_TAP_ADDR
+		for ((i = 0; i < 100; i++)); do
+			"${NSX[@]}" ip link show wb0 >/dev/null 2>&1 && break
+			sleep 0.1
+		done
+		if ! "${NSX[@]}" ip addr add 10.79.0.1/24 dev wb0 ||
+			! "${NSX[@]}" ip link set wb0 txqueuelen 20000 up; then
+			say "FAILED: lwIP: no wb0 (log: $log)"
+			return 1
+		fi
+	else
+		addr=$LWIP_PACKET_ADDR
 	fi
 	for ((i = 0; i < 100; i++)); do
-		[ "$("${NSX[@]}" timeout 3 bash -c 'exec 3<>"/dev/tcp/$0/$1" && printf x >&3 &&
-			head -c 1 <&3' "$addr" "$port" 2>/dev/null)" = x ] && break
+		"${NSX[@]}" timeout 3 bash -c 'exec 3<>"/dev/tcp/$0/$1"' "$addr" "$port" 2>/dev/null &&
+			return 0
 		sleep 0.1
 	done
-	echo_client lwip "$addr" "$port" "$log"
+	say "FAILED: lwIP over $kind: nothing answers at $addr:$port (log: $log)"
+	return 1
+}
+
+# weft's echo on lwIP, over a TAP device it creates in the namespace (key
+# lwip) or an AF_PACKET socket on the veth pair (key packet).
+echo_lwip()
+{
+	local kind=$1 key=${2:-lwip} log addr
+	[ -n "$NS" ] || return 0
+	[ "$kind" = packet ] && [ "$PACKET_OK" != 1 ] && return 0
+	log=$LOGS/$key.server.$rep.log
+	if [ "$kind" = tap ]; then addr=$LWIP_TAP_ADDR; else addr=$LWIP_PACKET_ADDR; fi
+	next_port
+	# shellcheck disable=SC2046
+	start_server "$log" '^echo: listening' env $(lwip_env "$kind") ECHO_PORT=$port \
+		"$W/examples/echo" || return
+	lwip_ready "$kind" "$log" && echo_client "$key" "$addr" "$port" "$log"
 	stop_server
 }
 
 echo_rows()
 {
-	run_group "echo_kernel weft" "echo_kernel epoll" "echo_kernel go" "echo_lwip"
+	run_group "echo_kernel weft" "echo_kernel epoll" "echo_kernel go" "echo_lwip tap" \
+		"echo_lwip packet packet"
 }
 
 # The page every HTTP server sends: weft's httpd's own, fetched once.
@@ -350,17 +412,17 @@ nginx_conf()
 	# written by mk/bench.sh
 	daemon off;
 	worker_processes 1;
-	pid $PWD/$d/nginx.pid;
-	error_log $PWD/$d/error.log warn;
+	pid $d/nginx.pid;
+	error_log $d/error.log warn;
 	events { worker_connections 4096; }
 	http {
 	    access_log off;
 	    keepalive_requests 100000;
-	    client_body_temp_path $PWD/$d/tmp;
-	    proxy_temp_path $PWD/$d/tmp;
-	    fastcgi_temp_path $PWD/$d/tmp;
-	    uwsgi_temp_path $PWD/$d/tmp;
-	    scgi_temp_path $PWD/$d/tmp;
+	    client_body_temp_path $d/tmp;
+	    proxy_temp_path $d/tmp;
+	    fastcgi_temp_path $d/tmp;
+	    uwsgi_temp_path $d/tmp;
+	    scgi_temp_path $d/tmp;
 	    server {
 	        listen 127.0.0.1:NGINX_PORT;
 	        location / {
@@ -375,15 +437,32 @@ nginx_conf()
 
 http_row()
 {
-	local key=$1 log=$LOGS/$1.server.$rep.log
+	local key=$1 log=$LOGS/$1.server.$rep.log host=127.0.0.1 kind
+	case $key in
+	lwip | packet)
+		[ -n "$NS" ] || return 0
+		[ "$key" = packet ] && [ "$PACKET_OK" != 1 ] && return 0
+		kind=tap host=$LWIP_TAP_ADDR
+		[ "$key" = packet ] && kind=packet host=$LWIP_PACKET_ADDR
+		;;
+	esac
 	next_port
 	case $key in
 	weft) start_server "$log" '^httpd: serving' env WEFT_NET=kernel WEFT_WORKERS=1 \
 		HTTPD_ADDR=127.0.0.1 HTTPD_PORT=$port "$W/examples/httpd" || return ;;
+	lwip | packet)
+		# shellcheck disable=SC2046
+		start_server "$log" '^httpd: serving' env $(lwip_env "$kind") HTTPD_PORT=$port \
+			"$W/examples/httpd" || return
+		lwip_ready "$kind" "$log" || {
+			stop_server
+			return
+		}
+		;;
 	nginx)
 		sed "s/NGINX_PORT/$port/" "$RUN/nginx/nginx.conf" >"$RUN/nginx/run.conf"
-		start_server "$log" '^bench-cpus' nginx -p "$PWD/$RUN/nginx" -e "$PWD/$RUN/nginx/error.log" \
-			-c "$PWD/$RUN/nginx/run.conf" ||
+		start_server "$log" '^bench-cpus' nginx -p "$RUN/nginx" -e "$RUN/nginx/error.log" \
+			-c "$RUN/nginx/run.conf" ||
 			return
 		local i
 		for ((i = 0; i < 100; i++)); do
@@ -395,13 +474,13 @@ http_row()
 		127.0.0.1:$port "$PAGE" || return ;;
 	esac
 	# The same bytes from every server, or the comparison is void.
-	if ! "${NSX[@]}" curl -sf "http://127.0.0.1:$port/" | cmp -s - "$PAGE"; then
+	if ! "${NSX[@]}" curl -sf "http://$host:$port/" | cmp -s - "$PAGE"; then
 		say "FAILED: $key: its page differs from weft's (log: $log)"
 		stop_server
 		return
 	fi
 	local clog=$LOGS/$key.wrk.$rep.log
-	client "$clog" wrk -t1 -c"$HTTP_C" -d"${HTTP_S}s" "http://127.0.0.1:$port/"
+	client "$clog" wrk -t1 -c"$HTTP_C" -d"${HTTP_S}s" "http://$host:$port/"
 	local rc=$? rps
 	rps=$(sed -n 's/^Requests\/sec: *\([0-9.]*\).*/\1/p' "$clog")
 	if [ "$rc" -ne 0 ] || [ -z "$rps" ]; then
@@ -416,7 +495,7 @@ http_row()
 
 http_rows()
 {
-	run_group "http_row weft" "http_row nginx" "http_row go"
+	run_group "http_row weft" "http_row nginx" "http_row go" "http_row lwip" "http_row packet"
 }
 
 # ---- the runs ---------------------------------------------------------------
@@ -483,8 +562,11 @@ idle2	$(k $IDLE_N) idle parked fibers, 2 workers: RSS per fiber	weft2.idle	go2.i
 echo_epoll	echo, $(k $ECHO_C) conns x $ECHO_M x $ECHO_S B, kernel sockets	weft.echo	epoll.echo	C epoll server (bench/peers)	ge	1.0	msg/s
 echo_go	echo, $(k $ECHO_C) conns x $ECHO_M x $ECHO_S B, kernel sockets	weft.echo	go.echo	Go net, GOMAXPROCS=1	ge	1.2	msg/s
 echo_lwip	the same echo over lwIP + TAP$LWIP_NOTE	lwip.echo	epoll.echo	C epoll server, loopback	ge	0.8	msg/s
+echo_packet	the same echo over lwIP + AF_PACKET (veth)$LWIP_NOTE	packet.echo	epoll.echo	C epoll server, loopback	ge	0.8	msg/s
 http_nginx	HTTP keep-alive hello, wrk, $HTTP_C conns, ${HTTP_S} s	weft.http	nginx.http	nginx, 1 worker	ge	1.0	req/s
 http_go	HTTP keep-alive hello, wrk, $HTTP_C conns, ${HTTP_S} s	weft.http	go.http	Go net/http, GOMAXPROCS=1	ge	1.0	req/s
+http_lwip	the same HTTP over lwIP + TAP$LWIP_NOTE	lwip.http	nginx.http	nginx, 1 worker, loopback	ge	0.8	req/s
+http_packet	the same HTTP over lwIP + AF_PACKET (veth)$LWIP_NOTE	packet.http	nginx.http	nginx, 1 worker, loopback	ge	0.8	req/s
 EOF
 
 # One line per row: the medians, the median of the per-repetition ratios,
@@ -624,7 +706,8 @@ while IFS=$'\t' read -r id _; do
 		echo "  skip  $id: group $group is not in BENCH_GROUPS"
 		continue
 	fi
-	if [ "$id" = echo_lwip ] && [ -z "$NS" ]; then
+	case $id in echo_lwip | echo_packet | http_lwip | http_packet) lwip_row=1 ;; *) lwip_row=0 ;; esac
+	if [ "$lwip_row" = 1 ] && [ -z "$NS" ]; then
 		skipped=$((skipped + 1))
 		echo "  skip  $id: needs root and a network namespace"
 		continue
