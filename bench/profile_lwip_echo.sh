@@ -8,8 +8,10 @@
 # mk/bench.sh's echo_lwip row does; then `perf report -i PERF_DATA`.
 set -u
 B=$1 OUT=$2 C=${3:-10000} M=${4:-100} S=${5:-64} NS=weft-prof
-[ -x "$B/examples/echo" ] && [ -x "$B/bench/echo_load" ] ||
-	{ echo "profile_lwip_echo: no examples/echo or bench/echo_load in $B" >&2; exit 2; }
+if [ ! -x "$B/examples/echo" ] || [ ! -x "$B/bench/echo_load" ]; then
+	echo "profile_lwip_echo: no examples/echo or bench/echo_load in $B" >&2
+	exit 2
+fi
 ip netns del $NS 2>/dev/null
 ip netns add $NS && ip netns exec $NS ip link set lo up || exit 2
 trap 'ip netns del $NS 2>/dev/null' EXIT
@@ -20,8 +22,11 @@ for ((i = 0; i < 100; i++)); do
 	ip netns exec $NS ip link show wp0 >/dev/null 2>&1 && break
 	sleep 0.1
 done
-ip netns exec $NS ip addr add 10.79.1.1/24 dev wp0 &&
-	ip netns exec $NS ip link set wp0 txqueuelen 20000 up || { kill -INT $perf_pid; exit 2; }
+if ! ip netns exec $NS ip addr add 10.79.1.1/24 dev wp0 ||
+	! ip netns exec $NS ip link set wp0 txqueuelen 20000 up; then
+	kill -INT $perf_pid
+	exit 2
+fi
 sleep 0.5
 ip netns exec $NS timeout 300 env ECHO_LOAD_TIMEOUT_S=300 "$B/bench/echo_load" 10.79.1.2 7000 \
 	"$C" "$M" "$S" 2>&1 | tail -1
