@@ -23,6 +23,9 @@
  *   void dma_rmb(void)         earlier memory loads before later ones
  *   uint64_t rdtime(void)      the free-running time counter, in ticks of
  *                              the board's BOARD_TIMEBASE_HZ
+ *   uint64_t fp_csr_read(void) the FPU's control and status (rounding mode,
+ *   void fp_csr_write(uint64_t)  exception flags), a thread's own: the
+ *                              shim's thread switch keeps it; 0 without FPU
  *   struct trap_frame          what arch_trap_entry saves: every integer
  *                              register and the trap's cause, address and
  *                              status; TRAP_FRAME_SIZE bytes, 16-aligned

@@ -137,6 +137,60 @@ static void test_fpenv_kept_across_workers(void **state)
 	keeps_its_own(4, 1);
 }
 
+/* A keeper that does not yield while others run beside it: on Linux the
+ * workers run at once; on bare metal, with one hart, the keeper's worker
+ * thread is preempted at the end of its time slice and the other worker's
+ * thread resumes, which must find its own rounding mode, not the
+ * keeper's (the shim's thread switch keeps each thread's). */
+struct spin {
+	_Atomic int stop, other_rounds, own_wrong, others_wrong;
+};
+
+static void *spinning_keeper(void *arg)
+{
+	struct spin *s = arg;
+	fesetround(FE_UPWARD);
+	int64_t limit = weft_deadline_in(60000000000ll);
+	while (atomic_load(&s->other_rounds) < 50 && weft_now() < limit)
+		if (fegetround() != FE_UPWARD)
+			atomic_fetch_add(&s->own_wrong, 1);
+	atomic_store(&s->stop, 1);
+	return NULL;
+}
+
+static void *checks_default(void *arg)
+{
+	struct spin *s = arg;
+	while (!atomic_load(&s->stop)) {
+		if (fegetround() != FE_TONEAREST)
+			atomic_fetch_add(&s->others_wrong, 1);
+		atomic_fetch_add(&s->other_rounds, 1);
+		weft_fiber_yield();
+	}
+	return NULL;
+}
+
+static void test_fpenv_kept_while_preempted(void **state)
+{
+	(void)state;
+	wt_restart(2, 0);
+	static struct spin s;
+	memset(&s, 0, sizeof s);
+	weft_attr_t a = {.name = "fp-spinner", .flags = WEFT_ATTR_FPENV};
+	weft_fiber_t k, d;
+	assert_int_equal(weft_fiber_spawn(&k, &a, spinning_keeper, &s), 0);
+	d = wt_spawn(checks_default, &s);
+	wt_join(k);
+	wt_join(d);
+	print_message("the others ran %d rounds beside the spinning keeper\n",
+		      atomic_load(&s.other_rounds));
+	assert_true(atomic_load(&s.other_rounds) >= 50);
+	assert_int_equal(atomic_load(&s.own_wrong), 0);
+	assert_int_equal(atomic_load(&s.others_wrong), 0);
+	assert_int_equal(fegetround(), FE_TONEAREST);
+	wt_restart_default();
+}
+
 static void *report_mode(void *arg)
 {
 	(void)arg;
@@ -172,6 +226,7 @@ int main(void)
 		cmocka_unit_test(test_default_belongs_to_the_worker),
 		cmocka_unit_test(test_fpenv_kept_on_one_worker),
 		cmocka_unit_test(test_fpenv_kept_across_workers),
+		cmocka_unit_test(test_fpenv_kept_while_preempted),
 		cmocka_unit_test(test_fpenv_starts_from_spawner),
 	};
 	return WT_MAIN("fpenv", tests, wt_start, wt_stop);

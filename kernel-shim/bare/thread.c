@@ -40,6 +40,7 @@ struct shim_thread {
 	_Atomic uint32_t done;
 	void (*fn)(void *);
 	void *arg;
+	uint64_t fp_csr; /* its creator's FPU control state, to start with */
 	struct shim_stack stack;
 	void *tls_mem;
 };
@@ -66,12 +67,22 @@ static int can_run(struct shim_thread *t, int64_t now)
 	       (t->deadline >= 0 && now >= t->deadline);
 }
 
+/* The FPU's control state (rounding mode, exception flags) is a thread's
+ * own, as a Linux thread's is: arch_switch keeps only what a call keeps, so
+ * prev saves it here and puts it back when it is switched to again (a
+ * preempted thread's is also in its preemption frame, trap.S; a new one
+ * starts from its creator's, thread_entry). Without this a worker thread
+ * preempted while a WEFT_ATTR_FPENV fiber ran in its own rounding mode
+ * handed that mode to the thread switched to (test_fpenv_kept_while_preempted,
+ * and test_fpenv_kept_across_workers now and then). */
 static void switch_to(struct shim_thread *t)
 {
 	struct shim_thread *prev = cur;
+	uint64_t fp = fp_csr_read();
 	cur = t;
 	__asm__ volatile("mv tp, %0" ::"r"(t->tls) : "memory");
 	arch_switch(&prev->sp, t->sp);
+	fp_csr_write(fp);
 }
 
 /* The earliest deadline of a waiting thread, or -1. */
@@ -192,6 +203,9 @@ void shim_wake(_Atomic uint32_t *word, int n)
 static void thread_entry(void *arg)
 {
 	struct shim_thread *t = arg;
+	/* Its creator's, as a POSIX thread's is, not whatever the thread
+	 * that switched here first had. */
+	fp_csr_write(t->fp_csr);
 	csr_set(sstatus, SSTATUS_SIE);
 	t->fn(t->arg);
 	irq_save();
@@ -223,6 +237,7 @@ int shim_thread_start(shim_thread_t *out, void (*fn)(void *), void *arg)
 	_init_tls(t->tls);
 	t->fn = fn;
 	t->arg = arg;
+	t->fp_csr = fp_csr_read();
 	t->sp = arch_frame_init((char *)t->stack.base + t->stack.size, thread_entry, t);
 	int on = irq_save();
 	t->next = cur->next;

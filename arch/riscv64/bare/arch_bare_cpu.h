@@ -75,6 +75,26 @@ static inline uint64_t rdtime(void)
 	return v;
 }
 
+/* The FPU's control and status word (fcsr: the rounding mode and the
+ * exception flags), 0 without an FPU. */
+static inline uint64_t fp_csr_read(void)
+{
+	uint64_t v = 0;
+#ifdef __riscv_flen
+	__asm__ volatile("frcsr %0" : "=r"(v));
+#endif
+	return v;
+}
+
+static inline void fp_csr_write(uint64_t v)
+{
+#ifdef __riscv_flen
+	__asm__ volatile("fscsr %0" ::"r"(v) : "memory");
+#else
+	(void)v;
+#endif
+}
+
 /* What trap.S saves: x0..x31 (x0's slot is trap.S's own, x2 is the interrupted sp),
  * then sepc, sstatus, scause, stval. 288 bytes, 16-aligned. */
 struct trap_frame {
