@@ -57,7 +57,7 @@ static size_t build(uint8_t *f, int v6, unsigned proto, size_t len, size_t *fiel
 		ip[6] = (uint8_t)proto;
 		ip[7] = 64;
 		for (int i = 0; i < 16; i++) {
-			ip[8 + i] = (uint8_t)(0x20 + i);   /* source */
+			ip[8 + i] = (uint8_t)(0x20 + i);  /* source */
 			ip[24 + i] = (uint8_t)(0xf0 - i); /* destination */
 		}
 	} else {
@@ -98,8 +98,8 @@ static void check_one(int v6, unsigned proto, size_t len)
 	size_t n = build(f, v6, proto, len, &field, &good);
 	assert_int_equal(shim_csum_complete(f, n, ETH), 1);
 	if (get16(f + field) != good)
-		print_message("IPv%d proto %u len %zu: got %#x, want %#x\n", v6 ? 6 : 4, proto,
-			      len, get16(f + field), good);
+		print_message("IPv%d proto %u len %zu: got %#x, want %#x\n", v6 ? 6 : 4, proto, len,
+			      get16(f + field), good);
 	assert_int_equal(get16(f + field), good);
 }
 
@@ -160,8 +160,8 @@ static void test_leaves_the_rest_alone(void **state)
 	memcpy(before, f, n);
 	assert_int_equal(shim_csum_complete(f, n - 1, ETH), 0); /* total > frame */
 	assert_int_equal(shim_csum_complete(f, ETH + 10, ETH), 0);
-	assert_int_equal(shim_csum_complete(f, n, n), 0);      /* header past the end */
-	f[ETH] = 0x43;                                         /* IHL below 5 */
+	assert_int_equal(shim_csum_complete(f, n, n), 0); /* header past the end */
+	f[ETH] = 0x43;                                    /* IHL below 5 */
 	assert_int_equal(shim_csum_complete(f, n, ETH), 0);
 	f[ETH] = 0x45;
 	assert_memory_equal(f, before, n);
@@ -188,7 +188,10 @@ static void test_leaves_the_rest_alone(void **state)
 
 #define CSUM_TEST(f) cmocka_unit_test(f)
 #else
-#define CSUM_TEST(f) {.name = #f}
+#define CSUM_TEST(f)       \
+	{                  \
+		.name = #f \
+	}
 #endif
 
 int main(void)
