@@ -320,6 +320,68 @@ static void test_irq_console_input_polled_fallback(void **state)
 	report("polled fallback (UART byte -> fd 0 ready -> fiber)", lat, 100);
 }
 
+/* Two workers on the one hart: a fiber that never stops computing (it
+ * yields, so its worker never goes idle) writes each byte itself, so the
+ * UART interrupts while that worker's thread runs; the reader's worker,
+ * idle in the reactor's poll, must preempt it (thread_irq_woke) instead of
+ * waiting for the end of its 2 ms slice. */
+struct busy {
+	struct reader rd;
+	_Atomic int stop;
+	uint64_t sent[ROUNDS];
+};
+
+static void *busy_writer(void *arg)
+{
+	struct busy *b = arg;
+	for (int i = 0; i < b->rd.rounds && !atomic_load(&b->stop); i++) {
+		int64_t end = shim_now() + 10000000000;
+		while (atomic_load(&b->rd.armed) < i + 1 && shim_now() < end)
+			weft_fiber_yield();
+		for (int k = 0; k < 200; k++)
+			weft_fiber_yield(); /* the reader's worker settles in the poll */
+		b->sent[i] = rdtime();
+		ns16550_putc(&uart, 'r');
+		while (atomic_load(&b->rd.done) < i + 1 && shim_now() < end)
+			weft_fiber_yield();
+	}
+	return NULL;
+}
+
+static void test_irq_latency_console_input_busy_worker(void **state)
+{
+	(void)state;
+	enum { N = 200 };
+	wt_restart(2, 0);
+	struct busy *b = calloc(1, sizeof *b);
+	assert_non_null(b);
+	b->rd.rounds = N;
+	char c;
+	while (read(0, &c, 1) == 1)
+		;
+	int s = irq_save();
+	ns16550_loopback(&uart, 1);
+	irq_restore(s);
+	weft_fiber_t r = wt_spawn(reader, &b->rd);
+	weft_fiber_t w = wt_spawn(busy_writer, b);
+	int ok = await(&b->rd.done, N);
+	atomic_store(&b->stop, 1);
+	s = irq_save();
+	ns16550_loopback(&uart, 0);
+	irq_restore(s);
+	if (!ok)
+		weft_fiber_cancel(r);
+	wt_join(w);
+	wt_join(r);
+	wt_restart_default();
+	assert_true(ok);
+	assert_int_equal(b->rd.bad, 0);
+	for (int i = 0; i < N; i++)
+		lat[i] = TICK_NS(b->rd.ran[i] - b->sent[i]);
+	report("external, the other worker busy (UART byte -> fd 0 ready -> fiber)", lat, N);
+	free(b);
+}
+
 struct sleeper {
 	int rounds;
 	int64_t late[ROUNDS];
@@ -527,6 +589,7 @@ int main(void)
 		IRQ_TEST(test_irq_latency_timer),
 		IRQ_TEST(test_irq_latency_external_interrupt),
 		IRQ_TEST(test_irq_latency_console_input),
+		IRQ_TEST(test_irq_latency_console_input_busy_worker),
 	};
 #if WT_LINUX
 	return wt_skip_group("irq", tests, sizeof tests / sizeof tests[0],
