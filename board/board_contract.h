@@ -2,7 +2,7 @@
 /* The bare-metal board contract: what board/<target>/ gives the bare
  * kernel-shim (kernel-shim/bare/). Constants in the board's board.h, known
  * when the shim is compiled (the linker script and mk/check-image.sh read
- * the memory map too); four hooks in its board.c. A board's own files
+ * the memory map too); six hooks in its board.c. A board's own files
  * include this header, the arch's (arch_bare.h) and the headers of the
  * drivers they use (kernel-shim/bare/drivers/), never the shim's: the
  * Makefile compiles them without kernel-shim/ on the include path.
@@ -48,6 +48,15 @@
 #error "board.h: BOARD_PLIC_BASE, BOARD_PLIC_NDEV and BOARD_PLIC_CONTEXT(hart) are required"
 #endif
 
+/* ---- Console input (optional) --------------------------------------------
+ * BOARD_CONSOLE_IRQ       the PLIC source the console UART interrupts on:
+ *                         its receive interrupt fills the shim's console
+ *                         input (I/O source 0, read(0)). Without it the
+ *                         console input is polled (kernel-shim/bare/tty.c). */
+#if defined(BOARD_CONSOLE_IRQ) && (BOARD_CONSOLE_IRQ < 1 || BOARD_CONSOLE_IRQ > BOARD_PLIC_NDEV)
+#error "board.h: BOARD_CONSOLE_IRQ must be a PLIC source, 1..BOARD_PLIC_NDEV"
+#endif
+
 /* ---- Network device (optional) -------------------------------------------
  * BOARD_VIRTIO_MMIO_BASE, _STRIDE, _SLOTS, BOARD_VIRTIO_MMIO_IRQ(slot)
  *                         virtio-mmio transports, slot i at BASE + i * STRIDE
@@ -68,6 +77,15 @@ void board_console_init(void);
 /* Write one byte to the console, waiting for room. The shim sends "\r\n"
  * for a newline. */
 void board_console_putc(char c);
+
+/* A byte the console received (0..255), or -1 when none waits. Never
+ * waits. Called with interrupts off, from the console's interrupt handler
+ * too. */
+int board_console_getc(void);
+
+/* Let the console interrupt on BOARD_CONSOLE_IRQ while received bytes wait
+ * (on), or not. Interrupts off. */
+void board_console_rx_irq(int on);
 
 /* End the run with status (0 passes): _exit, a fatal trap and a failed boot
  * all end here. Never returns. */

@@ -726,7 +726,8 @@ enum { WEFT_IO_IN = 1, WEFT_IO_OUT = 2, WEFT_IO_ERR = 4 };
 
 /* Wait until fd (a pipe, an eventfd, a socket: anything epoll can watch) is
  * ready for any of events (WEFT_IO_IN, WEFT_IO_OUT). On bare metal fd is a
- * device's I/O source, the number its driver registered. Returns the ready
+ * device's I/O source, the number its driver registered; 0 is the console's
+ * input (then read(0, ...), which never waits). Returns the ready
  * events (> 0; WEFT_IO_ERR is added when the fd hung up or failed);
  * -ETIMEDOUT; -ECANCELED; -EINVAL (fd < 0, events empty or unknown); -EPERM
  * (fd cannot be waited on, e.g. a regular file); -EBADF (not an open fd, or

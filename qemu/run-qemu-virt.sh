@@ -8,7 +8,9 @@
 #   environment (WEFT_WORKERS=2, WEFT_STACK_KB=128).
 # Environment: QEMU_MEM (default 256M), QEMU_TIMEOUT in seconds (default 900),
 #   QEMU_EXTRA (more qemu-system-riscv64 options), WEFT_BOOTARGS (NAME=value
-#   words put before the arguments).
+#   words put before the arguments), QEMU_SERIAL_IN (a file or fifo the
+#   guest's console reads: what is written there arrives on its UART, as
+#   tests/test_irq.bare.sh feeds it).
 # Networking (off unless QEMU_NETDEV is set):
 #   QEMU_NETDEV  a -netdev backend and its options, without id: the guest
 #                gets one virtio-net device on it (-netdev $QEMU_NETDEV,id=n0
@@ -19,7 +21,8 @@
 #   QEMU_VIRTIO_MODERN=1  virtio-mmio version 2 (virtio 1.x) instead of
 #                QEMU's default legacy version 1
 #                (-global virtio-mmio.force-legacy=false).
-# The console is this script's stdout, with CR LF turned into LF. Exit 124
+# The console is this script's stdout, with CR LF turned into LF, a line
+# at a time (a script watching it sees each line as it comes). Exit 124
 # means the image did not finish in time.
 set -u
 [ $# -ge 1 ] || { echo "usage: $0 IMAGE.elf [NAME=value ...]" >&2; exit 2; }
@@ -47,12 +50,15 @@ while [[ $fwd =~ hostfwd=tcp:([0-9.]*):([0-9]+)- ]]; do
 		exit 2
 	fi
 done
-# On a terminal, QEMU reads it: the console is the guest's, Ctrl-A x quits
+# With QEMU_SERIAL_IN, QEMU reads that. On a terminal, QEMU reads it: the console is the guest's, Ctrl-A x quits
 # QEMU (Ctrl-A h lists the other escapes) and Ctrl-C stops it. Otherwise the
 # guest reads nothing.
 # (mon:stdio would pass Ctrl-C to the guest: the multiplexer, which holds
 # the escapes, is asked for by name, with the terminal's signals on.)
-if [ -t 0 ]; then
+if [ -n "${QEMU_SERIAL_IN:-}" ]; then
+	console=(-serial stdio)
+	exec 3<"$QEMU_SERIAL_IN" || exit 2
+elif [ -t 0 ]; then
 	# shellcheck disable=SC2054 # the commas are inside option values
 	console=(-chardev stdio,id=con,mux=on,signal=on -serial chardev:con)
 	exec 3<&0
@@ -69,7 +75,7 @@ fi
 timeout --foreground "${QEMU_TIMEOUT:-900}" qemu-system-riscv64 -M virt -cpu rv64,sstc=off -smp 1 \
 	-m "${QEMU_MEM:-256M}" -bios default -display none -monitor none "${console[@]}" \
 	-no-reboot ${net[@]+"${net[@]}"} -kernel "$img" -append "${WEFT_BOOTARGS:-} $*" ${QEMU_EXTRA:-} \
-	<&3 > >(tr -d '\r') &
+	<&3 > >(stdbuf -oL tr -d '\r') &
 qemu=$!
 exec 3<&-
 trap 'kill -TERM "$qemu" 2>/dev/null' INT TERM HUP

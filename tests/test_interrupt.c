@@ -5,7 +5,7 @@
  * point: weft_fiber_yield in a loop that only computes, or the wait it is
  * parked in. Once per request; a hold defers it; errors. On bare metal the
  * interrupter is a kernel-shim thread (preempting the spinning worker by
- * the timer); no test calls it from a trap handler itself. */
+ * the timer); test_irq calls it from a PLIC interrupt handler. */
 #include "testutil.h"
 
 #if WT_LINUX

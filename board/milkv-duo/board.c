@@ -27,6 +27,10 @@ void board_console_init(void) { ns16550_init(&uart); }
 
 void board_console_putc(char c) { ns16550_putc(&uart, c); }
 
+int board_console_getc(void) { return ns16550_getc(&uart); }
+
+void board_console_rx_irq(int on) { ns16550_rx_irq(&uart, on); }
+
 static void say(const char *s)
 {
 	while (*s)

@@ -33,6 +33,8 @@
 #define BOARD_UART_SHIFT 2
 #define BOARD_UART_CLOCK 0
 #define BOARD_UART_BAUD 115200
+/* The UART's PLIC source, for console input by interrupt: the CV1800B's device tree (Linux's cv18xx.dtsi): interrupts = <44 IRQ_TYPE_LEVEL_HIGH>, SOC_PERIPHERAL_IRQ(28). */
+#define BOARD_CONSOLE_IRQ 44
 
 /* rdtime ticks per second (the CLINT's timebase). */
 #define BOARD_TIMEBASE_HZ 25000000UL

@@ -21,6 +21,8 @@
 #define BOARD_UART_SHIFT 0
 #define BOARD_UART_CLOCK 0 /* 0: leave the line settings as firmware set them */
 #define BOARD_UART_BAUD 115200
+/* The UART's PLIC source, for console input by interrupt: QEMU's virt.h: UART0_IRQ 10; its device tree's interrupts = <0x0a>. */
+#define BOARD_CONSOLE_IRQ 10
 
 /* rdtime ticks per second. */
 #define BOARD_TIMEBASE_HZ 10000000UL

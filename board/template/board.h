@@ -37,5 +37,7 @@
 #define BOARD_UART_SHIFT 0
 #define BOARD_UART_CLOCK 0
 #define BOARD_UART_BAUD 115200
+/* The UART's PLIC source, for console input by interrupt: (this is qemu-virt's: take it from the board's device tree). */
+#define BOARD_CONSOLE_IRQ 10
 
 #endif

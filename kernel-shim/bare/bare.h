@@ -73,6 +73,10 @@ void thread_init(void *tls);
  * Returns 1 if the trap should resume in arch_preempt_resume. */
 int thread_tick(void);
 
+/* After a device interrupt: 1 if its handler woke a waiting thread, which
+ * should run now (the trap then resumes in arch_preempt_resume). */
+int thread_irq_woke(void);
+
 /* Program the one timer interrupt for a shim_now() time. */
 void clock_set_timer(int64_t deadline_ns); /* -1: none */
 
@@ -89,9 +93,23 @@ _Noreturn void trap_no_page(struct trap_frame *f);
  * registered with irq_register). Interrupts off. */
 void trap_external(void);
 
-/* Print without stdio or locks (trap context). */
-void bare_puts(const char *s);
-void bare_put_hex(uint64_t v);
-void bare_put_dec(uint64_t v);
+/* ---- Console input (tty.c) ------------------------------------------------
+ * I/O source 0: the console UART's received bytes, by its interrupt (or
+ * polled: the fallback). */
+/* Register source 0 and take the UART's interrupt (boot, after the PLIC
+ * and the environment). */
+void tty_init(void);
+/* Up to n received bytes into buf: their count, or -EAGAIN when none
+ * wait. Never waits. Any thread. read(0, ...) is this. */
+long tty_read(void *buf, size_t n);
+/* Let go of the console's PLIC source (0: receive polled; a test may
+ * register its own handler there meanwhile) or take it again (1). */
+void tty_irq_take(int on);
+struct tty_stats {
+	uint64_t irqs;   /* receive interrupts taken */
+	uint64_t bytes;  /* bytes taken from the UART */
+	uint64_t polled; /* times a poll (not the interrupt) found bytes */
+};
+void tty_stats(struct tty_stats *out);
 
 #endif

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* From start.S to main(): traps, console, TLS, the device tree, memory (heap,
- * pages, Sv39), the command line as environment, the interrupt controller,
- * then main() on a guarded stack of its own, and exit() with what it
+ * pages, Sv39), the command line as environment, the interrupt controller
+ * and the console's input, then main() on a guarded stack of its own, and exit() with what it
  * returns.
  *
  * RAM after boot, low to high: OpenSBI | the image | malloc's heap (a quarter
@@ -78,6 +78,7 @@ void shim_boot(unsigned long hartid, const void *dtb)
 	plic_init(BOARD_PLIC_BASE, BOARD_PLIC_NDEV, BOARD_PLIC_CONTEXT(hartid));
 	csr_set(sie, SIE_STIE | SIE_SEIE);
 	clock_set_timer(-1);
+	tty_init(); /* the console's input: I/O source 0 */
 
 	struct shim_stack st;
 	if (shim_stack_alloc(MAIN_STACK, &st) != 0) {

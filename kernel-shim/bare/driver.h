@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* What the bare kernel-shim offers its device drivers (drivers/): pages,
- * interrupt handlers, I/O sources, and from the arch interrupt masking and
+ * interrupt handlers, I/O sources, messages, and from the arch interrupt masking and
  * the device barriers (arch_bare.h). A driver takes its device's addresses
  * as arguments and includes no board header. One hart: interrupts off is
  * the lock. */
@@ -38,14 +38,27 @@ void irq_unregister(unsigned irq);
  * calls know it by (the first one registered is 0). ready(arg) says what the
  * device is ready for right now (SHIM_IO_IN | OUT | ERR); it is called with
  * interrupts off when the source is armed or polled, so a readiness that
- * came before the arming is not lost. */
+ * came before the arming is not lost. There are 16 sources; the console's
+ * input is source 0 (tty.c registers it first, at boot). */
 /* The new source's number, or -EMFILE when all are taken. */
 int io_source_add(unsigned (*ready)(void *arg), void *arg);
 /* Forget src (disarms it and drops what it reported). */
 void io_source_remove(int src);
+/* Whether src's device interrupts when it becomes ready, its handler
+ * calling io_report (on), or must be polled (off: the default, and the
+ * fallback for a device whose interrupt could not be had). A polled source
+ * is asked at every poll, and a waiting poll wakes every millisecond while
+ * one is armed; one by interrupt only when armed. */
+void io_source_irq(int src, int on);
 /* The device behind src is ready for events: if src is armed for any of
  * them (ERR always counts), queue one report, disarm src and wake the
  * poller. From an interrupt handler or a thread, interrupts on or off. */
 void io_report(int src, unsigned events);
+
+/* ---- Messages (console.c) -------------------------------------------------
+ * Print without stdio or locks: any context, trap context too. */
+void bare_puts(const char *s);
+void bare_put_hex(uint64_t v);
+void bare_put_dec(uint64_t v);
 
 #endif

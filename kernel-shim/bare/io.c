@@ -7,6 +7,13 @@
  * source; shim_io_poll hands the queued reports out, sleeping in shim_wait
  * until there are some, shim_io_wake is called, or the deadline passes.
  *
+ * A source whose device interrupts (io_source_irq) is asked only when it is
+ * armed: its handler reports it. The others, and every source when its
+ * device's interrupt could not be had (the fallback), are asked at every
+ * poll too, and a poll that waits while one of those is armed wakes every
+ * POLL_NS to ask again: polling costs a wake-up a millisecond, interrupts
+ * none.
+ *
  * One hart: interrupts off is the lock. io_seq changes whenever the poller
  * has something to look at; the poller sleeps while it does not, so a report
  * made from an interrupt handler needs no wake of its own: the scheduler sees
@@ -17,7 +24,8 @@
 #include "bare.h"
 #include "shim.h"
 
-#define IO_SOURCES 8
+#define IO_SOURCES 16
+#define POLL_NS 1000000 /* 1 ms */
 #define ARMED 0x80000000u
 #define IO_ALL (SHIM_IO_IN | SHIM_IO_OUT | SHIM_IO_ERR)
 
@@ -27,6 +35,7 @@ static struct source {
 	unsigned armed;   /* ARMED | the events asked for; 0 when not armed */
 	uint32_t tag;     /* the runtime's, from shim_io_add or shim_io_arm */
 	unsigned pending; /* what the next poll reports */
+	int by_irq;       /* its handler reports it: not asked at every poll */
 } sources[IO_SOURCES];
 
 static _Atomic uint32_t io_seq;
@@ -78,6 +87,15 @@ void io_source_remove(int src)
 	if (s)
 		*s = (struct source){0};
 	irq_restore(on);
+}
+
+void io_source_irq(int src, int on)
+{
+	int on_ = irq_save();
+	struct source *s = source_of(src);
+	if (s)
+		s->by_irq = on;
+	irq_restore(on_);
 }
 
 void io_report(int src, unsigned events)
@@ -140,14 +158,18 @@ void shim_io_del(int src)
 	irq_restore(on);
 }
 
-/* Interrupts off. Ask every armed device, then hand out up to max reports,
- * starting after the source the last poll stopped at. */
-static int collect(struct shim_io_event *ev, int max)
+/* Interrupts off. Ask every armed device that is polled (*polled: there
+ * is one), then hand out up to max reports, starting after the source the
+ * last poll stopped at. */
+static int collect(struct shim_io_event *ev, int max, int *polled)
 {
+	*polled = 0;
 	for (int i = 0; i < IO_SOURCES; i++) {
 		struct source *s = &sources[i];
-		if (s->ready && (s->armed & ARMED))
+		if (s->ready && (s->armed & ARMED) && !s->by_irq) {
 			report(s, s->ready(s->arg));
+			*polled |= (s->armed & ARMED) != 0;
+		}
 	}
 	int n = 0;
 	for (int k = 0; k < IO_SOURCES && n < max; k++) {
@@ -169,8 +191,8 @@ int shim_io_poll(struct shim_io_event *ev, int max, int64_t deadline)
 	if (!ev || max <= 0)
 		return -EINVAL;
 	for (;;) {
-		int on = irq_save();
-		int n = collect(ev, max);
+		int on = irq_save(), polled;
+		int n = collect(ev, max, &polled);
 		int woken = wake_pending;
 		wake_pending = 0;
 		uint32_t seq = atomic_load_explicit(&io_seq, memory_order_relaxed);
@@ -179,8 +201,15 @@ int shim_io_poll(struct shim_io_event *ev, int max, int64_t deadline)
 			return n;
 		if (deadline >= 0 && shim_now() >= deadline)
 			return 0;
-		/* A report or a wake from here on changes io_seq: no lost wake-up. */
-		shim_wait(&io_seq, seq, deadline);
+		/* A report or a wake from here on changes io_seq: no lost
+		 * wake-up. A polled device is asked again after POLL_NS. */
+		int64_t until = deadline;
+		if (polled) {
+			int64_t next = shim_now() + POLL_NS;
+			if (until < 0 || next < until)
+				until = next;
+		}
+		shim_wait(&io_seq, seq, until);
 	}
 }
 

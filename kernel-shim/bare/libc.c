@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* The rest of what picolibc (and CMocka on it) expects from an operating
  * system: _exit ends the run through the board (the environment is
- * env.c's), and the file calls
- * that CMocka and abort() pull in fail with ENOSYS. */
+ * env.c's), read(0) takes the console's input (tty.c), write(1 or 2)
+ * prints, and the other file calls that CMocka and abort() pull in fail
+ * with ENOSYS. */
 #include <errno.h>
 #include <stdlib.h>
 #include <sys/types.h>
@@ -38,11 +39,16 @@ int close(int fd)
 	return -1;
 }
 
+/* fd 0 is the console's input (tty.c): it never waits. */
 ssize_t read(int fd, void *buf, size_t n)
 {
-	(void)fd;
-	(void)buf;
-	(void)n;
+	if (fd == 0) {
+		long r = tty_read(buf, n);
+		if (r >= 0)
+			return (ssize_t)r;
+		errno = (int)-r;
+		return -1;
+	}
 	errno = ENOSYS;
 	return -1;
 }

@@ -152,6 +152,22 @@ int thread_tick(void)
 	return 0;
 }
 
+/* After a device's interrupt handler ran on the trap stack: if it made a
+ * waiting thread runnable (a wake, or the word it waits on changed: the
+ * reactor's poller, a worker kicked by weft_fiber_interrupt), the running
+ * thread is preempted now, so the woken one runs without waiting for the
+ * end of this slice. A sleeper whose deadline merely passed does not count:
+ * that is the timer's, and waits for the slice to end (see slice_end). */
+int thread_irq_woke(void)
+{
+	for (struct shim_thread *t = cur->next; t != cur; t = t->next)
+		if (t->state == T_WAIT &&
+		    (t->woken ||
+		     atomic_load_explicit(t->word, memory_order_relaxed) != t->expected))
+			return 1;
+	return 0;
+}
+
 /* Called by arch_preempt_resume on the preempted thread's own stack. */
 void shim__preempted(void);
 void shim__preempted(void) { schedule(); }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* What happens on a trap: the timer interrupt drives sleeps, deadlines and
  * preemption; an external interrupt goes to the handler a driver registered
- * for its PLIC source; an unexpected interrupt ends the run with status 135;
+ * for its PLIC source, and a thread that handler woke runs at once; an unexpected interrupt ends the run with status 135;
  * a page fault on a lazy stack page maps it (demand.c); any other exception
  * is fault.c's. Never a silent hang. */
 #include <errno.h>
@@ -100,6 +100,8 @@ void shim__trap(struct trap_frame *f)
 		}
 		if ((cause & 0xff) == IRQ_S_EXTERNAL) {
 			trap_external();
+			if (thread_irq_woke())
+				preempt(f);
 			return;
 		}
 		bare_puts("weft: unexpected interrupt ");

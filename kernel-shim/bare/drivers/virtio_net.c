@@ -21,7 +21,11 @@
  * One hart: interrupts off is the lock. The interrupt handler acknowledges
  * the device, reclaims transmit slots and reports the I/O source: IN while
  * the used ring of the receive queue has entries, OUT while a transmit slot
- * is free, ERR once the device asked for a reset. */
+ * is free, ERR once the device asked for a reset. The device interrupts
+ * for every used receive buffer and, only while the transmit ring is full,
+ * for used transmit ones; the source is then asked only when armed. Without
+ * the interrupt (open's poll, or a PLIC source that could not be had) the
+ * source is polled: io.c asks vn_ready at every poll. */
 #include "virtio_net.h"
 
 #include <errno.h>
@@ -131,6 +135,8 @@ struct virtio_net {
 	struct vq rx, tx;
 	uint16_t tx_free[VQ_SLOTS];
 	unsigned tx_nfree;
+	int tx_waiting; /* the ring was full: a completion interrupts */
+	struct virtio_net_stats st;
 };
 
 static struct virtio_net dev0;
@@ -200,6 +206,7 @@ static unsigned vn_ready(void *arg)
 	tx_reclaim(d);
 	if (!d->tx_nfree) {
 		d->tx.avail->flags = 0;
+		d->tx_waiting = 1;
 		dma_mb();
 		tx_reclaim(d);
 	}
@@ -222,7 +229,23 @@ static void vn_irq(void *arg)
 	dma_mb();
 	if ((isr & INT_CONFIG) && (rd(d, MMIO_STATUS) & S_NEEDS_RESET))
 		d->broken = 1;
-	io_report(d->src, vn_ready(d));
+	int waiting = d->tx_waiting;
+	unsigned ev = vn_ready(d);
+	d->st.irqs++;
+	if (ev & SHIM_IO_IN)
+		d->st.irq_in++;
+	if (waiting && (ev & SHIM_IO_OUT)) {
+		d->st.irq_out++;
+		d->tx_waiting = 0;
+	}
+	io_report(d->src, ev);
+}
+
+void virtio_net_stats(const struct virtio_net *d, struct virtio_net_stats *out)
+{
+	int on = irq_save();
+	*out = d->st;
+	irq_restore(on);
 }
 
 /* Interrupts off. The queue: its page, its size, its place told to the
@@ -393,8 +416,8 @@ static int bring_up(struct virtio_net *d, uint8_t mac[6])
 	return 0;
 }
 
-int virtio_net_open(const struct virtio_mmio_slot *slots, unsigned n, struct virtio_net **out,
-		    uint8_t mac[6], int *src)
+int virtio_net_open(const struct virtio_mmio_slot *slots, unsigned n, int poll,
+		    struct virtio_net **out, uint8_t mac[6], int *src)
 {
 	int on = irq_save();
 	if (dev0_open) {
@@ -412,8 +435,18 @@ int virtio_net_open(const struct virtio_mmio_slot *slots, unsigned n, struct vir
 		if (d->src < 0)
 			e = d->src;
 	}
-	if (!e)
-		e = irq_register(d->irq, vn_irq, d);
+	if (!e && !poll) {
+		int r = irq_register(d->irq, vn_irq, d);
+		if (r == 0) {
+			d->st.by_irq = 1;
+			io_source_irq(d->src, 1);
+		} else {
+			/* The fallback: polled, said once. */
+			bare_puts("weft: virtio-net: no interrupt (PLIC source ");
+			bare_put_dec(d->irq);
+			bare_puts("): polled\n");
+		}
+	}
 	if (e) {
 		if (e != -ENODEV) {
 			/* Reset first: the device lets go of the rings we free. */
@@ -454,6 +487,8 @@ int virtio_net_recv(struct virtio_net *d, void *buf, size_t cap)
 		if (r > 0)
 			memcpy(buf, d->rx.buf[slot] + d->hdr_len, frame);
 		on = irq_save();
+		if (r > 0)
+			d->st.rx_frames++;
 		vq_publish(d, &d->rx, RXQ, (unsigned)slot);
 		irq_restore(on);
 		if (r != 0)
@@ -480,6 +515,7 @@ int virtio_net_send(struct virtio_net *d, const struct shim_iov *iov, int n)
 	int on = irq_save();
 	tx_reclaim(d);
 	if (!d->tx_nfree) {
+		d->st.tx_full++;
 		irq_restore(on);
 		return -EAGAIN;
 	}
@@ -494,6 +530,7 @@ int virtio_net_send(struct virtio_net *d, const struct shim_iov *iov, int n)
 	}
 	on = irq_save();
 	d->tx.desc[2 * slot + 1].len = (uint32_t)total;
+	d->st.tx_frames++;
 	vq_publish(d, &d->tx, TXQ, slot);
 	irq_restore(on);
 	return 0;
@@ -504,7 +541,8 @@ void virtio_net_close(struct virtio_net *d)
 	if (!d)
 		return;
 	int on = irq_save();
-	irq_unregister(d->irq);
+	if (d->st.by_irq)
+		irq_unregister(d->irq);
 	io_source_remove(d->src);
 	wr(d, MMIO_STATUS, 0); /* reset: the device lets go of the rings */
 	for (int n = 0; rd(d, MMIO_STATUS) != 0 && n < 1000; n++)

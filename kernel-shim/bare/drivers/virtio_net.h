@@ -24,11 +24,26 @@ struct virtio_mmio_slot {
 };
 
 /* Find the first virtio-net device among slots[0..n) and bring it up: its
- * RX ring full, its interrupt routed, an I/O source registered (*src).
+ * RX ring full, an I/O source registered (*src), reported by the device's
+ * interrupt (received frames, and transmit slots coming free while the ring
+ * is full). With poll, or if the interrupt cannot be had (said on the
+ * console), the source is polled instead (the fallback: io_source_irq).
  * Writes its MAC. 0, -ENODEV (no device), -EBUSY (open already), -ENOMEM,
  * -EIO (the device refused the features or the queues). */
-int virtio_net_open(const struct virtio_mmio_slot *slots, unsigned n, struct virtio_net **out,
-		    uint8_t mac[6], int *src);
+int virtio_net_open(const struct virtio_mmio_slot *slots, unsigned n, int poll,
+		    struct virtio_net **out, uint8_t mac[6], int *src);
+
+/* What the device did since it was opened (for tests and measurements). */
+struct virtio_net_stats {
+	uint64_t irqs;      /* interrupts taken */
+	uint64_t irq_in;    /* of them, with received frames waiting */
+	uint64_t irq_out;   /* of them, freeing room in a full transmit ring */
+	uint64_t rx_frames; /* frames received */
+	uint64_t tx_frames; /* frames queued to send */
+	uint64_t tx_full;   /* sends refused: the ring was full (-EAGAIN) */
+	int by_irq;         /* 1: interrupt-driven; 0: polled (the fallback) */
+};
+void virtio_net_stats(const struct virtio_net *d, struct virtio_net_stats *out);
 
 /* 1 (legacy) or 2 (modern): the transport's version, for messages. */
 int virtio_net_version(const struct virtio_net *d);
