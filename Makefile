@@ -313,11 +313,13 @@ $(O)/examples/%.checked: $(O)/examples/% $(O)/examples/%.itb $(BOARD_DTB) board/
 		&& touch $@
 
 # Run this configuration's suites; prints "<name>: N passed, N failed".
-# WEFT_BOOTARGS=NAME=value... goes on a bare-metal image's command line.
+# WEFT_BOOTARGS=NAME=value... goes on a bare-metal image's command line;
+# WEFT_IO=uring runs a Linux target's suites on the io_uring reactor
+# (make exports it to them; the tally line names it).
 check: tests
 	@if [ "$(SHIM)" = bare ] && [ -z "$(RUN)" ]; then \
 		echo "$(TARGET): nothing here can run its images (make builds and checks them)" >&2; exit 1; fi
-	@WEFT_SHIM=$(SHIM) mk/run-tests.sh "$(TARGET)$(if $(VARIANT),-$(VARIANT))$(if $(WEFT_BOOTARGS), $(WEFT_BOOTARGS))" \
+	@WEFT_SHIM=$(SHIM) mk/run-tests.sh "$(TARGET)$(if $(VARIANT),-$(VARIANT))$(if $(WEFT_BOOTARGS), $(WEFT_BOOTARGS))$(if $(WEFT_IO), WEFT_IO=$(WEFT_IO))" \
 		"$(VARIANT)" "$(RUN)" $(CHECK_TESTS)
 
 deps:

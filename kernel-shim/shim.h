@@ -148,8 +148,9 @@ struct shim_io_event {
 	unsigned events; /* SHIM_IO_*; ERR also for hang-up, with IN and OUT */
 };
 
-/* Set up the reactor (Linux: an epoll fd and an eventfd). Idempotent between
- * shim_io_fini calls. 0 or -errno. */
+/* Set up the reactor (Linux: an epoll fd and an eventfd, or with
+ * $WEFT_IO=uring an io_uring; -EINVAL if $WEFT_IO names neither).
+ * Idempotent between shim_io_fini calls. 0 or -errno. */
 int shim_io_init(void);
 void shim_io_fini(void);
 

@@ -12,6 +12,7 @@ configs=(
 	"TARGET=linux-x86_64"
 	"TARGET=linux-x86_64 VARIANT=asan"
 	"TARGET=linux-x86_64 VARIANT=tsan"
+	"TARGET=linux-x86_64 WEFT_IO=uring"
 	"TARGET=linux-aarch64"
 	"TARGET=linux-riscv64"
 	"TARGET=qemu-virt"

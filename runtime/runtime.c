@@ -96,6 +96,12 @@ int weft_init(const weft_config_t *cfg)
 			virt = true;
 		}
 	}
+	/* The Linux shim's reactor backend, chosen at its first wait
+	 * (kernel-shim/linux/io.c): a bad name fails here, not there. Other
+	 * shims have one backend and ignore it. */
+	const char *io = shim_getenv("WEFT_IO");
+	if (io && *io && strcmp(io, "epoll") != 0 && strcmp(io, "uring") != 0)
+		return -EINVAL;
 
 	/* calloc would give malloc's alignment (16), not the 64 the deque's
 	 * fields need against false sharing. sizeof is a multiple of 64. */

@@ -4,7 +4,7 @@
  * delete it, none per wait), and an eventfd that makes a blocked poll
  * return. An event carries the fd and the runtime's tag for the
  * registration. The runtime decides who waits for what and which worker
- * polls. */
+ * polls. io.c forwards shim_io_* here unless $WEFT_IO says uring. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdatomic.h>
@@ -12,13 +12,13 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
-#include "shim.h"
+#include "linux/io.h"
 
 static _Atomic int epfd = -1;
 static int wakefd = -1;
 static _Atomic int wake_pending; /* an eventfd write not yet drained */
 
-int shim_io_init(void)
+static int io_init(void)
 {
 	if (atomic_load(&epfd) >= 0)
 		return 0;
@@ -44,7 +44,7 @@ int shim_io_init(void)
 	return 0;
 }
 
-void shim_io_fini(void)
+static void io_fini(void)
 {
 	int ep = atomic_exchange(&epfd, -1);
 	if (ep < 0)
@@ -76,18 +76,18 @@ static int ctl(int op, int src, uint32_t tag)
 	return -errno;
 }
 
-int shim_io_add(int src, uint32_t tag) { return ctl(EPOLL_CTL_ADD, src, tag); }
+static int io_add(int src, uint32_t tag) { return ctl(EPOLL_CTL_ADD, src, tag); }
 
 /* EPOLL_CTL_MOD looks at the fd again and queues a report if it is ready
  * for any of the registered events now: the level look a waiter that has
  * not drained the fd needs. The registration already covers every event. */
-int shim_io_arm(int src, uint32_t tag, unsigned events)
+static int io_arm(int src, uint32_t tag, unsigned events)
 {
 	(void)events;
 	return ctl(EPOLL_CTL_MOD, src, tag);
 }
 
-void shim_io_del(int src)
+static void io_del(int src)
 {
 	int ep = atomic_load(&epfd);
 	if (ep >= 0 && src >= 0 && src != wakefd)
@@ -109,7 +109,7 @@ static int timeout_ms(int64_t deadline)
 	return ms > 1000000 ? 1000000 : (int)ms;
 }
 
-int shim_io_poll(struct shim_io_event *ev, int max, int64_t deadline)
+static int io_poll(struct shim_io_event *ev, int max, int64_t deadline)
 {
 	int ep = atomic_load(&epfd);
 	if (ep < 0)
@@ -150,7 +150,7 @@ int shim_io_poll(struct shim_io_event *ev, int max, int64_t deadline)
 	return out;
 }
 
-void shim_io_wake(void)
+static void io_wake(void)
 {
 	if (atomic_load(&epfd) < 0 || atomic_exchange(&wake_pending, 1))
 		return;
@@ -158,3 +158,14 @@ void shim_io_wake(void)
 	while (write(wakefd, &one, sizeof one) < 0 && errno == EINTR)
 		;
 }
+
+const struct shim_io_ops shim_io_epoll = {
+	.name = "epoll",
+	.init = io_init,
+	.fini = io_fini,
+	.add = io_add,
+	.arm = io_arm,
+	.del = io_del,
+	.poll = io_poll,
+	.wake = io_wake,
+};

@@ -1,0 +1,626 @@
+/* SPDX-License-Identifier: MIT */
+/* The kernel half of the reactor on io_uring ($WEFT_IO=uring; io.c picks
+ * it): readiness, not completions. Each fd gets one multishot
+ * IORING_OP_POLL_ADD for its life (edge-triggered, as epoll.c's EPOLLET
+ * registration: a completion each time the fd's wait queue is woken, with
+ * what it is ready for then), cancelled by IORING_OP_POLL_REMOVE at
+ * shim_io_del; shim_io_arm's second look is a POLL_REMOVE that updates the
+ * poll in place (the kernel looks at the fd again, as EPOLL_CTL_MOD does).
+ * A kernel without multishot poll (before 5.13) gets one-shot polls, armed
+ * by the runtime before each wait (shim_io_add returns 1). shim_io_wake
+ * submits a NOP, whose completion ends the poller's io_uring_enter.
+ *
+ * Raw system calls and the kernel's ABI spelled out below (the musl cross
+ * toolchains have no <linux/io_uring.h>). Submissions come from any thread,
+ * under one lock; completions are reaped by the one poller. The poll
+ * requests' wake-ups run as task work on the thread that submitted them,
+ * which the kernel interrupts to run it (no IORING_SETUP_COOP_TASKRUN: a
+ * busy worker must not hold back another's readiness). */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "linux/io.h"
+
+/* The same numbers on every architecture (the generic table). */
+#ifndef SYS_io_uring_setup
+#define SYS_io_uring_setup 425
+#endif
+#ifndef SYS_io_uring_enter
+#define SYS_io_uring_enter 426
+#endif
+
+/* ---- the kernel's ABI (include/uapi/linux/io_uring.h) ------------------- */
+struct sq_offsets {
+	uint32_t head, tail, ring_mask, ring_entries, flags, dropped, array, resv1;
+	uint64_t user_addr;
+};
+struct cq_offsets {
+	uint32_t head, tail, ring_mask, ring_entries, overflow, cqes, flags, resv1;
+	uint64_t user_addr;
+};
+struct uring_params {
+	uint32_t sq_entries, cq_entries, flags, sq_thread_cpu, sq_thread_idle, features, wq_fd,
+		resv[3];
+	struct sq_offsets sq_off;
+	struct cq_offsets cq_off;
+};
+struct uring_sqe {
+	uint8_t opcode, flags;
+	uint16_t ioprio;
+	int32_t fd;
+	uint64_t off;      /* POLL_REMOVE: the updated request's new user_data */
+	uint64_t addr;     /* POLL_REMOVE: the user_data of the poll it acts on */
+	uint32_t len;      /* POLL_ADD, POLL_REMOVE: IORING_POLL_* flags */
+	uint32_t op_flags; /* poll32_events */
+	uint64_t user_data;
+	uint16_t buf_index, personality;
+	uint32_t file_index;
+	uint64_t addr3, pad2;
+};
+struct uring_cqe {
+	uint64_t user_data;
+	int32_t res;
+	uint32_t flags;
+};
+struct getevents_arg {
+	uint64_t sigmask;
+	uint32_t sigmask_sz, min_wait_usec;
+	uint64_t ts;
+};
+struct kernel_timespec {
+	int64_t tv_sec;
+	long long tv_nsec;
+};
+_Static_assert(sizeof(struct uring_params) == 120, "io_uring_params");
+_Static_assert(sizeof(struct uring_sqe) == 64, "io_uring_sqe");
+_Static_assert(sizeof(struct uring_cqe) == 16, "io_uring_cqe");
+
+enum { OP_NOP = 0, OP_POLL_ADD = 6, OP_POLL_REMOVE = 7, OP_ASYNC_CANCEL = 14 };
+enum { POLL_ADD_MULTI = 1, POLL_UPDATE_EVENTS = 2 };
+enum { CQE_F_MORE = 2 };
+enum { SETUP_CQSIZE = 1 << 3, SETUP_CLAMP = 1 << 4 };
+enum { ENTER_GETEVENTS = 1, ENTER_EXT_ARG = 8 };
+enum { SQ_CQ_OVERFLOW = 2 };
+enum { FEAT_SINGLE_MMAP = 1, FEAT_NODROP = 2, FEAT_EXT_ARG = 1 << 8, FEAT_RSRC_TAGS = 1 << 10 };
+#define OFF_SQ_RING 0ULL
+#define OFF_SQES 0x10000000ULL
+
+/* ---- user_data: tag << 32 | kind << 28 | fd ----------------------------
+ * kind: the directions a poll watches (K_IN, K_OUT: a one-shot poll; both:
+ * the multishot one); with K_CTL, a cancellation of that poll, or (tag 0)
+ * an update, whose completions say nothing to the runtime. The wake's NOP
+ * is WAKE_UD. */
+enum { K_IN = 1, K_OUT = 2, K_BOTH = 3, K_CTL = 4 };
+#define SRC_LIMIT (1 << 28)
+#define WAKE_UD (UINT64_C(8) << 28)
+
+int shim_io_uring_refuse;
+int shim_io_uring_oneshot;
+
+/* The SQ ring and the table, for submitters on any thread; the poller's
+ * reaping takes it only for a poll that ended. */
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static _Atomic int ringfd = -1;
+static void *ring_mem, *sqe_mem;
+static size_t ring_len, sqe_len;
+static uint32_t *sq_head, *sq_tail, *sq_flags, sq_mask, sq_entries;
+static uint32_t *cq_head, *cq_tail, cq_mask;
+static struct uring_sqe *sqes;
+static struct uring_cqe *cqes;
+static bool multishot;
+static _Atomic int wake_pending; /* a NOP submitted, its completion not reaped */
+static char why[200];
+
+/* Per fd: the tag of its registration and the polls it has in the kernel
+ * (bit k: a poll of kind k), so that del and a re-add cancel them. */
+struct src {
+	uint32_t tag;
+	uint8_t polls;
+};
+static struct src *tab;
+static size_t ntab;
+
+static uint32_t load_acquire(const uint32_t *p)
+{
+	return atomic_load_explicit((const _Atomic uint32_t *)p, memory_order_acquire);
+}
+
+static void store_release(uint32_t *p, uint32_t v)
+{
+	atomic_store_explicit((_Atomic uint32_t *)p, v, memory_order_release);
+}
+
+static int enter(int fd, unsigned submit, unsigned wait, unsigned flags, void *arg, size_t argsz)
+{
+	long r = syscall(SYS_io_uring_enter, fd, submit, wait, flags, arg, argsz);
+	return r < 0 ? -errno : (int)r;
+}
+
+static uint64_t ud(uint32_t tag, unsigned kind, int src)
+{
+	return (uint64_t)tag << 32 | (uint64_t)kind << 28 | (uint32_t)src;
+}
+
+/* The poll mask of a kind: IN with the peer's shutdown, OUT; ERR and HUP
+ * are always reported. The kernel reads poll32_events as two swapped
+ * halves on a big-endian CPU. */
+static uint32_t poll_mask(unsigned kind)
+{
+	uint32_t m = ((kind & K_IN) ? POLLIN | POLLRDHUP : 0) | ((kind & K_OUT) ? POLLOUT : 0);
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+	m = m << 16 | m >> 16;
+#endif
+	return m;
+}
+
+/* Under lock: hand the kernel every SQE it has not taken. 0 or -errno; what
+ * it refused stays in the ring for the next submission. */
+static int submit(void)
+{
+	for (;;) {
+		unsigned n = *sq_tail - load_acquire(sq_head);
+		if (!n)
+			return 0;
+		int r = enter(atomic_load(&ringfd), n, 0, 0, NULL, 0);
+		if (r == 0)
+			return -EAGAIN;
+		if (r < 0 && r != -EINTR)
+			return r;
+	}
+}
+
+/* Under lock: the next SQE, zeroed, or NULL while the kernel refuses to
+ * take what fills the ring (a batch of re-arms fills it: submitted first). */
+static struct uring_sqe *sqe_get(void)
+{
+	uint32_t tail = *sq_tail;
+	if (tail - load_acquire(sq_head) >= sq_entries &&
+	    (submit() < 0 || tail - load_acquire(sq_head) >= sq_entries))
+		return NULL;
+	struct uring_sqe *s = &sqes[tail & sq_mask];
+	memset(s, 0, sizeof *s);
+	return s;
+}
+
+/* Under lock: publish the SQE sqe_get gave. */
+static void sqe_put(void) { store_release(sq_tail, *sq_tail + 1); }
+
+static int queue_poll(int src, uint32_t tag, unsigned kind, bool multi)
+{
+	struct uring_sqe *s = sqe_get();
+	if (!s)
+		return -EAGAIN;
+	s->opcode = OP_POLL_ADD;
+	s->fd = src;
+	s->op_flags = poll_mask(kind);
+	s->len = multi ? POLL_ADD_MULTI : 0;
+	s->user_data = ud(tag, kind, src);
+	sqe_put();
+	tab[src].polls |= (uint8_t)(1u << kind);
+	return 0;
+}
+
+/* Cancel src's poll of kind kind (IORING_OP_ASYNC_CANCEL: POLL_REMOVE
+ * gives up with -EALREADY while the poll's wake-up is being handled, and a
+ * poll left behind would hold the file open after close). */
+static int queue_cancel(int src, uint32_t tag, unsigned kind)
+{
+	struct uring_sqe *s = sqe_get();
+	if (!s)
+		return -EAGAIN;
+	s->opcode = OP_ASYNC_CANCEL;
+	s->fd = -1;
+	s->addr = ud(tag, kind, src);
+	s->user_data = ud(tag, K_CTL | kind, src);
+	sqe_put();
+	if ((size_t)src < ntab && tab[src].tag == tag)
+		tab[src].polls &= (uint8_t) ~(1u << kind);
+	return 0;
+}
+
+/* Have the kernel look at src again, keeping its multishot poll: a
+ * POLL_REMOVE that updates the poll with its own events re-arms it, which
+ * looks, as EPOLL_CTL_MOD does. One whose wake-up is being handled says
+ * -EALREADY, and that handling looks at the fd again. */
+static int queue_update(int src, uint32_t tag)
+{
+	struct uring_sqe *s = sqe_get();
+	if (!s)
+		return -EAGAIN;
+	s->opcode = OP_POLL_REMOVE;
+	s->fd = -1;
+	s->addr = ud(tag, K_BOTH, src);
+	s->len = POLL_UPDATE_EVENTS | POLL_ADD_MULTI;
+	s->op_flags = poll_mask(K_BOTH);
+	s->user_data = ud(0, K_CTL | K_BOTH, src);
+	sqe_put();
+	return 0;
+}
+
+/* Under lock: cancel every poll src has. */
+static void remove_all(int src)
+{
+	for (unsigned k = K_IN; k <= K_BOTH; k++)
+		if (tab[src].polls & (1u << k))
+			(void)queue_cancel(src, tab[src].tag, k);
+	tab[src].polls = 0;
+}
+
+static int grow(int src)
+{
+	if ((size_t)src < ntab)
+		return 0;
+	size_t n = ntab ? ntab : 64;
+	while (n <= (size_t)src)
+		n *= 2;
+	struct src *t = realloc(tab, n * sizeof *t);
+	if (!t)
+		return -ENOMEM;
+	memset(t + ntab, 0, (n - ntab) * sizeof *t);
+	tab = t;
+	ntab = n;
+	return 0;
+}
+
+static int fail(int err, const char *what)
+{
+	snprintf(why, sizeof why, "%s", what);
+	return err;
+}
+
+static void unmap(void)
+{
+	if (ring_mem)
+		munmap(ring_mem, ring_len);
+	if (sqe_mem)
+		munmap(sqe_mem, sqe_len);
+	ring_mem = sqe_mem = NULL;
+}
+
+static int io_init(void)
+{
+	if (atomic_load(&ringfd) >= 0)
+		return 0;
+	if (shim_io_uring_refuse)
+		return fail(-shim_io_uring_refuse, "io_uring_setup refused (the test hook)");
+	struct uring_params p = {.flags = SETUP_CQSIZE | SETUP_CLAMP, .cq_entries = 4096};
+	long fd = syscall(SYS_io_uring_setup, 64, &p);
+	if (fd < 0) {
+		int e = errno;
+		if (e == ENOSYS)
+			return fail(-e, "io_uring_setup: ENOSYS (a kernel without io_uring, "
+					"or qemu-user, which does not emulate it)");
+		if (e == EPERM)
+			return fail(-e, "io_uring_setup: EPERM (sysctl kernel.io_uring_disabled, "
+					"or a seccomp filter or container that forbids it)");
+		char msg[120];
+		snprintf(msg, sizeof msg, "io_uring_setup: %s", strerror(e));
+		return fail(-e, msg);
+	}
+	unsigned need = FEAT_SINGLE_MMAP | FEAT_NODROP | FEAT_EXT_ARG;
+	if ((p.features & need) != need) {
+		close((int)fd);
+		return fail(-ENOSYS, "the kernel's io_uring lacks IORING_FEAT_EXT_ARG or NODROP "
+				     "(Linux 5.11 or later needed)");
+	}
+	ring_len = p.sq_off.array + p.sq_entries * sizeof(uint32_t);
+	size_t cq_len = p.cq_off.cqes + p.cq_entries * sizeof(struct uring_cqe);
+	if (cq_len > ring_len)
+		ring_len = cq_len;
+	sqe_len = p.sq_entries * sizeof(struct uring_sqe);
+	ring_mem = mmap(NULL, ring_len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, (int)fd,
+			OFF_SQ_RING);
+	sqe_mem = mmap(NULL, sqe_len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, (int)fd,
+		       OFF_SQES);
+	if (ring_mem == MAP_FAILED || sqe_mem == MAP_FAILED) {
+		int e = -errno;
+		if (ring_mem == MAP_FAILED)
+			ring_mem = NULL;
+		if (sqe_mem == MAP_FAILED)
+			sqe_mem = NULL;
+		unmap();
+		close((int)fd);
+		return fail(e, "mmap of the io_uring rings failed");
+	}
+	char *r = ring_mem;
+	sq_head = (uint32_t *)(r + p.sq_off.head);
+	sq_tail = (uint32_t *)(r + p.sq_off.tail);
+	sq_flags = (uint32_t *)(r + p.sq_off.flags);
+	sq_mask = *(uint32_t *)(r + p.sq_off.ring_mask);
+	sq_entries = p.sq_entries;
+	uint32_t *array = (uint32_t *)(r + p.sq_off.array);
+	for (uint32_t i = 0; i < sq_entries; i++)
+		array[i] = i; /* SQE i sits at ring slot i: they go in order */
+	cq_head = (uint32_t *)(r + p.cq_off.head);
+	cq_tail = (uint32_t *)(r + p.cq_off.tail);
+	cq_mask = *(uint32_t *)(r + p.cq_off.ring_mask);
+	cqes = (struct uring_cqe *)(r + p.cq_off.cqes);
+	sqes = sqe_mem;
+	multishot = (p.features & FEAT_RSRC_TAGS) && !shim_io_uring_oneshot;
+	atomic_store(&wake_pending, 0);
+	pthread_mutex_lock(&lock);
+	atomic_store(&ringfd, (int)fd);
+	pthread_mutex_unlock(&lock);
+	return 0;
+}
+
+static void io_fini(void)
+{
+	pthread_mutex_lock(&lock);
+	int fd = atomic_exchange(&ringfd, -1);
+	if (fd >= 0) {
+		close(fd); /* cancels every poll */
+		unmap();
+		free(tab);
+		tab = NULL;
+		ntab = 0;
+	}
+	pthread_mutex_unlock(&lock);
+}
+
+/* What epoll_ctl refuses: not an fd (-EBADF), or a file that cannot be
+ * waited on (-EPERM). io_uring would report those ready at once. */
+static int check(int src, uint32_t tag)
+{
+	if (atomic_load(&ringfd) < 0)
+		return -ENOSYS;
+	if (src < 0 || src >= SRC_LIMIT || src == atomic_load(&ringfd) || !tag)
+		return -EBADF;
+	struct stat st;
+	if (fstat(src, &st) < 0)
+		return -errno;
+	if (S_ISREG(st.st_mode) || S_ISDIR(st.st_mode) || S_ISBLK(st.st_mode))
+		return -EPERM;
+	return 0;
+}
+
+/* Under lock: src registered with tag (a new tag, or a number whose old
+ * registration was lost: its polls cancelled), its multishot poll asked
+ * for if it has none. The kernel looks at src as the poll is armed. */
+static int reg(int src, uint32_t tag)
+{
+	if (atomic_load(&ringfd) < 0)
+		return -ENOSYS;
+	int e = grow(src);
+	if (e)
+		return e;
+	if (tab[src].tag != tag) {
+		remove_all(src);
+		tab[src].tag = tag;
+	}
+	if (multishot && !(tab[src].polls & (1u << K_BOTH)))
+		return queue_poll(src, tag, K_BOTH, true);
+	return 0;
+}
+
+/* Under lock: register src (reg), and have the kernel look at it again if
+ * its multishot poll was there already; one-shot: a poll for the
+ * directions in events that no poll of src watches yet (one that does
+ * reports src when it is ready). */
+static int look(int src, uint32_t tag, unsigned events)
+{
+	bool had = (size_t)src < ntab && tab[src].tag == tag && (tab[src].polls & (1u << K_BOTH));
+	int e = reg(src, tag);
+	if (!e && multishot && had)
+		e = queue_update(src, tag);
+	if (!e && !multishot && events) {
+		unsigned covered = 0;
+		for (unsigned k = K_IN; k <= K_BOTH; k++)
+			if (tab[src].polls & (1u << k))
+				covered |= k;
+		unsigned want = events & K_BOTH & ~covered;
+		if (want)
+			e = queue_poll(src, tag, want, false);
+	}
+	if (!e)
+		e = submit();
+	return e;
+}
+
+static int io_add(int src, uint32_t tag)
+{
+	int e = check(src, tag);
+	if (!e) {
+		pthread_mutex_lock(&lock);
+		e = look(src, tag, 0);
+		pthread_mutex_unlock(&lock);
+	}
+	return e ? e : multishot ? 0 : 1;
+}
+
+/* Multishot: the poll updated with its own events, which has the kernel
+ * look at src again (one io_uring_enter), as EPOLL_CTL_MOD does. */
+static int io_arm(int src, uint32_t tag, unsigned events)
+{
+	if (atomic_load(&ringfd) < 0)
+		return -ENOSYS;
+	if (src < 0 || src >= SRC_LIMIT || src == atomic_load(&ringfd) || !tag)
+		return -EBADF;
+	pthread_mutex_lock(&lock);
+	int e = look(src, tag, events);
+	pthread_mutex_unlock(&lock);
+	return e;
+}
+
+/* The cancellation is taken as it is submitted; the poll lets go of src's
+ * file when its task work runs (at once: the kernel interrupts the thread
+ * that armed it), so the close that follows really closes it. */
+static void io_del(int src)
+{
+	pthread_mutex_lock(&lock);
+	if (atomic_load(&ringfd) >= 0 && src >= 0 && (size_t)src < ntab) {
+		remove_all(src);
+		tab[src].tag = 0;
+		(void)submit();
+	}
+	pthread_mutex_unlock(&lock);
+}
+
+static unsigned events_of(uint32_t k)
+{
+	unsigned e = 0;
+	if (k & (POLLIN | POLLRDHUP))
+		e |= SHIM_IO_IN;
+	if (k & (POLLRDHUP | POLLHUP))
+		e |= SHIM_IO_HUP;
+	if (k & POLLOUT)
+		e |= SHIM_IO_OUT;
+	if (k & (POLLERR | POLLHUP))
+		e |= SHIM_IO_IN | SHIM_IO_OUT | SHIM_IO_ERR;
+	return e;
+}
+
+/* Under lock: a poll of src's that ended (a one-shot poll's only
+ * completion, or a multishot poll's last: the CQ ring overflowed, or it
+ * was cancelled by other than del). Returns the report to give, 0 for
+ * none. A multishot poll is asked for again (its look reports src if it
+ * is ready); a one-shot one is armed again by the runtime for whoever
+ * still waits. */
+static unsigned ended(int src, uint32_t tag, unsigned kind, int res, bool *resubmit)
+{
+	if ((size_t)src >= ntab || tab[src].tag != tag || !(tab[src].polls & (1u << kind)))
+		return 0; /* deleted, or added again, since */
+	tab[src].polls &= (uint8_t) ~(1u << kind);
+	if (multishot && (res >= 0 || res == -ECANCELED)) {
+		*resubmit |= queue_poll(src, tag, K_BOTH, true) == 0;
+		return res > 0 ? events_of((uint32_t)res) : 0;
+	}
+	if (res == -ECANCELED)
+		return SHIM_IO_IN | SHIM_IO_OUT; /* spurious: the waiters look again */
+	if (res < 0)
+		return SHIM_IO_IN | SHIM_IO_OUT | SHIM_IO_ERR;
+	return events_of((uint32_t)res);
+}
+
+/* Wait until a completion is in the ring or the deadline passes: 0, or
+ * -errno. */
+static int wait_cqe(int fd, int64_t deadline)
+{
+	for (;;) {
+		if (*cq_head != load_acquire(cq_tail))
+			return 0;
+		if (load_acquire(sq_flags) & SQ_CQ_OVERFLOW) {
+			/* Completions kept aside: flush them into the ring. */
+			int r = enter(fd, 0, 0, ENTER_GETEVENTS, NULL, 0);
+			if (r < 0 && r != -EINTR && r != -EBUSY && r != -EAGAIN)
+				return r;
+			if (*cq_head != load_acquire(cq_tail))
+				return 0;
+		}
+		struct kernel_timespec ts = {0};
+		struct getevents_arg arg = {0};
+		if (deadline >= 0) {
+			int64_t left = deadline - shim_now();
+			if (left <= 0)
+				return 0;
+			ts.tv_sec = left / 1000000000;
+			ts.tv_nsec = left % 1000000000;
+			arg.ts = (uint64_t)(uintptr_t)&ts;
+		}
+		int r = enter(fd, 0, 1, ENTER_GETEVENTS | ENTER_EXT_ARG, &arg, sizeof arg);
+		if (r == -ETIME)
+			return 0;
+		if (r < 0 && r != -EINTR && r != -EBUSY && r != -EAGAIN)
+			return r;
+	}
+}
+
+static int io_poll(struct shim_io_event *ev, int max, int64_t deadline)
+{
+	int fd = atomic_load(&ringfd);
+	if (fd < 0)
+		return -ENOSYS;
+	if (max <= 0)
+		return -EINVAL;
+	int r = wait_cqe(fd, deadline);
+	if (r < 0)
+		return r;
+	uint32_t head = *cq_head, tail = load_acquire(cq_tail);
+	bool locked = false, resubmit = false;
+	int out = 0;
+	while (head != tail && out < max) {
+		struct uring_cqe c = cqes[head & cq_mask];
+		head++;
+		if (c.user_data == WAKE_UD) {
+			atomic_store(&wake_pending, 0);
+			continue;
+		}
+		unsigned kind = (unsigned)(c.user_data >> 28) & 15;
+		int src = (int)(c.user_data & (SRC_LIMIT - 1));
+		uint32_t tag = (uint32_t)(c.user_data >> 32);
+		if (kind & K_CTL) {
+			if (tag && c.res == -EALREADY) {
+				/* A cancellation that found the poll busy: again. */
+				if (!locked) {
+					pthread_mutex_lock(&lock);
+					locked = true;
+				}
+				resubmit |= queue_cancel(src, tag, kind & K_BOTH) == 0;
+			}
+			continue;
+		}
+		unsigned e;
+		if (c.flags & CQE_F_MORE) {
+			e = c.res > 0 ? events_of((uint32_t)c.res) : 0;
+		} else {
+			if (!locked) {
+				pthread_mutex_lock(&lock);
+				locked = true;
+			}
+			e = ended(src, tag, kind, c.res, &resubmit);
+		}
+		if (!e)
+			continue;
+		ev[out].src = src;
+		ev[out].tag = tag;
+		ev[out].events = e;
+		out++;
+	}
+	store_release(cq_head, head);
+	if (locked) {
+		if (resubmit)
+			(void)submit();
+		pthread_mutex_unlock(&lock);
+	}
+	return out;
+}
+
+static void io_wake(void)
+{
+	if (atomic_load(&ringfd) < 0 || atomic_exchange(&wake_pending, 1))
+		return;
+	pthread_mutex_lock(&lock);
+	struct uring_sqe *s = atomic_load(&ringfd) >= 0 ? sqe_get() : NULL;
+	if (s) {
+		s->opcode = OP_NOP;
+		s->user_data = WAKE_UD;
+		sqe_put();
+	}
+	if (!s || submit() < 0)
+		atomic_store(&wake_pending, 0); /* none on its way: the next wake tries */
+	pthread_mutex_unlock(&lock);
+}
+
+const char *shim_io_uring_why(void) { return why[0] ? why : "unavailable"; }
+
+const struct shim_io_ops shim_io_uring = {
+	.name = "io_uring",
+	.init = io_init,
+	.fini = io_fini,
+	.add = io_add,
+	.arm = io_arm,
+	.del = io_del,
+	.poll = io_poll,
+	.wake = io_wake,
+};
