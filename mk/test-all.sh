@@ -19,7 +19,23 @@ configs=(
 	"TARGET=qemu-virt WEFT_BOOTARGS=WEFT_WORKERS=2"
 )
 summary=()
+failures=()
 status=0
+# note_failures NAME OUTPUT: keep what names a failure in OUTPUT (the
+# runner's line for a failing suite, CMocka's failed tests and assertion
+# lines, a sanitizer's or valgrind's first report line), at most 8 lines a
+# configuration, for the section printed before the summary: a CI log often
+# shows only its last lines.
+note_failures()
+{
+	local name=$1 lines
+	lines=$(printf '%s\n' "$2" | grep -E \
+		'^  test_[A-Za-z0-9_]+ +[0-9]+ passed, [1-9][0-9]* failed|^\[  (FAILED|ERROR) +\] [a-z-]|^\[   LINE   \]|WARNING: ThreadSanitizer|ERROR: [A-Za-z]+Sanitizer|==[0-9]+== (Invalid|Conditional|Use of|Syscall param|[0-9,]+ bytes in)' |
+		head -8)
+	[ -n "$lines" ] || return 0
+	failures+=("$name:")
+	while IFS= read -r l; do failures+=("  $l"); done <<<"$lines"
+}
 for c in "${configs[@]}"; do
 	echo "== make $c check"
 	# shellcheck disable=SC2086
@@ -37,7 +53,7 @@ for c in "${configs[@]}"; do
 	# The tally line, not make's "Error 1" that follows it on failure.
 	line=$(echo "$out" | grep -E ': [0-9]+ passed, [0-9]+ failed' | tail -1)
 	summary+=("${line:-$c: no tally (exit $rc)}")
-	[ $rc -eq 0 ] || status=1
+	[ $rc -eq 0 ] || { status=1; note_failures "$c" "$out"; }
 done
 # step NAME BUILD CMD...: make BUILD first (make's arguments; empty for
 # none), then run CMD, show what it printed and keep its tally (its last
@@ -58,7 +74,7 @@ step()
 	echo "$out"
 	line=$(echo "$out" | grep -E '^[A-Za-z0-9_.=-][A-Za-z0-9_ .=-]*: [0-9]+ passed, [0-9]+ failed' | tail -1)
 	summary+=("${line:-$name: no tally (exit $rc)}")
-	[ $rc -eq 0 ] || status=1
+	[ $rc -eq 0 ] || { status=1; note_failures "$name" "$out"; }
 }
 x86="TARGET=linux-x86_64"
 # The library as a user takes it: only weft_* leaves libweft.a and
@@ -134,6 +150,10 @@ else
 	echo "$out" | tail -30
 	summary+=("template: build failed")
 	status=1
+fi
+if [ ${#failures[@]} -gt 0 ]; then
+	echo "== what failed (first lines of each; the whole output is above)"
+	printf '%s\n' "${failures[@]}"
 fi
 echo "== summary"
 tp=0 tf=0 ts=0
