@@ -12,14 +12,15 @@
 
 #include "internal.h"
 
-static _Thread_local struct weft__fiber thread_self;
+/* Its flags are set here, once: a waker reads them (weft__unpark) while
+ * the thread may already be starting its next wait. */
+static _Thread_local struct weft__fiber thread_self = {.flags = FF_THREAD};
 
 struct weft__fiber *weft__self(void)
 {
 	struct weft__worker *w = weft__worker_self();
 	if (w && w->cur)
 		return w->cur;
-	thread_self.flags = FF_THREAD;
 	return &thread_self;
 }
 
@@ -130,6 +131,12 @@ static void count_wake(void)
 
 bool weft__unpark(struct weft__fiber *f, uint32_t gen, int result)
 {
+	/* A plain thread may return from its wait, and end, as soon as the
+	 * CAS below lets it go: its sequence word (in its thread-local
+	 * storage) is bumped before, so that nothing after the CAS writes to
+	 * its memory (the futex wake only names the address; a bump for a
+	 * CAS that then fails is a spurious wake, which its loop absorbs). */
+	bool thread = f->flags & FF_THREAD;
 	uint64_t w = atomic_load_explicit(&f->park, memory_order_acquire);
 	for (;;) {
 		if (PW_GEN(w) != gen)
@@ -148,12 +155,13 @@ bool weft__unpark(struct weft__fiber *f, uint32_t gen, int result)
 			n = PW_MAKE(gen, result, PS_RUNNING) | keep;
 		else
 			return false; /* already woken */
+		if (thread)
+			atomic_fetch_add_explicit(&f->tseq, 1, memory_order_release);
 		if (!atomic_compare_exchange_weak_explicit(&f->park, &w, n, memory_order_acq_rel,
 							   memory_order_acquire))
 			continue;
 		count_wake();
-		if (f->flags & FF_THREAD) {
-			atomic_fetch_add_explicit(&f->tseq, 1, memory_order_release);
+		if (thread) {
 			shim_wake(&f->tseq, 1);
 		} else if (st == PS_PARKED) {
 			/* A plain wake is a hand-off (the waker is likely to

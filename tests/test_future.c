@@ -293,6 +293,63 @@ static void test_await_thread_fiber_resolves(void **state)
 	weft_future_destroy(f);
 }
 
+/* A plain thread that waits again, or ends, as soon as its wait returns:
+ * the waker must be done with the thread's stand-in record (thread-local,
+ * gone with the thread) once the thread can see the wake. (A waker that
+ * read the record after releasing the thread was reported by TSan as a
+ * race with the thread's next wait, in test_chan's
+ * test_cancel_races_recv; this test did not catch that one itself.) */
+#define WAKES 8
+
+struct wakes {
+	weft_future_t *f[WAKES];
+	int r[WAKES];
+	void *v[WAKES];
+};
+
+static void *await_each(void *arg)
+{
+	struct wakes *x = arg;
+	for (int i = 0; i < WAKES; i++)
+		x->r[i] = weft_future_await(x->f[i], far(), &x->v[i]);
+	return NULL;
+}
+
+static void *resolve_each(void *arg)
+{
+	struct wakes *x = arg;
+	intptr_t bad = 0;
+	for (int i = 0; i < WAKES; i++) {
+		/* Mostly after the thread has parked (it holds either way). */
+		weft_sleep_until(wt_ms(1));
+		bad += weft_future_resolve(x->f[i], VAL(i + 1)) != 0;
+	}
+	return (void *)bad;
+}
+
+static void test_thread_ends_right_after_its_wake(void **state)
+{
+	(void)state;
+	long rounds = scaled(50, 10);
+	static struct wakes x;
+	for (long n = 0; n < rounds; n++) {
+		for (int i = 0; i < WAKES; i++) {
+			x.f[i] = make_future();
+			x.r[i] = 1;
+			x.v[i] = NULL;
+		}
+		wt_thread_t t = wt_thread_start(await_each, &x);
+		weft_fiber_t fs = wt_spawn(resolve_each, &x);
+		wt_thread_join(t);
+		assert_int_equal((intptr_t)wt_join(fs), 0);
+		for (int i = 0; i < WAKES; i++) {
+			assert_int_equal(x.r[i], 0);
+			assert_ptr_equal(x.v[i], VAL(i + 1));
+			weft_future_destroy(x.f[i]);
+		}
+	}
+}
+
 static void *await_settled(void *arg)
 {
 	weft_future_t **fs = arg;
@@ -631,6 +688,7 @@ int main(void)
 		cmocka_unit_test(test_await_deadline_times_out),
 		cmocka_unit_test(test_await_many_waiters),
 		cmocka_unit_test(test_await_thread_fiber_resolves),
+		cmocka_unit_test(test_thread_ends_right_after_its_wake),
 		cmocka_unit_test(test_await_settled_at_once),
 		cmocka_unit_test(test_cancel_awaiting_fiber),
 		cmocka_unit_test(test_cancel_races_resolve),
