@@ -327,7 +327,7 @@ uint64_t wt_rng_next(void)
 
 int wt_sanitized(void)
 {
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__) || defined(WEFT_VALGRIND)
 	return 1;
 #else
 	return 0;

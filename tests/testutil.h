@@ -118,7 +118,8 @@ int wt_main(const char *name, const struct CMUnitTest *tests, size_t n, CMFixtur
  * group out: mk/run-tests.sh counts the groups and tests that ran. */
 int wt_skip_group(const char *name, const struct CMUnitTest *tests, size_t n, const char *why);
 
-/* True when built with a sanitizer: suites shrink sizes (and say so). */
+/* True when built with a sanitizer or for valgrind (make VARIANT=valgrind),
+ * which run 10x or more slower: suites shrink sizes (and say so). */
 int wt_sanitized(void);
 
 #endif
