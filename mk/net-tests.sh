@@ -4,7 +4,7 @@
 # (build/linux-x86_64 and build/qemu-virt): httpd and echo over TAP in a
 # namespace and over kernel sockets, echo's soak and abuse (idle holders,
 # killed, half-closed and reset clients; descriptors and RSS back to their
-# baseline) on both, httpd and echo over AF_PACKET on a veth pair in a
+# baseline) on both, httpd and echo over AF_PACKET and over AF_XDP on a veth pair in a
 # namespace, httpd's limits (one deadline per request, refusals)
 # on the host's loopback, then httpd on qemu-virt through QEMU's host forward.
 # One line per script (its tally, its last line: a script that skips says
@@ -30,11 +30,18 @@ if why_not=$(ns_add "$probe"); then
 else
 	echo "  this machine cannot run the namespace scripts: $why_not"
 fi
+# run [-n NAME] SCRIPT ARGS...: its log is NAME.log (default the script's
+# name), for a script run twice.
 run()
 {
-	local script=$1 log rc last p f
+	local name="" script log rc last p f
+	if [ "$1" = -n ]; then
+		name=$2
+		shift 2
+	fi
+	script=$1
 	shift
-	log=$logs/$(basename "$script" .sh).log
+	log=$logs/${name:-$(basename "$script" .sh)}.log
 	timeout 1800 "$script" "$@" >"$log" 2>&1
 	rc=$?
 	# The script's tally: its last line, or the last line that looks like
@@ -72,6 +79,7 @@ run tests/net/httpd_tap.sh "$linux"
 run tests/net/echo_tap.sh "$linux"
 run tests/net/soak.sh "$linux"
 run tests/net/packet_veth.sh "$linux"
+run -n xdp_veth tests/net/packet_veth.sh "$linux" xdp
 run tests/net/httpd_limits.sh "$linux"
 run tests/net/httpd_qemu.sh "$bare/examples/httpd"
 echo "net: $passed passed, $failed failed, $skipped skipped"

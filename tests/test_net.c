@@ -592,6 +592,7 @@ static void test_init_bad_config(void **state)
 		{.stack = "lwip", .netif = "loop", .ip = "256.0.0.1/24"},
 		{.stack = "lwip", .netif = "loop", .ip = "x"},
 		{.stack = "lwip", .netif = "loop", .gw = "1.2.3"},
+		{.stack = "lwip", .netif = "xdp:", .ip = "10.9.9.2/24"},
 	};
 	int wrong = 0;
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
@@ -610,6 +611,22 @@ static void test_init_bad_config(void **state)
 			weft_net_fini();
 	}
 	assert_int_equal(wrong, 0);
+#if WT_LINUX
+	/* AF_XDP's queue: a number from 0 to 1023 after the interface's name
+	 * (checked before the interface is looked for). */
+	static const char *const bad_xdp[] = {
+		"xdp:weft-none0:",     "xdp:weft-none0:x", "xdp:weft-none0:-1",
+		"xdp:weft-none0:1024", "xdp::0",           "xdp:weft-interface-name-too-long"};
+	for (size_t i = 0; i < sizeof bad_xdp / sizeof bad_xdp[0]; i++) {
+		weft_net_config_t c = {.stack = "lwip", .netif = bad_xdp[i], .ip = "10.9.9.2/24"};
+		int r = weft_net_init(&c);
+		if (r == 0)
+			weft_net_fini();
+		if (r != -EINVAL)
+			fail_msg("weft_net_init(netif \"%s\") = %d (%s), expected -EINVAL",
+				 bad_xdp[i], r, ename(r));
+	}
+#endif
 	/* "tap:" needs an address; say so before touching any device. */
 	if (getenv("WEFT_IP") == NULL) {
 		weft_net_config_t tap = {.stack = "lwip", .netif = "tap:weft-none"};
@@ -623,6 +640,8 @@ static void test_init_bad_config(void **state)
 		 .netif = WT_LINUX ? "virtio" : "tap:weft-none",
 		 .ip = "10.9.9.2/24"},
 		{.stack = "lwip", .netif = "packet:weft-none0", .ip = "10.9.9.2/24"},
+		{.stack = "lwip", .netif = "xdp:weft-none0", .ip = "10.9.9.2/24"},
+		{.stack = "lwip", .netif = "xdp:weft-none0:3", .ip = "10.9.9.2/24"},
 	};
 	for (size_t i = 0; i < sizeof nodev / sizeof nodev[0]; i++) {
 		int r = weft_net_init(&nodev[i]);

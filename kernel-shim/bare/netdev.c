@@ -2,7 +2,8 @@
 /* Network devices on bare metal: "virtio" is the board's first virtio-net
  * device (drivers/virtio_net.c) on a board whose board.h names
  * virtio-mmio transports (BOARD_VIRTIO_MMIO_BASE); elsewhere there is none.
- * The Linux kinds ("tap:NAME", "packet:IFNAME") do not exist here. */
+ * The Linux kinds ("tap:NAME", "packet:IFNAME", "xdp:IFNAME[:QUEUE]") do
+ * not exist here. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +34,8 @@ static int check_spec(const char *spec)
 		return spec[4] ? -ENODEV : -EINVAL;
 	if (strncmp(spec, "packet:", 7) == 0)
 		return spec[7] ? -ENODEV : -EINVAL;
+	if (strncmp(spec, "xdp:", 4) == 0)
+		return spec[4] ? -ENODEV : -EINVAL;
 	return -EINVAL;
 }
 

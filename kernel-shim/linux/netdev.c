@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /* Ethernet frames for lwIP's netifs: a TAP device ("tap:NAME"), whose frames
- * never touch the kernel's TCP/IP, or an AF_PACKET socket on an existing
+ * never touch the kernel's TCP/IP; an AF_PACKET socket on an existing
  * interface ("packet:IFNAME"), which shares that interface and its MAC with
- * the kernel. Either way the device is one non-blocking fd: the I/O source. */
+ * the kernel; or an AF_XDP socket on one receive queue of an existing
+ * interface ("xdp:IFNAME[:QUEUE]", xdp.c), which takes that queue's frames
+ * from the kernel before its stack sees them. Each device is one
+ * non-blocking fd: the I/O source. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -20,6 +23,7 @@
 #include <sys/uio.h>
 
 #include "csum.h"
+#include "linux/xdp.h"
 #include "shim.h"
 
 /* Kernel ABI from <linux/if_tun.h> and <linux/if_ether.h>, spelled out: a
@@ -55,11 +59,12 @@ struct auxdata {
 #define TAP_TXQUEUELEN 20000
 #define PACKET_RCVBUF (4 << 20)
 
-enum { KIND_TAP = 1, KIND_PACKET = 2 };
+enum { KIND_TAP = 1, KIND_PACKET = 2, KIND_XDP = 3 };
 
 struct shim_netdev {
 	int fd;
 	int kind;
+	struct shim_xdp *xdp; /* KIND_XDP */
 };
 
 /* Copy a NUL-terminated name, cut to fit cap bytes with its NUL. */
@@ -221,6 +226,41 @@ static int open_packet(const char *name, int *fdp, struct shim_netdev_info *info
 	return 0;
 }
 
+/* An AF_XDP socket on queue QUEUE of IFNAME ("IFNAME[:QUEUE]"), with the
+ * interface's MAC: the queue's frames are lwIP's alone. */
+static int open_xdp(const char *spec, struct shim_netdev *d, struct shim_netdev_info *info)
+{
+	char name[IFNAMSIZ];
+	const char *colon = strchr(spec, ':');
+	size_t n = colon ? (size_t)(colon - spec) : strlen(spec);
+	if (n == 0 || n >= IFNAMSIZ)
+		return -EINVAL;
+	memcpy(name, spec, n);
+	name[n] = '\0';
+	info->mtu = 1500;
+	/* An interface that does not exist is said so by xdp.c. */
+	if (if_nametoindex(name) != 0) {
+		int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+		if (s < 0)
+			return -errno;
+		struct ifreq ifr;
+		memset(&ifr, 0, sizeof ifr);
+		int err = if_ioctl(s, SIOCGIFHWADDR, name, &ifr);
+		/* Not Ethernet: lwIP's netif speaks Ethernet. */
+		if (!err && ifr.ifr_hwaddr.sa_family != ARPHRD_ETHER)
+			err = -ENODEV;
+		if (!err) {
+			memcpy(info->mac, ifr.ifr_hwaddr.sa_data, 6);
+			info->mtu = if_mtu(s, name);
+			copy_name(info->name, sizeof info->name, name);
+		}
+		close(s);
+		if (err)
+			return err;
+	}
+	return shim_xdp_open(spec, info->mtu, &d->xdp, &d->fd);
+}
+
 static int netdev_open(const char *spec, struct shim_netdev **out, struct shim_netdev_info *info)
 {
 	if (!spec || !out || !info)
@@ -233,30 +273,34 @@ static int netdev_open(const char *spec, struct shim_netdev **out, struct shim_n
 		return -EINVAL;
 	const char *name = colon + 1;
 	size_t kindlen = (size_t)(colon - spec), len = strlen(name);
-	if (len == 0 || len >= IFNAMSIZ)
-		return -EINVAL;
 	int kind;
 	if (kindlen == 3 && memcmp(spec, "tap", 3) == 0)
 		kind = KIND_TAP;
 	else if (kindlen == 6 && memcmp(spec, "packet", 6) == 0)
 		kind = KIND_PACKET;
+	else if (kindlen == 3 && memcmp(spec, "xdp", 3) == 0)
+		kind = KIND_XDP;
 	else
 		return -ENODEV;
+	/* xdp's name may carry ":QUEUE": open_xdp checks its own. */
+	if (len == 0 || (kind != KIND_XDP && len >= IFNAMSIZ))
+		return -EINVAL;
 
-	struct shim_netdev *d = malloc(sizeof *d);
+	struct shim_netdev *d = calloc(1, sizeof *d);
 	if (!d)
 		return -ENOMEM;
 	struct shim_netdev_info tmp;
 	memset(&tmp, 0, sizeof tmp);
-	int fd = -1;
-	int err = kind == KIND_TAP ? open_tap(name, &fd, &tmp) : open_packet(name, &fd, &tmp);
+	d->fd = -1;
+	int err = kind == KIND_TAP      ? open_tap(name, &d->fd, &tmp)
+		  : kind == KIND_PACKET ? open_packet(name, &d->fd, &tmp)
+					: open_xdp(name, d, &tmp);
 	if (err) {
 		free(d);
 		return err;
 	}
-	d->fd = fd;
 	d->kind = kind;
-	tmp.src = fd;
+	tmp.src = d->fd;
 	*info = tmp;
 	*out = d;
 	return 0;
@@ -338,7 +382,7 @@ int shim_netdev_recv(struct shim_netdev *d, void *buf, size_t cap)
 	if (!d || (!buf && cap))
 		return -EINVAL;
 	int saved = errno;
-	long r = netdev_recv(d, buf, cap);
+	long r = d->kind == KIND_XDP ? shim_xdp_recv(d->xdp, buf, cap) : netdev_recv(d, buf, cap);
 	errno = saved;
 	return (int)r;
 }
@@ -347,6 +391,12 @@ int shim_netdev_send(struct shim_netdev *d, const struct shim_iov *iov, int n)
 {
 	if (!d || !iov || n <= 0 || n > MAX_IOV)
 		return -EINVAL;
+	if (d->kind == KIND_XDP) {
+		int saved = errno;
+		int r = shim_xdp_send(d->xdp, iov, n);
+		errno = saved;
+		return r;
+	}
 	struct iovec v[MAX_IOV];
 	for (int i = 0; i < n; i++) {
 		v[i].iov_base = (void *)iov[i].base;
@@ -384,7 +434,10 @@ void shim_netdev_close(struct shim_netdev *d)
 	if (!d)
 		return;
 	int saved = errno;
-	close(d->fd);
+	if (d->kind == KIND_XDP)
+		shim_xdp_close(d->xdp); /* its fd too */
+	else
+		close(d->fd);
 	errno = saved;
 	free(d);
 }

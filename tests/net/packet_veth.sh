@@ -1,27 +1,41 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# lwIP over AF_PACKET ("packet:IFNAME"): examples/httpd, then examples/echo,
-# on one end of a veth pair inside a network namespace this script creates
-# and removes (the pair lives in the namespace and goes with it). The
-# kernel's end, vk0, is 10.78.0.1/24, with segmentation offloads off (or
-# the kernel hands the packet socket frames merged beyond the MTU, and lwIP
-# drops them) and checksum offload left on: the frames come with their
-# TCP checksum left to the hardware, and the packet device completes it
-# (kernel-shim/linux/csum.c; without that every check below fails); the other
-# end, vl0, is up with no kernel address, so the kernel ignores what comes
-# for 10.78.0.2 and only lwIP (on vl0's MAC) answers. Clients: curl, raw
-# bytes from bash, wrk, bench/echo_load. One line per check, then
-# "packet_veth: N passed, M failed".
+# lwIP over AF_PACKET ("packet:IFNAME") or AF_XDP ("xdp:IFNAME"):
+# examples/httpd, then examples/echo, on one end of a veth pair inside a
+# network namespace this script creates and removes (the pair lives in the
+# namespace and goes with it). The kernel's end, vk0, is 10.78.0.1/24, with
+# segmentation offloads off (or the kernel hands the packet socket frames
+# merged beyond the MTU, and lwIP drops them). For AF_PACKET its checksum
+# offload is left on: the frames come with their TCP checksum left to the
+# hardware, and the packet device completes it (kernel-shim/linux/csum.c;
+# without that every check below fails). AF_XDP gets frames as the wire has
+# them, with no word of an unfinished checksum, so for it the offload is off.
+# The other end, vl0, is up with no kernel address, so the kernel ignores
+# what comes for 10.78.0.2 and only lwIP (on vl0's MAC) answers. Clients:
+# curl, raw bytes from bash, wrk, bench/echo_load. For AF_XDP also: the XDP
+# program is on vl0 while a server runs and gone once it stops, on SIGTERM
+# and on SIGKILL alike; a queue the interface lacks and a user without the
+# right each end the server at once with a line naming the cause. One line
+# per check, then "packet_veth: N passed, M failed" (xdp_veth for AF_XDP).
 # Needs root, ip (iproute2), ethtool, curl, wrk; skips without root or
 # namespaces.
-# Usage: tests/net/packet_veth.sh [BUILD_DIR]   (default build/linux-x86_64)
+# Usage: tests/net/packet_veth.sh [BUILD_DIR [packet|xdp]]
+#        (default build/linux-x86_64 packet)
 # Single-quoted scripts for bash -c are meant; checks call functions by name.
 # shellcheck disable=SC2016,SC2317
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 # shellcheck source=tests/net/lib.sh
 . tests/net/lib.sh
-t_init packet_veth
+kind=${2:-packet}
+case $kind in
+packet | xdp) ;;
+*)
+	echo "usage: $0 [BUILD_DIR [packet|xdp]]" >&2
+	exit 2
+	;;
+esac
+t_init "${kind}_veth"
 build=${1:-build/linux-x86_64}
 httpd=$build/examples/httpd
 echo=$build/examples/echo
@@ -40,7 +54,11 @@ PORT=8080
 EPORT=7
 base=http://$addr:$PORT
 tmp=$T_TMP
-lbl="lwip packet"
+lbl="lwip $kind"
+netif=$kind:$LDEV
+# AF_PACKET completes checksums left to the device; AF_XDP cannot know of them.
+csum=on
+[ "$kind" = xdp ] && csum=off
 
 # ---- the veth pair -----------------------------------------------------------
 # In the namespace: the kernel there forwards nothing (so it does not route
@@ -52,7 +70,7 @@ veth_up()
 		nsx sysctl -q -w net.ipv6.conf.all.disable_ipv6=1 &&
 		nsx sysctl -q -w net.ipv6.conf.default.disable_ipv6=1 &&
 		nsx ip link add "$KDEV" type veth peer name "$LDEV" &&
-		nsx ethtool -K "$KDEV" tx on tso off gso off >/dev/null &&
+		nsx ethtool -K "$KDEV" tx "$csum" tso off gso off >/dev/null &&
 		nsx ip addr add "$KADDR/24" dev "$KDEV" &&
 		nsx ip link set "$KDEV" up &&
 		nsx ip link set "$LDEV" up
@@ -61,7 +79,7 @@ if ! veth_up 2>"$tmp/veth.err"; then
 	bad "veth pair $KDEV/$LDEV created, $KDEV's segmentation offloads off" "$(head -3 "$tmp/veth.err" | tr '\n' ' ')"
 	t_done
 fi
-ok "veth pair $KDEV ($KADDR/24, checksum offload on, tso/gso off) - $LDEV (no address)"
+ok "veth pair $KDEV ($KADDR/24, checksum offload $csum, tso/gso off) - $LDEV (no address)"
 check "$LDEV has no kernel IPv4 address" \
 	test -z "$(nsx ip -4 -o addr show dev "$LDEV")"
 lmac=$(nsx cat "/sys/class/net/$LDEV/address")
@@ -77,6 +95,10 @@ code()
 # Nobody answers for 10.78.0.2 before lwIP does: not the kernel.
 c=$(nsx curl -s -o /dev/null --max-time 2 -w '%{http_code}' "$base/" 2>/dev/null)
 check "before the server starts, nothing answers at $addr (got ${c:-000})" test "${c:-000}" = 000
+
+# xdp_on, xdp_off: an XDP program is (is not) attached to lwIP's end.
+xdp_on() { nsx ip link show "$LDEV" | grep -q 'prog/xdp'; }
+xdp_off() { ! xdp_on; }
 
 # ---- httpd --------------------------------------------------------------------
 httpd_checks()
@@ -139,27 +161,53 @@ httpd_checks()
 	httpd_load "$lbl" "$base"
 }
 
-start_server "$tmp/httpd.log" env WEFT_NET=lwip WEFT_NETIF="packet:$LDEV" WEFT_IP="$addr/24" \
+start_server "$tmp/httpd.log" env WEFT_NET=lwip WEFT_NETIF="$netif" WEFT_IP="$addr/24" \
 	HTTPD_PORT=$PORT HTTPD_IDLE_MS=5000 HTTPD_GRACE_MS=5000 "$httpd"
 if wait_ready "$tmp/httpd.log" '^httpd: serving' 20; then
 	ok "$lbl: $(grep '^httpd: serving' "$tmp/httpd.log")"
 	if wait_until 20 test "$(code "$base/")" = 200; then
 		httpd_checks
+		[ "$kind" = xdp ] && check "$lbl: the XDP program is on $LDEV while httpd runs" xdp_on
 		kill -TERM "$T_SERVER"
 		stop_wait "$T_SERVER" 15
 		check "$lbl: httpd stops on SIGTERM and exits 0 (got $T_STATUS)" \
 			test "$T_STATUS" = 0 -a "$(grep -c '^httpd: stopped:' "$tmp/httpd.log")" = 1
+		[ "$kind" = xdp ] && check "$lbl: the XDP program is gone from $LDEV once httpd stopped" \
+			wait_until 5 xdp_off
 	else
 		bad "$lbl: curl reaches $base/"
 		kill_server
 	fi
 else
-	bad "$lbl: httpd starts on packet:$LDEV" "$(tail -3 "$tmp/httpd.log" | tr '\n' ' ')"
+	bad "$lbl: httpd starts on $netif" "$(tail -3 "$tmp/httpd.log" | tr '\n' ' ')"
 	kill_server
 fi
 
+# refused WHAT NETIF PATTERN [PREFIX...]: echo on NETIF (run under PREFIX)
+# exits non-zero within 10 s, its output matching PATTERN (grep -E).
+refused()
+{
+	local what=$1 spec=$2 pat=$3 pid st=running
+	shift 3
+	"${NSX[@]}" "$@" env WEFT_NET=lwip WEFT_NETIF="$spec" WEFT_IP="$addr/24" \
+		ECHO_PORT=$((EPORT + 1)) "$echo" >"$tmp/refused.log" 2>&1 &
+	pid=$!
+	local i
+	for ((i = 0; i < 100; i++)); do
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	if kill -0 "$pid" 2>/dev/null; then
+		kill -9 "$pid" 2>/dev/null
+	fi
+	wait "$pid" 2>/dev/null
+	st=$?
+	check "$lbl: $what: refused at once (exit $st): $(grep -m1 '^weft: ' "$tmp/refused.log")" \
+		test "$st" != 0 -a "$st" != 137 -a "$(grep -cE "$pat" "$tmp/refused.log")" -ge 1
+}
+
 # ---- echo, on the same interface once httpd has let it go --------------------
-lbl="lwip packet echo"
+lbl="lwip $kind echo"
 
 # run_load WHAT ARGS...: echo_load in the namespace; passes when it exits 0.
 run_load()
@@ -175,7 +223,7 @@ run_load()
 	check "$lbl: $what" test "$rc" = 0
 }
 
-start_server "$tmp/echo.log" env WEFT_NET=lwip WEFT_NETIF="packet:$LDEV" WEFT_IP="$addr/24" \
+start_server "$tmp/echo.log" env WEFT_NET=lwip WEFT_NETIF="$netif" WEFT_IP="$addr/24" \
 	ECHO_PORT=$EPORT ECHO_IDLE_MS=10000 "$echo"
 if wait_ready "$tmp/echo.log" '^echo: listening' 20; then
 	ok "$lbl: $(grep '^echo: listening' "$tmp/echo.log")"
@@ -190,10 +238,35 @@ if wait_ready "$tmp/echo.log" '^echo: listening' 20; then
 	run_load "50 connections x 20 messages of 64 B echoed intact" "$addr" "$EPORT" 50 20 64
 	run_load "bulk: 4 connections x 3 messages of 200000 B echoed intact" "$addr" "$EPORT" 4 3 200000
 	check "$lbl: the server is still running" kill -0 "$T_SERVER"
-	kill -TERM "$T_SERVER"
-	stop_wait "$T_SERVER" 10
+	if [ "$kind" = xdp ]; then
+		# A second server on the same queue while this one holds it.
+		refused "a second server on $netif" "$netif" 'weft: WEFT_NETIF=xdp:vl0: .*busy'
+		# Killed outright: the kernel closes its BPF link, which detaches
+		# the program; nothing of it stays on the interface.
+		kill -KILL "$T_SERVER"
+		stop_wait "$T_SERVER" 10
+		check "$lbl: the XDP program is gone from $LDEV after SIGKILL" wait_until 5 xdp_off
+	else
+		kill -TERM "$T_SERVER"
+		stop_wait "$T_SERVER" 10
+	fi
 else
-	bad "$lbl: echo starts on packet:$LDEV" "$(tail -3 "$tmp/echo.log" | tr '\n' ' ')"
+	bad "$lbl: echo starts on $netif" "$(tail -3 "$tmp/echo.log" | tr '\n' ' ')"
 	kill_server
+fi
+
+if [ "$kind" = xdp ]; then
+	lbl="lwip xdp errors"
+	refused "a queue $LDEV lacks (xdp:$LDEV:7)" "xdp:$LDEV:7" 'no such receive queue'
+	refused "an interface that does not exist (xdp:weft-none0)" "xdp:weft-none0" \
+		'no such interface'
+	if command -v setpriv >/dev/null; then
+		refused "a user without CAP_NET_RAW (nobody)" "$netif" \
+			'no AF_XDP socket \(Operation not permitted\)' \
+			setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all
+	else
+		echo "  skip  $lbl: no setpriv, the unprivileged case is not run"
+	fi
+	check "$lbl: nothing is left on $LDEV" xdp_off
 fi
 t_done
