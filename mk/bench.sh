@@ -199,6 +199,10 @@ PIN=(sh -c 'echo "bench-cpus: $(taskset -pc $$ | sed "s/.*: //")"; exec "$@"' sh
 # (frames merged beyond the MTU would be lost to lwIP), checksum offload
 # stays on (the packet device completes those checksums).
 VETH_K=vbk VETH_L=vbl PACKET_OK=0
+# lwIP over AF_XDP: a second pair (XVETH_K 10.81.0.1/24, XVETH_L) made the
+# same way but with checksum offload off: AF_XDP gets frames as the wire has
+# them, with nothing to say a checksum was left to the device.
+XVETH_K=vxk XVETH_L=vxl XDP_OK=0
 veth_up()
 {
 	if "${NSX[@]}" sysctl -q -w net.ipv4.ip_forward=0 &&
@@ -212,6 +216,15 @@ veth_up()
 		PACKET_OK=1
 	else
 		say "FAILED: no veth pair for the AF_PACKET rows ($(head -1 "$LOGS/veth.err" 2>/dev/null))"
+	fi
+	if "${NSX[@]}" ip link add "$XVETH_K" type veth peer name "$XVETH_L" &&
+		"${NSX[@]}" ethtool -K "$XVETH_K" tx off tso off gso off >/dev/null &&
+		"${NSX[@]}" ip addr add 10.81.0.1/24 dev "$XVETH_K" &&
+		"${NSX[@]}" ip link set "$XVETH_K" up &&
+		"${NSX[@]}" ip link set "$XVETH_L" up 2>"$LOGS/xveth.err"; then
+		XDP_OK=1
+	else
+		say "FAILED: no veth pair for the AF_XDP rows ($(head -1 "$LOGS/xveth.err" 2>/dev/null))"
 	fi
 }
 
@@ -319,15 +332,35 @@ echo_kernel()
 
 # The address lwIP answers on: over the TAP device its server creates
 # (10.79.0.2, the kernel's end 10.79.0.1), or on the veth pair (10.80.0.2).
-LWIP_TAP_ADDR=10.79.0.2 LWIP_PACKET_ADDR=10.80.0.2
+LWIP_TAP_ADDR=10.79.0.2 LWIP_PACKET_ADDR=10.80.0.2 LWIP_XDP_ADDR=10.81.0.2
 
-# lwip_env KIND: the environment of a weft server on lwIP over KIND (tap or
-# packet), one worker.
+# lwip_env KIND: the environment of a weft server on lwIP over KIND (tap,
+# packet or xdp), one worker.
+
+# lwip_addr KIND: the address lwIP answers on over KIND; lwip_ok KIND: its
+# device can be had (the veth pairs were made).
+lwip_addr()
+{
+	case $1 in
+	tap) echo "$LWIP_TAP_ADDR" ;;
+	packet) echo "$LWIP_PACKET_ADDR" ;;
+	xdp) echo "$LWIP_XDP_ADDR" ;;
+	esac
+}
+lwip_ok()
+{
+	case $1 in
+	packet) [ "$PACKET_OK" = 1 ] ;;
+	xdp) [ "$XDP_OK" = 1 ] ;;
+	*) true ;;
+	esac
+}
 lwip_env()
 {
 	case $1 in
 	tap) echo "WEFT_NET=lwip WEFT_NETIF=tap:wb0 WEFT_IP=$LWIP_TAP_ADDR/24 WEFT_WORKERS=1" ;;
 	packet) echo "WEFT_NET=lwip WEFT_NETIF=packet:$VETH_L WEFT_IP=$LWIP_PACKET_ADDR/24 WEFT_WORKERS=1" ;;
+	xdp) echo "WEFT_NET=lwip WEFT_NETIF=xdp:$XVETH_L WEFT_IP=$LWIP_XDP_ADDR/24 WEFT_WORKERS=1" ;;
 	esac
 }
 
@@ -349,7 +382,7 @@ lwip_ready()
 			return 1
 		fi
 	else
-		addr=$LWIP_PACKET_ADDR
+		addr=$(lwip_addr "$kind")
 	fi
 	for ((i = 0; i < 100; i++)); do
 		"${NSX[@]}" timeout 3 bash -c 'exec 3<>"/dev/tcp/$0/$1"' "$addr" "$port" 2>/dev/null &&
@@ -361,14 +394,15 @@ lwip_ready()
 }
 
 # weft's echo on lwIP, over a TAP device it creates in the namespace (key
-# lwip) or an AF_PACKET socket on the veth pair (key packet).
+# lwip), an AF_PACKET socket on the veth pair (key packet) or an AF_XDP
+# socket on the other pair (key xdp).
 echo_lwip()
 {
 	local kind=$1 key=${2:-lwip} log addr
 	[ -n "$NS" ] || return 0
-	[ "$kind" = packet ] && [ "$PACKET_OK" != 1 ] && return 0
+	lwip_ok "$kind" || return 0
 	log=$LOGS/$key.server.$rep.log
-	if [ "$kind" = tap ]; then addr=$LWIP_TAP_ADDR; else addr=$LWIP_PACKET_ADDR; fi
+	addr=$(lwip_addr "$kind")
 	next_port
 	# shellcheck disable=SC2046
 	start_server "$log" '^echo: listening' env $(lwip_env "$kind") ECHO_PORT=$port \
@@ -380,7 +414,7 @@ echo_lwip()
 echo_rows()
 {
 	run_group "echo_kernel weft" "echo_kernel epoll" "echo_kernel go" "echo_lwip tap" \
-		"echo_lwip packet packet"
+		"echo_lwip packet packet" "echo_lwip xdp xdp"
 }
 
 # The page every HTTP server sends: weft's httpd's own, fetched once.
@@ -439,18 +473,19 @@ http_row()
 {
 	local key=$1 log=$LOGS/$1.server.$rep.log host=127.0.0.1 kind
 	case $key in
-	lwip | packet)
+	lwip | packet | xdp)
 		[ -n "$NS" ] || return 0
-		[ "$key" = packet ] && [ "$PACKET_OK" != 1 ] && return 0
-		kind=tap host=$LWIP_TAP_ADDR
-		[ "$key" = packet ] && kind=packet host=$LWIP_PACKET_ADDR
+		kind=tap
+		[ "$key" != lwip ] && kind=$key
+		lwip_ok "$kind" || return 0
+		host=$(lwip_addr "$kind")
 		;;
 	esac
 	next_port
 	case $key in
 	weft) start_server "$log" '^httpd: serving' env WEFT_NET=kernel WEFT_WORKERS=1 \
 		HTTPD_ADDR=127.0.0.1 HTTPD_PORT=$port "$W/examples/httpd" || return ;;
-	lwip | packet)
+	lwip | packet | xdp)
 		# shellcheck disable=SC2046
 		start_server "$log" '^httpd: serving' env $(lwip_env "$kind") HTTPD_PORT=$port \
 			"$W/examples/httpd" || return
@@ -495,7 +530,8 @@ http_row()
 
 http_rows()
 {
-	run_group "http_row weft" "http_row nginx" "http_row go" "http_row lwip" "http_row packet"
+	run_group "http_row weft" "http_row nginx" "http_row go" "http_row lwip" "http_row packet" \
+		"http_row xdp"
 }
 
 # ---- the runs ---------------------------------------------------------------
@@ -563,10 +599,12 @@ echo_epoll	echo, $(k $ECHO_C) conns x $ECHO_M x $ECHO_S B, kernel sockets	weft.e
 echo_go	echo, $(k $ECHO_C) conns x $ECHO_M x $ECHO_S B, kernel sockets	weft.echo	go.echo	Go net, GOMAXPROCS=1	ge	1.2	msg/s
 echo_lwip	the same echo over lwIP + TAP$LWIP_NOTE	lwip.echo	epoll.echo	C epoll server, loopback	ge	0.8	msg/s
 echo_packet	the same echo over lwIP + AF_PACKET (veth)$LWIP_NOTE	packet.echo	epoll.echo	C epoll server, loopback	ge	0.8	msg/s
+echo_xdp	the same echo over lwIP + AF_XDP (veth)$LWIP_NOTE	xdp.echo	epoll.echo	C epoll server, loopback	ge	0.8	msg/s
 http_nginx	HTTP keep-alive hello, wrk, $HTTP_C conns, ${HTTP_S} s	weft.http	nginx.http	nginx, 1 worker	ge	1.0	req/s
 http_go	HTTP keep-alive hello, wrk, $HTTP_C conns, ${HTTP_S} s	weft.http	go.http	Go net/http, GOMAXPROCS=1	ge	1.0	req/s
 http_lwip	the same HTTP over lwIP + TAP$LWIP_NOTE	lwip.http	nginx.http	nginx, 1 worker, loopback	ge	0.8	req/s
 http_packet	the same HTTP over lwIP + AF_PACKET (veth)$LWIP_NOTE	packet.http	nginx.http	nginx, 1 worker, loopback	ge	0.8	req/s
+http_xdp	the same HTTP over lwIP + AF_XDP (veth)$LWIP_NOTE	xdp.http	nginx.http	nginx, 1 worker, loopback	ge	0.8	req/s
 EOF
 
 # One line per row: the medians, the median of the per-repetition ratios,
@@ -706,7 +744,7 @@ while IFS=$'\t' read -r id _; do
 		echo "  skip  $id: group $group is not in BENCH_GROUPS"
 		continue
 	fi
-	case $id in echo_lwip | echo_packet | http_lwip | http_packet) lwip_row=1 ;; *) lwip_row=0 ;; esac
+	case $id in echo_lwip | echo_packet | echo_xdp | http_lwip | http_packet | http_xdp) lwip_row=1 ;; *) lwip_row=0 ;; esac
 	if [ "$lwip_row" = 1 ] && [ -z "$NS" ]; then
 		skipped=$((skipped + 1))
 		echo "  skip  $id: needs root and a network namespace"
