@@ -78,7 +78,13 @@ struct desc {
 };
 
 enum { BPF_MAP_CREATE_ = 0, BPF_MAP_UPDATE_ELEM_ = 2, BPF_PROG_LOAD_ = 5, BPF_LINK_CREATE_ = 28 };
-enum { MAP_XSKMAP = 17, PROG_XDP = 6, ATTACH_XDP = 37, HELPER_REDIRECT_MAP = 51, PSEUDO_MAP_FD = 1 };
+enum {
+	MAP_XSKMAP = 17,
+	PROG_XDP = 6,
+	ATTACH_XDP = 37,
+	HELPER_REDIRECT_MAP = 51,
+	PSEUDO_MAP_FD = 1
+};
 enum { XDP_PASS_ = 2 };
 
 /* The fields of union bpf_attr each command reads, in its layout, and room
@@ -119,6 +125,10 @@ struct insn {
 #define RX_FRAMES (FRAMES / 2) /* lent to the kernel to receive into */
 #define RING 2048u             /* entries in each ring (a power of two) */
 #define FILL_BATCH 32u         /* frames given back to the fill ring at once */
+/* The fill ring holds every receive frame and the TX ring every send frame,
+ * so neither can be full while we hold a frame for it: refill's batch always
+ * fits, and a free send frame always has a slot. */
+_Static_assert(RING >= RX_FRAMES && RING >= FRAMES - RX_FRAMES, "a ring per frame");
 
 struct ring {
 	_Atomic uint32_t *producer, *consumer;
@@ -159,8 +169,8 @@ static void say(const char *name, const char *why, int err)
 		shim_console_write(msg, (size_t)n < sizeof msg ? (size_t)n : sizeof msg - 1);
 }
 
-static int map_ring(struct shim_xdp *x, struct ring *r, const struct ring_offset *o,
-		    uint64_t pgoff, size_t entry)
+static int map_ring(struct shim_xdp *x, struct ring *r, const struct ring_offset *o, uint64_t pgoff,
+		    size_t entry)
 {
 	r->map_len = o->desc + RING * entry;
 	r->map = mmap(NULL, r->map_len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, x->fd,
@@ -253,8 +263,9 @@ static int attach(struct shim_xdp *x, const char *name)
 	a.map.max_entries = x->queue + 1;
 	long r = sys_bpf(BPF_MAP_CREATE_, &a);
 	if (r < 0) {
-		say(name, r == -EPERM ? "no right to make BPF maps (CAP_BPF or root)"
-				      : "the kernel made no XSKMAP",
+		say(name,
+		    r == -EPERM ? "no right to make BPF maps (CAP_BPF or root)"
+				: "the kernel made no XSKMAP",
 		    (int)r);
 		return (int)r;
 	}
@@ -273,12 +284,12 @@ static int attach(struct shim_xdp *x, const char *name)
 	/* r2 = ctx->rx_queue_index; r1 = the map; r3 = XDP_PASS (what a queue
 	 * without a socket gets); return bpf_redirect_map(r1, r2, r3). */
 	const struct insn prog[] = {
-		{0x61, 2 | 1 << 4, 16, 0},                          /* ldxw r2, [r1 + 16] */
-		{0x18, 1 | PSEUDO_MAP_FD << 4, 0, x->map_fd},       /* lddw r1, map */
-		{0, 0, 0, 0},                                       /* (its upper half) */
-		{0xb7, 3, 0, XDP_PASS_},                            /* mov r3, XDP_PASS */
-		{0x85, 0, 0, HELPER_REDIRECT_MAP},                  /* call bpf_redirect_map */
-		{0x95, 0, 0, 0},                                    /* exit */
+		{0x61, 2 | 1 << 4, 16, 0},                    /* ldxw r2, [r1 + 16] */
+		{0x18, 1 | PSEUDO_MAP_FD << 4, 0, x->map_fd}, /* lddw r1, map */
+		{0, 0, 0, 0},                                 /* (its upper half) */
+		{0xb7, 3, 0, XDP_PASS_},                      /* mov r3, XDP_PASS */
+		{0x85, 0, 0, HELPER_REDIRECT_MAP},            /* call bpf_redirect_map */
+		{0x95, 0, 0, 0},                              /* exit */
 	};
 	static const char license[] = "Dual MIT/GPL";
 	memset(&a, 0, sizeof a);
@@ -324,8 +335,8 @@ static int setup(struct shim_xdp *x, const char *name)
 		x->umem = NULL;
 		return -ENOMEM;
 	}
-	struct umem_reg reg = {(uint64_t)(uintptr_t)x->umem, (uint64_t)FRAMES * FRAME, FRAME, 0, 0,
-			       0};
+	struct umem_reg reg = {
+		(uint64_t)(uintptr_t)x->umem, (uint64_t)FRAMES * FRAME, FRAME, 0, 0, 0};
 	uint32_t ring = RING;
 	if (setsockopt(x->fd, SOL_XDP, XDP_UMEM_REG_, &reg, sizeof reg) ||
 	    setsockopt(x->fd, SOL_XDP, XDP_UMEM_FILL_RING_, &ring, sizeof ring) ||
@@ -339,7 +350,8 @@ static int setup(struct shim_xdp *x, const char *name)
 	struct mmap_offsets off;
 	socklen_t len = sizeof off;
 	if (getsockopt(x->fd, SOL_XDP, XDP_MMAP_OFFSETS_, &off, &len) || len != sizeof off) {
-		say(name, "the kernel gave no ring offsets (AF_XDP older than Linux 5.4)", -EOPNOTSUPP);
+		say(name, "the kernel gave no ring offsets (AF_XDP older than Linux 5.4)",
+		    -EOPNOTSUPP);
 		return -EOPNOTSUPP;
 	}
 	int e;
@@ -363,7 +375,8 @@ static int setup(struct shim_xdp *x, const char *name)
 
 	/* Zero-copy where the driver has it, else copy mode, where every
 	 * send needs a sendto to go out. */
-	struct sockaddr_xdp_ sa = {AF_XDP, BIND_ZEROCOPY | BIND_NEED_WAKEUP, x->ifindex, x->queue, 0};
+	struct sockaddr_xdp_ sa = {AF_XDP, BIND_ZEROCOPY | BIND_NEED_WAKEUP, x->ifindex, x->queue,
+				   0};
 	if (bind(x->fd, (struct sockaddr *)&sa, sizeof sa) != 0) {
 		sa.flags = BIND_COPY | BIND_NEED_WAKEUP;
 		x->copy = true;
@@ -417,7 +430,8 @@ int shim_xdp_open(const char *spec, unsigned mtu, struct shim_xdp **out, int *sr
 		char *end;
 		errno = 0;
 		queue = strtoul(colon + 1, &end, 10);
-		if (!colon[1] || *end || errno || queue > 1023 || colon[1] == '-' || colon[1] == '+')
+		if (!colon[1] || *end || errno || queue > 1023 || colon[1] == '-' ||
+		    colon[1] == '+')
 			return -EINVAL;
 	}
 	unsigned idx = if_nametoindex(ifname);
@@ -454,8 +468,7 @@ long shim_xdp_recv(struct shim_xdp *x, void *buf, size_t cap)
 		if (cons_avail(&x->rx) == 0)
 			return -EAGAIN;
 	}
-	const struct desc *d =
-		(const struct desc *)x->rx.desc + (x->rx.cached_cons & x->rx.mask);
+	const struct desc *d = (const struct desc *)x->rx.desc + (x->rx.cached_cons & x->rx.mask);
 	uint64_t addr = d->addr;
 	uint32_t len = d->len;
 	cons_release(&x->rx, 1);
@@ -494,9 +507,9 @@ int shim_xdp_send(struct shim_xdp *x, const struct shim_iov *iov, int n)
 	d->len = (uint32_t)len;
 	d->options = 0;
 	prod_submit(&x->tx, 1);
-	if (x->copy || (atomic_load_explicit((_Atomic uint32_t *)x->tx.flags,
-					     memory_order_relaxed) &
-			RING_NEED_WAKEUP)) {
+	if (x->copy ||
+	    (atomic_load_explicit((_Atomic uint32_t *)x->tx.flags, memory_order_relaxed) &
+	     RING_NEED_WAKEUP)) {
 		/* Busy or short of buffers now: the frame is on the ring and
 		 * goes with the next kick. */
 		if (sendto(x->fd, NULL, 0, MSG_DONTWAIT, NULL, 0) < 0 && errno != EAGAIN &&
