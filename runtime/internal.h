@@ -91,8 +91,7 @@ enum {
 
 struct weft__fiber {
 	struct weft__ctx ctx;
-	_Atomic uint64_t park; /* the park word */
-	_Atomic uint32_t tseq; /* plain threads sleep on this */
+	_Atomic uint64_t park; /* the park word (a plain thread sleeps on its low half) */
 	unsigned flags;
 	struct weft__fiber *next; /* run-queue and pool link */
 

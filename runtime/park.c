@@ -63,9 +63,25 @@ static int park_settle(struct weft__fiber *self, int fallback, bool take_cancel)
 	}
 }
 
-/* A plain thread sleeps on its futex word. Under the virtual clock its
- * deadline is virtual, so it is a timer like a fiber's: the worker that
- * moves the clock fires it, and the futex wait itself has no timeout. */
+/* The park word's low half (its state, flags and result), on which a plain
+ * thread sleeps. Every wake changes it (the state), so the waker's CAS is
+ * the futex protocol's change of the word, made before the wake: a thread
+ * that read PARKING and has not yet gone to sleep finds the word changed
+ * and does not. The wake after the CAS only names the address, and nothing
+ * after the CAS writes to the thread's record, which is thread-local and
+ * may be gone as soon as the thread sees the wake. */
+static _Atomic uint32_t *park_half(struct weft__fiber *f)
+{
+	static const union {
+		uint64_t w;
+		uint32_t h[2];
+	} probe = {1};
+	return (_Atomic uint32_t *)&f->park + (probe.h[0] == 1 ? 0 : 1);
+}
+
+/* A plain thread sleeps on its park word's low half. Under the virtual
+ * clock its deadline is virtual, so it is a timer like a fiber's: the worker
+ * that moves the clock fires it, and the futex wait itself has no timeout. */
 static int thread_park(struct weft__fiber *self, int64_t deadline)
 {
 	bool timer = deadline > 0 && weft__vclock_on();
@@ -75,13 +91,13 @@ static int thread_park(struct weft__fiber *self, int64_t deadline)
 	}
 	int res;
 	for (;;) {
-		uint32_t seq = atomic_load_explicit(&self->tseq, memory_order_acquire);
 		uint64_t w = atomic_load_explicit(&self->park, memory_order_acquire);
 		if (PW_STATE(w) != PS_PARKING) {
 			res = park_settle(self, 0, false);
 			break;
 		}
-		if (shim_wait(&self->tseq, seq, deadline) == -ETIMEDOUT) {
+		if (shim_wait(park_half(self), (uint32_t)(w & 0xffffffffu), deadline) ==
+		    -ETIMEDOUT) {
 			res = park_settle(self, -ETIMEDOUT, false);
 			break;
 		}
@@ -132,10 +148,7 @@ static void count_wake(void)
 bool weft__unpark(struct weft__fiber *f, uint32_t gen, int result)
 {
 	/* A plain thread may return from its wait, and end, as soon as the
-	 * CAS below lets it go: its sequence word (in its thread-local
-	 * storage) is bumped before, so that nothing after the CAS writes to
-	 * its memory (the futex wake only names the address; a bump for a
-	 * CAS that then fails is a spurious wake, which its loop absorbs). */
+	 * CAS below lets it go: its flags are read before (park_half). */
 	bool thread = f->flags & FF_THREAD;
 	uint64_t w = atomic_load_explicit(&f->park, memory_order_acquire);
 	for (;;) {
@@ -155,14 +168,12 @@ bool weft__unpark(struct weft__fiber *f, uint32_t gen, int result)
 			n = PW_MAKE(gen, result, PS_RUNNING) | keep;
 		else
 			return false; /* already woken */
-		if (thread)
-			atomic_fetch_add_explicit(&f->tseq, 1, memory_order_release);
 		if (!atomic_compare_exchange_weak_explicit(&f->park, &w, n, memory_order_acq_rel,
 							   memory_order_acquire))
 			continue;
 		count_wake();
 		if (thread) {
-			shim_wake(&f->tseq, 1);
+			shim_wake(park_half(f), 1);
 		} else if (st == PS_PARKED) {
 			/* A plain wake is a hand-off (the waker is likely to
 			 * block next); a timeout or a cancellation is not. */
