@@ -313,6 +313,14 @@ echo_client()
 		"server cpu $(cpus_of "$slog"), client cpu $(cpus_of "$log")"
 }
 
+# uring_said LOG: a server asked for io_uring and fell back to epoll says
+# so in its log (kernel-shim/linux/io.c); the row then measured epoll.
+uring_said()
+{
+	grep -q 'WEFT_IO=uring: .*using epoll' "$1" && say "NOTE: io_uring unavailable, the uring row ran on epoll ($(grep -m1 'WEFT_IO=uring' "$1"))"
+	return 0
+}
+
 echo_kernel()
 {
 	local key=$1 log=$LOGS/$1.server.$rep.log
@@ -321,6 +329,11 @@ echo_kernel()
 	case $key in
 	weft) start_server "$log" '^echo: listening' env WEFT_NET=kernel WEFT_WORKERS=1 \
 		ECHO_ADDR=127.0.0.1 ECHO_PORT=$port "$W/examples/echo" || return ;;
+	uring)
+		start_server "$log" '^echo: listening' env WEFT_NET=kernel WEFT_IO=uring \
+			WEFT_WORKERS=1 ECHO_ADDR=127.0.0.1 ECHO_PORT=$port "$W/examples/echo" || return
+		uring_said "$log"
+		;;
 	epoll) start_server "$log" '^echo_epoll: listening' "$P/echo_epoll" 127.0.0.1 $port ||
 		return ;;
 	go) start_server "$log" '^gobench: echo listening' env GOMAXPROCS=1 "$GOB" echo \
@@ -413,7 +426,8 @@ echo_lwip()
 
 echo_rows()
 {
-	run_group "echo_kernel weft" "echo_kernel epoll" "echo_kernel go" "echo_lwip tap" \
+	run_group "echo_kernel weft" "echo_kernel epoll" "echo_kernel go" "echo_kernel uring" \
+		"echo_lwip tap" \
 		"echo_lwip packet packet" "echo_lwip xdp xdp"
 }
 
@@ -485,6 +499,12 @@ http_row()
 	case $key in
 	weft) start_server "$log" '^httpd: serving' env WEFT_NET=kernel WEFT_WORKERS=1 \
 		HTTPD_ADDR=127.0.0.1 HTTPD_PORT=$port "$W/examples/httpd" || return ;;
+	uring)
+		start_server "$log" '^httpd: serving' env WEFT_NET=kernel WEFT_IO=uring \
+			WEFT_WORKERS=1 HTTPD_ADDR=127.0.0.1 HTTPD_PORT=$port "$W/examples/httpd" ||
+			return
+		uring_said "$log"
+		;;
 	lwip | packet | xdp)
 		# shellcheck disable=SC2046
 		start_server "$log" '^httpd: serving' env $(lwip_env "$kind") HTTPD_PORT=$port \
@@ -530,7 +550,8 @@ http_row()
 
 http_rows()
 {
-	run_group "http_row weft" "http_row nginx" "http_row go" "http_row lwip" "http_row packet" \
+	run_group "http_row weft" "http_row nginx" "http_row go" "http_row uring" "http_row lwip" \
+		"http_row packet" \
 		"http_row xdp"
 }
 
@@ -597,11 +618,13 @@ idle1	$(k $IDLE_N) idle parked fibers, 1 worker: RSS per fiber	weft1.idle	go1.id
 idle2	$(k $IDLE_N) idle parked fibers, 2 workers: RSS per fiber	weft2.idle	go2.idle	Go goroutines, GOMAXPROCS=2	le	1.56	B
 echo_epoll	echo, $(k $ECHO_C) conns x $ECHO_M x $ECHO_S B, kernel sockets	weft.echo	epoll.echo	C epoll server (bench/peers)	ge	1.0	msg/s
 echo_go	echo, $(k $ECHO_C) conns x $ECHO_M x $ECHO_S B, kernel sockets	weft.echo	go.echo	Go net, GOMAXPROCS=1	ge	1.2	msg/s
+echo_uring	the same echo, kernel sockets through io_uring (WEFT_IO=uring)	uring.echo	epoll.echo	C epoll server (bench/peers)	ge	1.0	msg/s
 echo_lwip	the same echo over lwIP + TAP$LWIP_NOTE	lwip.echo	epoll.echo	C epoll server, loopback	ge	0.8	msg/s
 echo_packet	the same echo over lwIP + AF_PACKET (veth)$LWIP_NOTE	packet.echo	epoll.echo	C epoll server, loopback	ge	0.8	msg/s
 echo_xdp	the same echo over lwIP + AF_XDP (veth)$LWIP_NOTE	xdp.echo	epoll.echo	C epoll server, loopback	ge	0.8	msg/s
 http_nginx	HTTP keep-alive hello, wrk, $HTTP_C conns, ${HTTP_S} s	weft.http	nginx.http	nginx, 1 worker	ge	1.0	req/s
 http_go	HTTP keep-alive hello, wrk, $HTTP_C conns, ${HTTP_S} s	weft.http	go.http	Go net/http, GOMAXPROCS=1	ge	1.0	req/s
+http_uring	the same HTTP, kernel sockets through io_uring (WEFT_IO=uring)	uring.http	nginx.http	nginx, 1 worker	ge	1.0	req/s
 http_lwip	the same HTTP over lwIP + TAP$LWIP_NOTE	lwip.http	nginx.http	nginx, 1 worker, loopback	ge	0.8	req/s
 http_packet	the same HTTP over lwIP + AF_PACKET (veth)$LWIP_NOTE	packet.http	nginx.http	nginx, 1 worker, loopback	ge	0.8	req/s
 http_xdp	the same HTTP over lwIP + AF_XDP (veth)$LWIP_NOTE	xdp.http	nginx.http	nginx, 1 worker, loopback	ge	0.8	req/s

@@ -31,7 +31,7 @@ note_failures()
 	local name=$1 lines
 	lines=$(printf '%s\n' "$2" | grep -E \
 		'^  test_[A-Za-z0-9_]+ +[0-9]+ passed, [1-9][0-9]* failed|^\[  (FAILED|ERROR) +\] [a-z-]|^\[   LINE   \]|WARNING: ThreadSanitizer|ERROR: [A-Za-z]+Sanitizer|==[0-9]+== (Invalid|Conditional|Use of|Syscall param|[0-9,]+ bytes in)' |
-		head -8)
+		awk '!seen[$0]++' | head -8)
 	[ -n "$lines" ] || return 0
 	failures+=("$name:")
 	while IFS= read -r l; do failures+=("  $l"); done <<<"$lines"
