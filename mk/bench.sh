@@ -203,28 +203,32 @@ VETH_K=vbk VETH_L=vbl PACKET_OK=0
 # same way but with checksum offload off: AF_XDP gets frames as the wire has
 # them, with nothing to say a checksum was left to the device.
 XVETH_K=vxk XVETH_L=vxl XDP_OK=0
+# pair_up KDEV LDEV KADDR CSUM: a veth pair in the namespace, the kernel's
+# end KDEV at KADDR/24 with checksum offload CSUM (on or off) and TSO and GSO
+# off, lwIP's end LDEV up with no address; errors in $LOGS/LDEV.err.
+pair_up()
+{
+	"${NSX[@]}" ip link add "$1" type veth peer name "$2" &&
+		"${NSX[@]}" ethtool -K "$1" tx "$4" tso off gso off >/dev/null &&
+		"${NSX[@]}" ip addr add "$3/24" dev "$1" &&
+		"${NSX[@]}" ip link set "$1" up &&
+		"${NSX[@]}" ip link set "$2" up
+} 2>"$LOGS/$2.err"
+
 veth_up()
 {
 	if "${NSX[@]}" sysctl -q -w net.ipv4.ip_forward=0 &&
 		"${NSX[@]}" sysctl -q -w net.ipv6.conf.all.disable_ipv6=1 &&
 		"${NSX[@]}" sysctl -q -w net.ipv6.conf.default.disable_ipv6=1 &&
-		"${NSX[@]}" ip link add "$VETH_K" type veth peer name "$VETH_L" &&
-		"${NSX[@]}" ethtool -K "$VETH_K" tso off gso off >/dev/null &&
-		"${NSX[@]}" ip addr add 10.80.0.1/24 dev "$VETH_K" &&
-		"${NSX[@]}" ip link set "$VETH_K" up &&
-		"${NSX[@]}" ip link set "$VETH_L" up 2>"$LOGS/veth.err"; then
+		pair_up "$VETH_K" "$VETH_L" 10.80.0.1 on; then
 		PACKET_OK=1
 	else
-		say "FAILED: no veth pair for the AF_PACKET rows ($(head -1 "$LOGS/veth.err" 2>/dev/null))"
+		say "FAILED: no veth pair for the AF_PACKET rows ($(head -1 "$LOGS/$VETH_L.err" 2>/dev/null))"
 	fi
-	if "${NSX[@]}" ip link add "$XVETH_K" type veth peer name "$XVETH_L" &&
-		"${NSX[@]}" ethtool -K "$XVETH_K" tx off tso off gso off >/dev/null &&
-		"${NSX[@]}" ip addr add 10.81.0.1/24 dev "$XVETH_K" &&
-		"${NSX[@]}" ip link set "$XVETH_K" up &&
-		"${NSX[@]}" ip link set "$XVETH_L" up 2>"$LOGS/xveth.err"; then
+	if pair_up "$XVETH_K" "$XVETH_L" 10.81.0.1 off; then
 		XDP_OK=1
 	else
-		say "FAILED: no veth pair for the AF_XDP rows ($(head -1 "$LOGS/xveth.err" 2>/dev/null))"
+		say "FAILED: no veth pair for the AF_XDP rows ($(head -1 "$LOGS/$XVETH_L.err" 2>/dev/null))"
 	fi
 }
 

@@ -171,6 +171,24 @@ static int open_tap(const char *name, int *fdp, struct shim_netdev_info *info)
 	return 0;
 }
 
+/* The MAC, MTU and name of an existing interface, asked on socket s: 0,
+ * -ENODEV (no such interface, or not Ethernet: loopback would hand lwIP its
+ * own frames back, a tun device has no link header at all), or -errno. */
+static int ether_info(int s, const char *name, struct shim_netdev_info *info)
+{
+	struct ifreq ifr;
+	memset(&ifr, 0, sizeof ifr);
+	int err = if_ioctl(s, SIOCGIFHWADDR, name, &ifr);
+	if (!err && ifr.ifr_hwaddr.sa_family != ARPHRD_ETHER)
+		err = -ENODEV;
+	if (!err) {
+		memcpy(info->mac, ifr.ifr_hwaddr.sa_data, 6);
+		info->mtu = if_mtu(s, name);
+		copy_name(info->name, sizeof info->name, name);
+	}
+	return err;
+}
+
 /* A raw socket on an existing interface, with that interface's MAC: the
  * kernel and lwIP then both see every frame for it, each taking what is
  * addressed to its own IP, so lwIP needs an address the host does not use.
@@ -188,18 +206,8 @@ static int open_packet(const char *name, int *fdp, struct shim_netdev_info *info
 	if (fd < 0)
 		return errno == EAFNOSUPPORT ? -ENODEV : -errno;
 
-	struct ifreq ifr;
-	memset(&ifr, 0, sizeof ifr);
-	int err = if_ioctl(fd, SIOCGIFHWADDR, name, &ifr);
-	/* Not Ethernet (loopback would hand lwIP its own frames back; a tun
-	 * device has no link header at all). */
-	if (!err && ifr.ifr_hwaddr.sa_family != ARPHRD_ETHER)
-		err = -ENODEV;
+	int err = ether_info(fd, name, info);
 	if (!err) {
-		memcpy(info->mac, ifr.ifr_hwaddr.sa_data, 6);
-		info->mtu = if_mtu(fd, name);
-		copy_name(info->name, sizeof info->name, name);
-
 		/* A deep receive queue against bursts while no worker reads:
 		 * RCVBUFFORCE passes rmem_max but needs CAP_NET_ADMIN. */
 		int size = PACKET_RCVBUF, one = 1;
@@ -226,39 +234,35 @@ static int open_packet(const char *name, int *fdp, struct shim_netdev_info *info
 	return 0;
 }
 
-/* An AF_XDP socket on queue QUEUE of IFNAME ("IFNAME[:QUEUE]"), with the
- * interface's MAC: the queue's frames are lwIP's alone. */
+/* An AF_XDP socket on queue QUEUE (0 to 1023, default 0) of IFNAME, spec
+ * "IFNAME[:QUEUE]", with the interface's MAC: the queue's frames are lwIP's
+ * alone. The spec is checked before the interface is looked for. */
 static int open_xdp(const char *spec, struct shim_netdev *d, struct shim_netdev_info *info)
 {
 	char name[IFNAMSIZ];
 	const char *colon = strchr(spec, ':');
 	size_t n = colon ? (size_t)(colon - spec) : strlen(spec);
-	if (n == 0 || n >= IFNAMSIZ)
+	if (n == 0 || n >= IFNAMSIZ || (colon && !colon[1]))
 		return -EINVAL;
 	memcpy(name, spec, n);
 	name[n] = '\0';
-	info->mtu = 1500;
-	/* An interface that does not exist is said so by xdp.c. */
-	if (if_nametoindex(name) != 0) {
-		int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-		if (s < 0)
-			return -errno;
-		struct ifreq ifr;
-		memset(&ifr, 0, sizeof ifr);
-		int err = if_ioctl(s, SIOCGIFHWADDR, name, &ifr);
-		/* Not Ethernet: lwIP's netif speaks Ethernet. */
-		if (!err && ifr.ifr_hwaddr.sa_family != ARPHRD_ETHER)
-			err = -ENODEV;
-		if (!err) {
-			memcpy(info->mac, ifr.ifr_hwaddr.sa_data, 6);
-			info->mtu = if_mtu(s, name);
-			copy_name(info->name, sizeof info->name, name);
-		}
+	unsigned queue = 0;
+	for (const char *p = colon ? colon + 1 : ""; *p; p++)
+		if (*p < '0' || *p > '9' || (queue = queue * 10 + (unsigned)(*p - '0')) > 1023)
+			return -EINVAL;
+	unsigned idx = if_nametoindex(name);
+	int s = idx ? socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0) : -1;
+	if (idx && s < 0)
+		return -errno;
+	int err = idx ? ether_info(s, name, info) : -ENODEV;
+	if (s >= 0)
 		close(s);
-		if (err)
-			return err;
+	if (err) {
+		shim_xdp_refused(spec, idx ? "not an Ethernet interface" : "no such interface",
+				 err);
+		return err;
 	}
-	return shim_xdp_open(spec, info->mtu, &d->xdp, &d->fd);
+	return shim_xdp_open(spec, idx, queue, info->mtu, &d->xdp, &d->fd);
 }
 
 static int netdev_open(const char *spec, struct shim_netdev **out, struct shim_netdev_info *info)

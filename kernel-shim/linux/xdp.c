@@ -28,7 +28,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <net/if.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -158,12 +157,10 @@ static long sys_bpf(int cmd, union bpf_attr_ *a)
 	return r < 0 ? -errno : r;
 }
 
-/* Say why the device could not be had, once, on stderr: an error number
- * alone (-EINVAL, -ENODEV) does not name the queue or the missing right. */
-static void say(const char *name, const char *why, int err)
+void shim_xdp_refused(const char *spec, const char *why, int err)
 {
 	char msg[256];
-	int n = snprintf(msg, sizeof msg, "weft: WEFT_NETIF=xdp:%s: %s (%s)\n", name, why,
+	int n = snprintf(msg, sizeof msg, "weft: WEFT_NETIF=xdp:%s: %s (%s)\n", spec, why,
 			 strerror(-err));
 	if (n > 0)
 		shim_console_write(msg, (size_t)n < sizeof msg ? (size_t)n : sizeof msg - 1);
@@ -263,10 +260,10 @@ static int attach(struct shim_xdp *x, const char *name)
 	a.map.max_entries = x->queue + 1;
 	long r = sys_bpf(BPF_MAP_CREATE_, &a);
 	if (r < 0) {
-		say(name,
-		    r == -EPERM ? "no right to make BPF maps (CAP_BPF or root)"
-				: "the kernel made no XSKMAP",
-		    (int)r);
+		shim_xdp_refused(name,
+				 r == -EPERM ? "no right to make BPF maps (CAP_BPF or root)"
+					     : "the kernel made no XSKMAP",
+				 (int)r);
 		return (int)r;
 	}
 	x->map_fd = (int)r;
@@ -277,7 +274,7 @@ static int attach(struct shim_xdp *x, const char *name)
 	a.elem.value = (uint64_t)(uintptr_t)&val;
 	r = sys_bpf(BPF_MAP_UPDATE_ELEM_, &a);
 	if (r < 0) {
-		say(name, "the socket could not be put in the XSKMAP", (int)r);
+		shim_xdp_refused(name, "the socket could not be put in the XSKMAP", (int)r);
 		return (int)r;
 	}
 
@@ -300,7 +297,7 @@ static int attach(struct shim_xdp *x, const char *name)
 	memcpy(a.prog.prog_name, "weft_xsk", 9);
 	r = sys_bpf(BPF_PROG_LOAD_, &a);
 	if (r < 0) {
-		say(name, "the kernel refused the XDP program", (int)r);
+		shim_xdp_refused(name, "the kernel refused the XDP program", (int)r);
 		return (int)r;
 	}
 	x->prog_fd = (int)r;
@@ -311,10 +308,11 @@ static int attach(struct shim_xdp *x, const char *name)
 	a.link.attach_type = ATTACH_XDP;
 	r = sys_bpf(BPF_LINK_CREATE_, &a);
 	if (r < 0) {
-		say(name,
-		    r == -EBUSY || r == -EEXIST ? "another XDP program is attached to the interface"
-						: "the XDP program could not be attached",
-		    (int)r);
+		shim_xdp_refused(name,
+				 r == -EBUSY || r == -EEXIST
+					 ? "another XDP program is attached to the interface"
+					 : "the XDP program could not be attached",
+				 (int)r);
 		return (int)r;
 	}
 	x->link_fd = (int)r;
@@ -326,7 +324,8 @@ static int setup(struct shim_xdp *x, const char *name)
 	x->fd = socket(AF_XDP, SOCK_RAW | SOCK_CLOEXEC, 0);
 	if (x->fd < 0) {
 		int e = errno == EAFNOSUPPORT ? -ENODEV : -errno;
-		say(name, e == -ENODEV ? "this kernel has no AF_XDP" : "no AF_XDP socket", e);
+		shim_xdp_refused(
+			name, e == -ENODEV ? "this kernel has no AF_XDP" : "no AF_XDP socket", e);
 		return e;
 	}
 	x->umem = mmap(NULL, (size_t)FRAMES * FRAME, PROT_READ | PROT_WRITE,
@@ -344,14 +343,15 @@ static int setup(struct shim_xdp *x, const char *name)
 	    setsockopt(x->fd, SOL_XDP, XDP_RX_RING_, &ring, sizeof ring) ||
 	    setsockopt(x->fd, SOL_XDP, XDP_TX_RING_, &ring, sizeof ring)) {
 		int e = -errno;
-		say(name, "the UMEM and its rings were refused", e);
+		shim_xdp_refused(name, "the UMEM and its rings were refused", e);
 		return e;
 	}
 	struct mmap_offsets off;
 	socklen_t len = sizeof off;
 	if (getsockopt(x->fd, SOL_XDP, XDP_MMAP_OFFSETS_, &off, &len) || len != sizeof off) {
-		say(name, "the kernel gave no ring offsets (AF_XDP older than Linux 5.4)",
-		    -EOPNOTSUPP);
+		shim_xdp_refused(name,
+				 "the kernel gave no ring offsets (AF_XDP older than Linux 5.4)",
+				 -EOPNOTSUPP);
 		return -EOPNOTSUPP;
 	}
 	int e;
@@ -359,7 +359,7 @@ static int setup(struct shim_xdp *x, const char *name)
 	    (e = map_ring(x, &x->tx, &off.tx, PGOFF_TX, sizeof(struct desc))) ||
 	    (e = map_ring(x, &x->fill, &off.fr, PGOFF_FILL, sizeof(uint64_t))) ||
 	    (e = map_ring(x, &x->comp, &off.cr, PGOFF_COMP, sizeof(uint64_t)))) {
-		say(name, "the rings could not be mapped", e);
+		shim_xdp_refused(name, "the rings could not be mapped", e);
 		return e;
 	}
 	/* The first half of the UMEM to receive into, the second to send. */
@@ -382,10 +382,11 @@ static int setup(struct shim_xdp *x, const char *name)
 		x->copy = true;
 		if (bind(x->fd, (struct sockaddr *)&sa, sizeof sa) != 0) {
 			e = -errno;
-			say(name,
-			    e == -EINVAL ? "no such receive queue on the interface"
-					 : "the socket could not be bound to the queue",
-			    e);
+			shim_xdp_refused(name,
+					 e == -EINVAL
+						 ? "no such receive queue on the interface"
+						 : "the socket could not be bound to the queue",
+					 e);
 			return e;
 		}
 	}
@@ -415,40 +416,20 @@ void shim_xdp_close(struct shim_xdp *x)
 	free(x);
 }
 
-int shim_xdp_open(const char *spec, unsigned mtu, struct shim_xdp **out, int *src)
+int shim_xdp_open(const char *spec, unsigned ifindex, unsigned queue, unsigned mtu,
+		  struct shim_xdp **out, int *src)
 {
-	/* IFNAME or IFNAME:QUEUE */
-	char ifname[IFNAMSIZ];
-	const char *colon = strrchr(spec, ':');
-	size_t n = colon ? (size_t)(colon - spec) : strlen(spec);
-	if (n == 0 || n >= IFNAMSIZ)
-		return -EINVAL;
-	memcpy(ifname, spec, n);
-	ifname[n] = 0;
-	unsigned long queue = 0;
-	if (colon) {
-		char *end;
-		errno = 0;
-		queue = strtoul(colon + 1, &end, 10);
-		if (!colon[1] || *end || errno || queue > 1023 || colon[1] == '-' ||
-		    colon[1] == '+')
-			return -EINVAL;
-	}
-	unsigned idx = if_nametoindex(ifname);
-	if (idx == 0) {
-		say(spec, "no such interface", -ENODEV);
-		return -ENODEV;
-	}
 	if (mtu + 14 > FRAME) {
-		say(spec, "the interface's MTU is larger than a UMEM frame holds", -EMSGSIZE);
+		shim_xdp_refused(spec, "the interface's MTU is larger than a UMEM frame holds",
+				 -EMSGSIZE);
 		return -EMSGSIZE;
 	}
 	struct shim_xdp *x = calloc(1, sizeof *x);
 	if (!x)
 		return -ENOMEM;
 	x->fd = x->map_fd = x->prog_fd = x->link_fd = -1;
-	x->ifindex = idx;
-	x->queue = (uint32_t)queue;
+	x->ifindex = ifindex;
+	x->queue = queue;
 	int e = setup(x, spec);
 	if (e) {
 		shim_xdp_close(x);

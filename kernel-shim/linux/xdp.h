@@ -10,12 +10,18 @@
 
 struct shim_xdp;
 
-/* Open queue QUEUE (default 0) of interface IFNAME, as spec "IFNAME[:QUEUE]"
- * says, with frames up to mtu + 14 bytes. On success *src is the fd to wait
- * on. Returns 0, -EINVAL (malformed spec), -ENODEV (no such interface, or
- * no AF_XDP), -EPERM, -EBUSY (another XDP program on the interface), or
- * -errno; every failure but -EINVAL is said on stderr with its cause. */
-int shim_xdp_open(const char *spec, unsigned mtu, struct shim_xdp **out, int *src);
+/* Open receive queue queue of the interface with index ifindex (spec, as
+ * WEFT_NETIF gave it, names it in messages), for frames up to mtu + 14
+ * bytes. On success *src is the fd to wait on. Returns 0, -ENODEV (no
+ * AF_XDP), -EINVAL (no such queue), -EPERM, -EBUSY (another XDP program or
+ * socket on the queue), -EMSGSIZE (an MTU larger than a frame), or -errno;
+ * each failure is said on stderr with its cause (shim_xdp_refused). */
+int shim_xdp_open(const char *spec, unsigned ifindex, unsigned queue, unsigned mtu,
+		  struct shim_xdp **out, int *src);
+
+/* Say on stderr why WEFT_NETIF=xdp:spec could not be had: an error number
+ * alone does not name the queue or the missing right. */
+void shim_xdp_refused(const char *spec, const char *why, int err);
 
 /* shim_netdev_recv's and shim_netdev_send's contracts. */
 long shim_xdp_recv(struct shim_xdp *x, void *buf, size_t cap);

@@ -187,23 +187,14 @@ fi
 # exits non-zero within 10 s, its output matching PATTERN (grep -E).
 refused()
 {
-	local what=$1 spec=$2 pat=$3 pid st=running
+	local what=$1 spec=$2 pat=$3
 	shift 3
 	"${NSX[@]}" "$@" env WEFT_NET=lwip WEFT_NETIF="$spec" WEFT_IP="$addr/24" \
 		ECHO_PORT=$((EPORT + 1)) "$echo" >"$tmp/refused.log" 2>&1 &
-	pid=$!
-	local i
-	for ((i = 0; i < 100; i++)); do
-		kill -0 "$pid" 2>/dev/null || break
-		sleep 0.1
-	done
-	if kill -0 "$pid" 2>/dev/null; then
-		kill -9 "$pid" 2>/dev/null
-	fi
-	wait "$pid" 2>/dev/null
-	st=$?
-	check "$lbl: $what: refused at once (exit $st): $(grep -m1 '^weft: ' "$tmp/refused.log")" \
-		test "$st" != 0 -a "$st" != 137 -a "$(grep -cE "$pat" "$tmp/refused.log")" -ge 1
+	stop_wait $! 10
+	check "$lbl: $what: refused at once (exit $T_STATUS): $(grep -m1 '^weft: ' "$tmp/refused.log")" \
+		test "$T_STATUS" != 0 -a "$T_STATUS" != timeout \
+		-a "$(grep -cE "$pat" "$tmp/refused.log")" -ge 1
 }
 
 # ---- echo, on the same interface once httpd has let it go --------------------
