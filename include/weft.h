@@ -129,7 +129,8 @@ WEFT_API int64_t weft_poll_next(void);
 WEFT_API unsigned weft_workers(void);
 
 /* Index [0, weft_workers()) of the worker running the calling fiber, or -1
- * from a plain thread. A fiber may move between workers at any suspension. */
+ * from a plain thread. A fiber may move between workers at any suspension,
+ * unless it is pinned (weft_fiber_pin). */
 WEFT_API int weft_worker_index(void);
 
 /* A snapshot of the runtime's counters (each read on its own: together they
@@ -191,6 +192,9 @@ enum {
 	 * starting from the state its spawner had. Costs a save and a load
 	 * of that state at each of its switches. */
 	WEFT_ATTR_FPENV = 1,
+	/* Pinned to the worker it is spawned from (worker 0 when a plain
+	 * thread spawns it), as weft_fiber_pin pins a running fiber. */
+	WEFT_ATTR_PIN = 2,
 };
 
 /* Create a fiber running fn(arg) and queue it. attr may be NULL. If out is
@@ -236,6 +240,22 @@ WEFT_API int weft_fiber_cancel(weft_fiber_t f);
 /* Let other runnable fibers run; the caller is queued behind them. From a
  * plain thread it yields the CPU. Returns 0 or -ECANCELED. */
 WEFT_API int weft_fiber_yield(void);
+
+/* Pin the calling fiber to worker `worker` in [0, weft_workers()), moving it
+ * there first if it runs elsewhere, or with -1 to the worker it runs on now.
+ * A pinned fiber runs only on that worker: no other worker steals it, and
+ * every wake (a channel, a timer, I/O, a message, a thread outside the
+ * runtime) queues it there, so it may keep thread-local state of a library
+ * that knows nothing of fibers. It still waits its turn behind the worker's
+ * other fibers, and a worker busy with one fiber cannot run the pinned ones
+ * it holds. weft_dump shows the pin. Not a suspension point: no
+ * cancellation is delivered. Returns 0, -EINVAL (worker out of range),
+ * -EPERM (not called from a fiber). */
+WEFT_API int weft_fiber_pin(int worker);
+
+/* Let the calling fiber move between workers again. Returns 0, or -EPERM
+ * (not called from a fiber). */
+WEFT_API int weft_fiber_unpin(void);
 
 /* Hold cancellation off around a critical section, nestable. While held, a
  * request (weft_fiber_cancel, shutdown) interrupts nothing: blocking calls

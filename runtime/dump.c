@@ -141,6 +141,9 @@ static void print_one(struct weft__fiber *f, void *arg)
 		    (pw & PW_HOLD) ? ", cancel pending (held off)" : ", cancel pending");
 	else if (pw & PW_HOLD)
 		put(line, sizeof line, &n, ", cancellation held off");
+	uint32_t pin = atomic_load_explicit(&f->pin, memory_order_relaxed);
+	if (pin)
+		put(line, sizeof line, &n, ", pinned to worker %u", (unsigned)(pin - 1));
 	if (f->flags & FF_SERVICE)
 		put(line, sizeof line, &n, ", runtime service");
 	put(line, sizeof line, &n, "\n");

@@ -66,7 +66,7 @@ static int spawn(weft_fiber_t *out, const weft_attr_t *attr, weft_fn fn, void *a
 	unsigned fls_mode = attr ? attr->fls : WEFT_FLS_EMPTY;
 	weft_chan_t *sup = attr ? attr->supervisor : NULL;
 	unsigned aflags = attr ? attr->flags : 0;
-	if (fls_mode > WEFT_FLS_COPY || (aflags & ~(unsigned)WEFT_ATTR_FPENV) ||
+	if (fls_mode > WEFT_FLS_COPY || (aflags & ~(unsigned)(WEFT_ATTR_FPENV | WEFT_ATTR_PIN)) ||
 	    (sup && cx->check_supervisor(sup)))
 		return -EINVAL;
 
@@ -107,6 +107,10 @@ static int spawn(weft_fiber_t *out, const weft_attr_t *attr, weft_fn fn, void *a
 	atomic_store_explicit(&f->park, PW_MAKE(PW_GEN(pw) + 1, 0, PS_RUNNING),
 			      memory_order_release);
 	f->flags = flags;
+	/* WEFT_ATTR_PIN: the spawner's worker, worker 0 from a plain thread */
+	atomic_store_explicit(
+		&f->pin, (aflags & WEFT_ATTR_PIN) ? (uint32_t)(w && w->cur ? w->index : 0) + 1 : 0,
+		memory_order_relaxed);
 	f->next = NULL;
 	f->timer_slot = 0;
 	f->cancel_hold = 0;

@@ -26,7 +26,8 @@ bool weft__work_queued(void)
 		return true;
 	for (unsigned i = 0; i < weft__rt.nworkers; i++)
 		if (weft__deque_size(&weft__rt.workers[i].dq) > 0 ||
-		    atomic_load_explicit(&weft__rt.workers[i].runnext, memory_order_acquire))
+		    atomic_load_explicit(&weft__rt.workers[i].runnext, memory_order_acquire) ||
+		    atomic_load_explicit(&weft__rt.workers[i].inbox_len, memory_order_acquire))
 			return true;
 	return false;
 }
@@ -98,6 +99,16 @@ void weft__wake_one(bool even_if_spinning)
 
 void weft__kick_idle(void) { weft__wake_one(true); }
 
+void weft__wake_if_asleep(struct weft__worker *w)
+{
+	/* Against weft__sleep_idle: it sets asleep, fences, then looks at
+	 * its inbox; the pusher filled the inbox, fences, then looks at
+	 * asleep. One of the two sees the other. */
+	weft__fence();
+	if (atomic_load_explicit(&w->asleep, memory_order_relaxed))
+		wake_worker(w);
+}
+
 /* The virtual clock's one move, by an idle worker already on the idle list:
  * if every worker is idle, nothing is queued and no I/O is ready, the clock
  * jumps to the earliest deadline (or to cap, the host loop's, if sooner)
@@ -153,11 +164,13 @@ bool weft__sleep_idle(struct weft__worker *w, int64_t cap)
 	 * TLB shootdown). */
 	if (n + 1 == (int)weft__rt.nworkers)
 		weft__stack_idle();
+	atomic_store_explicit(&w->asleep, 1, memory_order_relaxed);
 	weft__fence();
 
 	/* Work queued between our last look and our joining the idle list is
-	 * seen here: its waker either saw us idle or we see its work. */
-	if (!work_visible() && !atomic_load(&weft__rt.stopping)) {
+	 * seen here: its waker either saw us idle or we see its work. Work
+	 * pinned here is ours alone: its pusher wakes us by name. */
+	if (!work_visible() && !w->pinned && !atomic_load(&weft__rt.stopping)) {
 		int64_t t = weft__timer_next();
 		int64_t deadline = t == INT64_MAX ? -1 : t;
 		if (cap >= 0 && (deadline < 0 || cap < deadline))
@@ -178,6 +191,7 @@ bool weft__sleep_idle(struct weft__worker *w, int64_t cap)
 		}
 	}
 out:
+	atomic_store_explicit(&w->asleep, 0, memory_order_relaxed);
 	return !idle_remove(w);
 }
 

@@ -93,6 +93,10 @@ struct weft__fiber {
 	struct weft__ctx ctx;
 	_Atomic uint64_t park; /* the park word (a plain thread sleeps on its low half) */
 	unsigned flags;
+	/* the worker it is pinned to, plus one; 0 = none (weft_fiber_pin).
+	 * Written only by the fiber itself and its spawner; read by whoever
+	 * queues it (relaxed: a plain load on every CPU) */
+	_Atomic uint32_t pin;
 	struct weft__fiber *next; /* run-queue and pool link */
 
 	/* identity and lifetime */
@@ -141,7 +145,7 @@ struct weft__fiber {
 /* Actions a context leaves for the next one to finish once it is off its
  * stack: a fiber is only made visible to other workers after its registers
  * are saved. */
-enum { ACT_YIELD = 1, ACT_PARK, ACT_EXIT };
+enum { ACT_YIELD = 1, ACT_PARK, ACT_EXIT, ACT_MOVE /* to the worker it was just pinned to */ };
 
 struct weft__worker {
 	struct weft__deque dq;
@@ -152,6 +156,9 @@ struct weft__worker {
 	int prev_act;                     /* ... and what to finish for it */
 	struct weft__fiber *yielded;      /* yielded fibers, oldest first ... */
 	struct weft__fiber *yielded_tail; /* ... and the newest */
+	/* fibers pinned here and runnable, oldest first (owner only): no
+	 * other worker takes them */
+	struct weft__fiber *pinned, *pinned_tail;
 	/* the next-run slot: a fiber woken by a hand-off from a fiber running
 	 * here runs next (weft__ready_next); a thief takes it only once it has
 	 * sat there for RUNNEXT_GRACE_NS while this worker did not switch */
@@ -192,6 +199,13 @@ struct weft__worker {
 	_Atomic uint64_t steals; /* successful steals from a victim */
 	_Atomic uint64_t parks;  /* parks that switched a fiber out */
 	_Atomic uint64_t wakes;  /* fibers woken by code running here */
+	/* fibers pinned here made runnable by other threads (sched.c's
+	 * inbox_push), on a line of their own: the owner moves them to its
+	 * pinned list when it looks for work and sees inbox_len */
+	_Alignas(64) weft__lock_t inbox_lock;
+	_Atomic int inbox_len;
+	_Atomic int asleep; /* on the idle list, about to sleep (idle.c) */
+	struct weft__fiber *inbox, *inbox_tail;
 };
 
 /* ---- The scheduler (sched.c) -------------------------------------------- */
@@ -271,6 +285,9 @@ int weft__live_wait(int64_t deadline);
 void weft__kick_idle(void);
 /* Wake one idle worker if nobody is already looking for work (idle.c). */
 void weft__wake_one(bool even_if_spinning);
+/* Wake worker w if it sleeps (idle.c), after work for it alone was queued
+ * (its pinned inbox): w->asleep is read after a fence. */
+void weft__wake_if_asleep(struct weft__worker *w);
 /* Workers on the idle list now (a snapshot). */
 int weft__idle_count(void);
 
@@ -281,7 +298,8 @@ int weft__idle_count(void);
 void weft__set_worker(struct weft__worker *w);
 void weft__run(struct weft__worker *w, struct weft__fiber *f);
 bool weft__sleep_idle(struct weft__worker *w, int64_t cap);
-/* Something is queued to run: the global queue or any worker's deque. */
+/* Something is queued to run: the global queue, any worker's deque, next-run
+ * slot or pinned inbox. */
 bool weft__work_queued(void);
 /* Move w's yielded fibers to its deque. */
 void weft__flush_yielded(struct weft__worker *w);

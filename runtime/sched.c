@@ -4,12 +4,14 @@
  * directly when they park or yield, and back to the loop only when nothing is
  * runnable. A worker looks for work in this order: its next-run slot (the
  * fiber a hand-off on it woke, weft__ready_next; at most RUNNEXT_MAX times
- * in a row), its own deque (LIFO), the fibers that yielded on it (oldest
- * first; while another worker is idle they go to the global queue instead,
- * and one idle worker is woken), the global queue (one, plus a batch moved
- * to its deque), then half of a random victim's deque, then a victim's
- * next-run slot that has waited too long. Every 64th look starts at the
- * global queue so it never starves. With nothing found it looks again for
+ * in a row), its own deque (LIFO), the fibers pinned to it (oldest first),
+ * the fibers that yielded on it (oldest first; while another worker is idle
+ * they go to the global queue instead, and one idle worker is woken), the
+ * global queue (one, plus a batch moved to its deque), then half of a random
+ * victim's deque, then a victim's next-run slot that has waited too long.
+ * Every 64th look starts at the global queue, or every other such look at
+ * the pinned fibers, so that neither starves. A pinned fiber is only ever
+ * queued on its own worker: wakes from elsewhere go to that worker's inbox. With nothing found it looks again for
  * SPIN_NS with the pause hint in between, then sleeps on its own futex word
  * until a waker picks it from the idle list or the next timer is due.
  * With the virtual clock, idle workers sleep without a timeout and the last
@@ -98,6 +100,91 @@ static void push_local(struct weft__worker *w, struct weft__fiber *f)
 	gq_push_list(head, f, n + 1);
 }
 
+/* ---- Pinned fibers ------------------------------------------------------ */
+
+/* A pinned fiber (weft_fiber_pin, WEFT_ATTR_PIN) is never in a deque, a
+ * next-run slot that thieves look at, or the global queue: its own worker
+ * keeps it on a private list, and other threads that make it runnable put it
+ * in that worker's inbox and wake the worker if it sleeps. */
+
+/* The worker f is pinned to, or NULL. */
+static inline struct weft__worker *pinned_to(struct weft__fiber *f)
+{
+	uint32_t p = atomic_load_explicit(&f->pin, memory_order_relaxed);
+	return p ? &weft__rt.workers[p - 1] : NULL;
+}
+
+static void pinned_push(struct weft__worker *w, struct weft__fiber *f)
+{
+	f->next = NULL;
+	if (w->pinned_tail)
+		w->pinned_tail->next = f;
+	else
+		w->pinned = f;
+	w->pinned_tail = f;
+}
+
+static inline struct weft__fiber *take_pinned(struct weft__worker *w)
+{
+	struct weft__fiber *f = w->pinned;
+	if (f && !(w->pinned = f->next))
+		w->pinned_tail = NULL;
+	return f;
+}
+
+/* From a thread other than t's: into t's inbox, and wake t if it sleeps. */
+static void inbox_push(struct weft__worker *t, struct weft__fiber *f)
+{
+	f->next = NULL;
+	weft__lock(&t->inbox_lock);
+	if (t->inbox_tail)
+		t->inbox_tail->next = f;
+	else
+		t->inbox = f;
+	t->inbox_tail = f;
+	atomic_store_explicit(&t->inbox_len,
+			      atomic_load_explicit(&t->inbox_len, memory_order_relaxed) + 1,
+			      memory_order_release);
+	weft__unlock(&t->inbox_lock);
+	weft__wake_if_asleep(t);
+}
+
+/* The owner moves its inbox to its pinned list, oldest first. */
+static void inbox_drain(struct weft__worker *w)
+{
+	weft__lock(&w->inbox_lock);
+	struct weft__fiber *head = w->inbox, *tail = w->inbox_tail;
+	w->inbox = w->inbox_tail = NULL;
+	atomic_store_explicit(&w->inbox_len, 0, memory_order_relaxed);
+	weft__unlock(&w->inbox_lock);
+	if (!head)
+		return;
+	if (w->pinned_tail)
+		w->pinned_tail->next = head;
+	else
+		w->pinned = head;
+	w->pinned_tail = tail;
+}
+
+/* Queue f, pinned to t, from the thread of worker w (NULL: a plain thread). */
+static void pinned_ready(struct weft__worker *w, struct weft__worker *t, struct weft__fiber *f)
+{
+	if (w == t)
+		pinned_push(w, f);
+	else
+		inbox_push(t, f);
+}
+
+/* Queue f on w, its spawner's or waker's worker, or where it is pinned. */
+static void push_own(struct weft__worker *w, struct weft__fiber *f)
+{
+	struct weft__worker *t = pinned_to(f);
+	if (t)
+		pinned_ready(w, t, f);
+	else
+		push_local(w, f);
+}
+
 /* Take one fiber from the global queue and move a fair batch to the deque. */
 static struct weft__fiber *gq_take(struct weft__worker *w)
 {
@@ -148,7 +235,9 @@ static uint64_t next_rand(struct weft__worker *w)
 static struct weft__fiber *steal_runnext(struct weft__worker *w, struct weft__worker *v)
 {
 	struct weft__fiber *r = atomic_load_explicit(&v->runnext, memory_order_relaxed);
-	if (!r)
+	/* A pinned fiber there changes its pin only while it runs, and then
+	 * the victim has switched: the grace below starts again. */
+	if (!r || pinned_to(r))
 		return NULL;
 	struct weft__seen *seen = &w->rn_seen[v->index];
 	uint64_t sw = atomic_load_explicit(&v->switches, memory_order_relaxed);
@@ -224,7 +313,7 @@ void weft__flush_yielded(struct weft__worker *w)
 	}
 	while (rev) {
 		struct weft__fiber *next = rev->next;
-		push_local(w, rev);
+		push_own(w, rev);
 		rev = next;
 	}
 	if (n > 1)
@@ -247,13 +336,27 @@ static inline struct weft__fiber *take_yielded(struct weft__worker *w)
  * seen by nobody else, and nothing wakes a sleeper for it. */
 static void share_yielded(struct weft__worker *w)
 {
-	struct weft__fiber *head = w->yielded, *tail = w->yielded_tail;
+	struct weft__fiber *f = w->yielded, *head = NULL, *tail = NULL;
 	int64_t n = 0;
-	for (struct weft__fiber *f = head; f; f = f->next)
-		n++;
 	w->yielded = w->yielded_tail = NULL;
-	gq_push_list(head, tail, n);
-	weft__wake_one(false);
+	while (f) { /* the pinned ones stay */
+		struct weft__fiber *next = f->next;
+		if (pinned_to(f)) {
+			push_own(w, f);
+		} else {
+			if (tail)
+				tail->next = f;
+			else
+				head = f;
+			tail = f;
+			n++;
+		}
+		f = next;
+	}
+	if (head) {
+		gq_push_list(head, tail, n);
+		weft__wake_one(false);
+	}
 }
 
 /* A runtime of one worker: nobody steals, so its own queues need no
@@ -286,7 +389,11 @@ static struct weft__fiber *look_around(struct weft__worker *w)
 	w->stamp = arch_cycles();
 	weft__stack_pressure(w);
 	weft__io_tick();
-	struct weft__fiber *f = gq_take(w);
+	/* Every other time the fibers pinned here before the global queue:
+	 * neither waits for good behind a deque that keeps filling. */
+	struct weft__fiber *f = (w->tick & 64) ? take_pinned(w) : NULL;
+	if (!f)
+		f = gq_take(w);
 	/* The yielded fibers get their turn before the deque's: with other
 	 * workers they go to the deque, where a thief can take them; alone,
 	 * nobody can, so the oldest just runs (moving them cost a push and a
@@ -308,6 +415,8 @@ struct weft__fiber *weft__find_work(struct weft__worker *w)
 	if (atomic_load_explicit(&weft__rt.irq_sweep, memory_order_relaxed))
 		weft__irq_sweep();
 	weft__timer_fire_due();
+	if (atomic_load_explicit(&w->inbox_len, memory_order_relaxed))
+		inbox_drain(w);
 	if ((++w->tick & 63) == 0 && (f = look_around(w)))
 		return f;
 	/* The hand-off first, but not forever: two fibers handing off to
@@ -317,7 +426,8 @@ struct weft__fiber *weft__find_work(struct weft__worker *w)
 		return f;
 	}
 	w->runnext_streak = 0;
-	if ((f = take_local(w)) || (f = take_yielded(w)) || (f = take_runnext(w)))
+	if ((f = take_local(w)) || (f = take_pinned(w)) || (f = take_yielded(w)) ||
+	    (f = take_runnext(w)))
 		return f;
 	/* Nothing of its own (so no yielded fiber for look_around to flush). */
 	if ((f = look_around(w)))
@@ -344,6 +454,11 @@ static inline void wake_for(struct weft__worker *w)
 void weft__ready(struct weft__fiber *f)
 {
 	struct weft__worker *w = weft__tls_worker;
+	struct weft__worker *t = pinned_to(f);
+	if (t) {
+		pinned_ready(w, t, f);
+		return;
+	}
 	if (w)
 		push_local(w, f);
 	else
@@ -354,7 +469,8 @@ void weft__ready(struct weft__fiber *f)
 void weft__ready_next(struct weft__fiber *f)
 {
 	struct weft__worker *w = weft__tls_worker;
-	if (!w || !w->cur) {
+	struct weft__worker *t = pinned_to(f);
+	if (!w || !w->cur || (t && t != w)) {
 		weft__ready(f);
 		return;
 	}
@@ -366,7 +482,7 @@ void weft__ready_next(struct weft__fiber *f)
 		old = atomic_exchange_explicit(&w->runnext, f, memory_order_acq_rel);
 	}
 	if (old)
-		push_local(w, old);
+		push_own(w, old);
 	wake_for(w);
 }
 
@@ -405,6 +521,9 @@ void weft__finish_switch(struct weft__worker *w)
 	case ACT_EXIT:
 		weft__stack_release(w, p);
 		weft__fiber_unref(p); /* its reference for being alive */
+		break;
+	case ACT_MOVE:
+		weft__ready(p); /* to the inbox of the worker it is pinned to */
 		break;
 	}
 }
@@ -464,6 +583,31 @@ int weft_fiber_yield(void)
 			weft__stack_start(w, next);
 	}
 	weft__finish_switch(weft__ctx_switch(w, &self->ctx, next ? &next->ctx : &w->sched, false));
+	return 0;
+}
+
+int weft_fiber_pin(int worker)
+{
+	struct weft__worker *w = weft__worker_self();
+	if (!w || !w->cur)
+		return -EPERM;
+	if (worker < -1 || worker >= (int)weft__rt.nworkers)
+		return -EINVAL;
+	struct weft__fiber *self = w->cur;
+	if (worker == -1)
+		worker = w->index;
+	atomic_store_explicit(&self->pin, (uint32_t)worker + 1, memory_order_relaxed);
+	if (worker != w->index)
+		weft__switch_out(self, ACT_MOVE);
+	return 0;
+}
+
+int weft_fiber_unpin(void)
+{
+	struct weft__worker *w = weft__worker_self();
+	if (!w || !w->cur)
+		return -EPERM;
+	atomic_store_explicit(&w->cur->pin, 0, memory_order_relaxed);
 	return 0;
 }
 
