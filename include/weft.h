@@ -195,6 +195,12 @@ enum {
 	/* Pinned to the worker it is spawned from (worker 0 when a plain
 	 * thread spawns it), as weft_fiber_pin pins a running fiber. */
 	WEFT_ATTR_PIN = 2,
+	/* Latency-sensitive (a network poller, a UART handler): runs before
+	 * the bulk fibers (those without this flag) that are runnable on
+	 * the same worker, and thieves take it first; after 8 of these in a
+	 * row a worker runs a bulk fiber if it has one, so bulk fibers never
+	 * starve. */
+	WEFT_ATTR_HIGH = 4,
 };
 
 /* Create a fiber running fn(arg) and queue it. attr may be NULL. If out is

@@ -144,6 +144,8 @@ static void print_one(struct weft__fiber *f, void *arg)
 	uint32_t pin = atomic_load_explicit(&f->pin, memory_order_relaxed);
 	if (pin)
 		put(line, sizeof line, &n, ", pinned to worker %u", (unsigned)(pin - 1));
+	if (f->flags & FF_HIGH)
+		put(line, sizeof line, &n, ", latency-sensitive");
 	if (f->flags & FF_SERVICE)
 		put(line, sizeof line, &n, ", runtime service");
 	put(line, sizeof line, &n, "\n");

@@ -18,6 +18,8 @@ static _Noreturn void finish(struct weft__fiber *self, void *result)
 	 * leave after, so that weft_run returns once every join would. */
 	if (self->flags & FF_SERVICE)
 		atomic_fetch_sub(&weft__rt.services, 1);
+	if (self->flags & FF_HIGH)
+		atomic_fetch_sub_explicit(&weft__rt.high_alive, 1, memory_order_relaxed);
 	weft__future_settle(&self->done, FS_RESOLVED, result, 0);
 	if (!(self->flags & FF_SERVICE))
 		weft__live_dec(weft__worker_self());
@@ -66,7 +68,8 @@ static int spawn(weft_fiber_t *out, const weft_attr_t *attr, weft_fn fn, void *a
 	unsigned fls_mode = attr ? attr->fls : WEFT_FLS_EMPTY;
 	weft_chan_t *sup = attr ? attr->supervisor : NULL;
 	unsigned aflags = attr ? attr->flags : 0;
-	if (fls_mode > WEFT_FLS_COPY || (aflags & ~(unsigned)(WEFT_ATTR_FPENV | WEFT_ATTR_PIN)) ||
+	if (fls_mode > WEFT_FLS_COPY ||
+	    (aflags & ~(unsigned)(WEFT_ATTR_FPENV | WEFT_ATTR_PIN | WEFT_ATTR_HIGH)) ||
 	    (sup && cx->check_supervisor(sup)))
 		return -EINVAL;
 
@@ -106,7 +109,7 @@ static int spawn(weft_fiber_t *out, const weft_attr_t *attr, weft_fn fn, void *a
 	uint64_t pw = atomic_load_explicit(&f->park, memory_order_relaxed);
 	atomic_store_explicit(&f->park, PW_MAKE(PW_GEN(pw) + 1, 0, PS_RUNNING),
 			      memory_order_release);
-	f->flags = flags;
+	f->flags = flags | ((aflags & WEFT_ATTR_HIGH) ? FF_HIGH : 0);
 	/* WEFT_ATTR_PIN: the spawner's worker, worker 0 from a plain thread */
 	atomic_store_explicit(
 		&f->pin, (aflags & WEFT_ATTR_PIN) ? (uint32_t)(w && w->cur ? w->index : 0) + 1 : 0,
@@ -165,6 +168,8 @@ static int spawn(weft_fiber_t *out, const weft_attr_t *attr, weft_fn fn, void *a
 		atomic_fetch_add(&weft__rt.services, 1);
 	else
 		weft__live_inc(w);
+	if (f->flags & FF_HIGH) /* before it is queued: find_work looks then */
+		atomic_fetch_add_explicit(&weft__rt.high_alive, 1, memory_order_relaxed);
 	weft__ready(f);
 	return 0;
 }

@@ -22,10 +22,12 @@ int weft__idle_count(void) { return atomic_load_explicit(&nidle, memory_order_re
 
 bool weft__work_queued(void)
 {
-	if (atomic_load_explicit(&weft__rt.gq_len, memory_order_acquire) > 0)
+	if (atomic_load_explicit(&weft__rt.gq[0].len, memory_order_acquire) > 0 ||
+	    atomic_load_explicit(&weft__rt.gq[1].len, memory_order_acquire) > 0)
 		return true;
 	for (unsigned i = 0; i < weft__rt.nworkers; i++)
 		if (weft__deque_size(&weft__rt.workers[i].dq) > 0 ||
+		    weft__deque_size(&weft__rt.workers[i].dq_hi) > 0 ||
 		    atomic_load_explicit(&weft__rt.workers[i].runnext, memory_order_acquire) ||
 		    atomic_load_explicit(&weft__rt.workers[i].inbox_len, memory_order_acquire))
 			return true;
@@ -170,7 +172,7 @@ bool weft__sleep_idle(struct weft__worker *w, int64_t cap)
 	/* Work queued between our last look and our joining the idle list is
 	 * seen here: its waker either saw us idle or we see its work. Work
 	 * pinned here is ours alone: its pusher wakes us by name. */
-	if (!work_visible() && !w->pinned && !atomic_load(&weft__rt.stopping)) {
+	if (!work_visible() && !w->pinned[0] && !w->pinned[1] && !atomic_load(&weft__rt.stopping)) {
 		int64_t t = weft__timer_next();
 		int64_t deadline = t == INT64_MAX ? -1 : t;
 		if (cap >= 0 && (deadline < 0 || cap < deadline))

@@ -87,6 +87,7 @@ enum {
 	FF_THREAD = 1,  /* a plain OS thread standing in as a fiber */
 	FF_SERVICE = 2, /* the runtime's own: weft_run does not wait for it */
 	FF_FPENV = 4,   /* keeps its own FP control state (WEFT_ATTR_FPENV) */
+	FF_HIGH = 8,    /* the latency-sensitive class (WEFT_ATTR_HIGH) */
 };
 
 struct weft__fiber {
@@ -149,6 +150,8 @@ enum { ACT_YIELD = 1, ACT_PARK, ACT_EXIT, ACT_MOVE /* to the worker it was just 
 
 struct weft__worker {
 	struct weft__deque dq;
+	struct weft__deque dq_hi; /* latency-sensitive fibers; the owner takes
+				   * the oldest, as thieves do */
 	int index;
 	struct weft__ctx sched;           /* the scheduler loop on the thread stack */
 	struct weft__fiber *cur;          /* running fiber, NULL in the scheduler */
@@ -156,9 +159,10 @@ struct weft__worker {
 	int prev_act;                     /* ... and what to finish for it */
 	struct weft__fiber *yielded;      /* yielded fibers, oldest first ... */
 	struct weft__fiber *yielded_tail; /* ... and the newest */
-	/* fibers pinned here and runnable, oldest first (owner only): no
-	 * other worker takes them */
-	struct weft__fiber *pinned, *pinned_tail;
+	/* fibers pinned here and runnable, oldest first, bulk [0] and
+	 * latency-sensitive [1] (owner only): no other worker takes them */
+	struct weft__fiber *pinned[2], *pinned_tail[2];
+	unsigned hi_streak; /* latency-sensitive runs in a row while bulk work waits */
 	/* the next-run slot: a fiber woken by a hand-off from a fiber running
 	 * here runs next (weft__ready_next); a thief takes it only once it has
 	 * sat there for RUNNEXT_GRACE_NS while this worker did not switch */
@@ -210,6 +214,12 @@ struct weft__worker {
 
 /* ---- The scheduler (sched.c) -------------------------------------------- */
 
+struct weft__runq {
+	_Alignas(64) weft__lock_t lock;
+	struct weft__fiber *head, *tail;
+	_Atomic int64_t len;
+};
+
 struct weft__rt {
 	/* read by every spawn and scheduling pass, written at start and stop */
 	_Atomic int running;
@@ -221,7 +231,8 @@ struct weft__rt {
 	void (*fiber_main)(void *); /* where fibers start (weft__fiber_main) */
 	const struct weft__context_ops *context; /* weft__context_ops */
 	_Atomic int draining;                    /* weft_shutdown_grace: spawns start cancelled */
-	_Atomic int irq_sweep;                   /* weft_fiber_interrupt hit a parked fiber */
+	_Atomic int64_t high_alive; /* WEFT_ATTR_HIGH fibers alive: 0 skips their queues */
+	_Atomic int irq_sweep;      /* weft_fiber_interrupt hit a parked fiber */
 	/* fibers alive, on a cache line of their own: spawned and not yet
 	 * finished, plus what the workers hold as credit (weft__live_inc) */
 	_Alignas(64) _Atomic int64_t live;
@@ -231,10 +242,8 @@ struct weft__rt {
 	_Alignas(64) _Atomic uint32_t idle_epoch; /* idle workers sleep on this */
 	_Atomic int nsleeping;
 	_Atomic int nspinning;
-	/* the global run queue */
-	_Alignas(64) weft__lock_t gq_lock;
-	struct weft__fiber *gq_head, *gq_tail;
-	_Atomic int64_t gq_len;
+	/* the global run queues: bulk [0], latency-sensitive [1] */
+	struct weft__runq gq[2];
 };
 extern struct weft__rt weft__rt;
 

@@ -32,6 +32,9 @@
 /* How long a hand-off's fiber stays in its worker's slot before an idle
  * worker may take it (Go waits about 3 us). */
 #define RUNNEXT_GRACE_NS 5000
+/* Latency-sensitive runs in a row a worker makes while bulk work waits
+ * (docs/api.md's bound). */
+#define HIGH_STREAK_MAX 8
 /* How long an idle worker looks for work before it sleeps, and the pause
  * hints between two looks. */
 #define SPIN_NS 20000
@@ -61,29 +64,42 @@ static bool past_limit(struct weft__worker *w) { return w->limit && weft__now() 
 
 /* ---- Queues ------------------------------------------------------------- */
 
-static void gq_push_list(struct weft__fiber *head, struct weft__fiber *tail, int64_t n)
+/* A fiber's class, the index of its queues: 1 latency-sensitive
+ * (WEFT_ATTR_HIGH), 0 bulk. Every queue but the next-run slot and the
+ * yielded list comes in one of each; those two hold bulk fibers only. */
+static inline int cls(const struct weft__fiber *f) { return (f->flags & FF_HIGH) ? 1 : 0; }
+
+static inline struct weft__deque *deque_of(struct weft__worker *w, int c)
 {
-	tail->next = NULL;
-	weft__lock(&weft__rt.gq_lock);
-	if (weft__rt.gq_tail)
-		weft__rt.gq_tail->next = head;
-	else
-		weft__rt.gq_head = head;
-	weft__rt.gq_tail = tail;
-	atomic_fetch_add_explicit(&weft__rt.gq_len, n, memory_order_release);
-	weft__unlock(&weft__rt.gq_lock);
+	return c ? &w->dq_hi : &w->dq;
 }
 
-/* Push on the worker's own deque; when it is full, move half of it and f to
- * the global queue, as Go does with a full local run queue. */
+static void gq_push_list(int c, struct weft__fiber *head, struct weft__fiber *tail, int64_t n)
+{
+	struct weft__runq *q = &weft__rt.gq[c];
+	tail->next = NULL;
+	weft__lock(&q->lock);
+	if (q->tail)
+		q->tail->next = head;
+	else
+		q->head = head;
+	q->tail = tail;
+	atomic_fetch_add_explicit(&q->len, n, memory_order_release);
+	weft__unlock(&q->lock);
+}
+
+/* Push on the worker's own deque of f's class; when it is full, move half
+ * of it and f to the global queue, as Go does with a full local run queue. */
 static void push_local(struct weft__worker *w, struct weft__fiber *f)
 {
-	if (weft__deque_push(&w->dq, f))
+	int c = cls(f);
+	struct weft__deque *d = deque_of(w, c);
+	if (weft__deque_push(d, f))
 		return;
 	struct weft__fiber *head = NULL, *tail = NULL;
 	int64_t n = 0;
 	for (int i = 0; i < WEFT_DEQUE_CAP / 2; i++) {
-		struct weft__fiber *g = weft__deque_steal(&w->dq);
+		struct weft__fiber *g = weft__deque_steal(d);
 		if (!g)
 			break;
 		if (tail)
@@ -97,7 +113,7 @@ static void push_local(struct weft__worker *w, struct weft__fiber *f)
 		tail->next = f;
 	else
 		head = f;
-	gq_push_list(head, f, n + 1);
+	gq_push_list(c, head, f, n + 1);
 }
 
 /* ---- Pinned fibers ------------------------------------------------------ */
@@ -116,19 +132,20 @@ static inline struct weft__worker *pinned_to(struct weft__fiber *f)
 
 static void pinned_push(struct weft__worker *w, struct weft__fiber *f)
 {
+	int c = cls(f);
 	f->next = NULL;
-	if (w->pinned_tail)
-		w->pinned_tail->next = f;
+	if (w->pinned_tail[c])
+		w->pinned_tail[c]->next = f;
 	else
-		w->pinned = f;
-	w->pinned_tail = f;
+		w->pinned[c] = f;
+	w->pinned_tail[c] = f;
 }
 
-static inline struct weft__fiber *take_pinned(struct weft__worker *w)
+static inline struct weft__fiber *take_pinned(struct weft__worker *w, int c)
 {
-	struct weft__fiber *f = w->pinned;
-	if (f && !(w->pinned = f->next))
-		w->pinned_tail = NULL;
+	struct weft__fiber *f = w->pinned[c];
+	if (f && !(w->pinned[c] = f->next))
+		w->pinned_tail[c] = NULL;
 	return f;
 }
 
@@ -149,21 +166,19 @@ static void inbox_push(struct weft__worker *t, struct weft__fiber *f)
 	weft__wake_if_asleep(t);
 }
 
-/* The owner moves its inbox to its pinned list, oldest first. */
+/* The owner moves its inbox to its pinned lists, oldest first. */
 static void inbox_drain(struct weft__worker *w)
 {
 	weft__lock(&w->inbox_lock);
-	struct weft__fiber *head = w->inbox, *tail = w->inbox_tail;
+	struct weft__fiber *f = w->inbox;
 	w->inbox = w->inbox_tail = NULL;
 	atomic_store_explicit(&w->inbox_len, 0, memory_order_relaxed);
 	weft__unlock(&w->inbox_lock);
-	if (!head)
-		return;
-	if (w->pinned_tail)
-		w->pinned_tail->next = head;
-	else
-		w->pinned = head;
-	w->pinned_tail = tail;
+	while (f) {
+		struct weft__fiber *next = f->next;
+		pinned_push(w, f);
+		f = next;
+	}
 }
 
 /* Queue f, pinned to t, from the thread of worker w (NULL: a plain thread). */
@@ -185,13 +200,15 @@ static void push_own(struct weft__worker *w, struct weft__fiber *f)
 		push_local(w, f);
 }
 
-/* Take one fiber from the global queue and move a fair batch to the deque. */
-static struct weft__fiber *gq_take(struct weft__worker *w)
+/* Take one fiber from global queue c and move a fair batch to the deque of
+ * that class. */
+static struct weft__fiber *gq_take(struct weft__worker *w, int c)
 {
-	if (atomic_load_explicit(&weft__rt.gq_len, memory_order_acquire) == 0)
+	struct weft__runq *q = &weft__rt.gq[c];
+	if (atomic_load_explicit(&q->len, memory_order_acquire) == 0)
 		return NULL;
-	weft__lock(&weft__rt.gq_lock);
-	int64_t len = atomic_load_explicit(&weft__rt.gq_len, memory_order_relaxed);
+	weft__lock(&q->lock);
+	int64_t len = atomic_load_explicit(&q->len, memory_order_relaxed);
 	int64_t n = len / weft__rt.nworkers + 1;
 	if (n > 17)
 		n = 17;
@@ -199,24 +216,24 @@ static struct weft__fiber *gq_take(struct weft__worker *w)
 		n = len;
 	struct weft__fiber *first = NULL;
 	for (int64_t i = 0; i < n; i++) {
-		struct weft__fiber *f = weft__rt.gq_head;
-		weft__rt.gq_head = f->next;
-		if (!weft__rt.gq_head)
-			weft__rt.gq_tail = NULL;
+		struct weft__fiber *f = q->head;
+		q->head = f->next;
+		if (!q->head)
+			q->tail = NULL;
 		if (!first)
 			first = f;
-		else if (!weft__deque_push(&w->dq, f)) {
+		else if (!weft__deque_push(deque_of(w, c), f)) {
 			/* No room: leave the rest queued. */
-			f->next = weft__rt.gq_head;
-			weft__rt.gq_head = f;
-			if (!weft__rt.gq_tail)
-				weft__rt.gq_tail = f;
+			f->next = q->head;
+			q->head = f;
+			if (!q->tail)
+				q->tail = f;
 			n = i;
 			break;
 		}
 	}
-	atomic_fetch_sub_explicit(&weft__rt.gq_len, n, memory_order_release);
-	weft__unlock(&weft__rt.gq_lock);
+	atomic_fetch_sub_explicit(&q->len, n, memory_order_release);
+	weft__unlock(&q->lock);
 	return first;
 }
 
@@ -254,33 +271,45 @@ static struct weft__fiber *steal_runnext(struct weft__worker *w, struct weft__wo
 	return r;
 }
 
-/* Steal half of a random victim's deque; return one, keep the rest. With
- * every deque empty, a victim's next-run slot that has waited too long. */
-static struct weft__fiber *steal(struct weft__worker *w)
+/* Steal half of a random victim's deque of class c; return one, keep the
+ * rest. */
+static struct weft__fiber *steal_class(struct weft__worker *w, int c, unsigned start)
 {
 	unsigned n = weft__rt.nworkers;
-	if (n < 2)
-		return NULL;
-	unsigned start = (unsigned)(next_rand(w) % n);
 	for (unsigned k = 0; k < n; k++) {
 		struct weft__worker *v = &weft__rt.workers[(start + k) % n];
 		if (v == w)
 			continue;
-		int64_t half = (weft__deque_size(&v->dq) + 1) / 2;
-		struct weft__fiber *first = half > 0 ? weft__deque_steal(&v->dq) : NULL;
+		struct weft__deque *d = deque_of(v, c);
+		int64_t half = (weft__deque_size(d) + 1) / 2;
+		struct weft__fiber *first = half > 0 ? weft__deque_steal(d) : NULL;
 		if (!first)
 			continue;
 		for (int64_t i = 1; i < half; i++) {
-			struct weft__fiber *g = weft__deque_steal(&v->dq);
-			if (!g || !weft__deque_push(&w->dq, g)) {
+			struct weft__fiber *g = weft__deque_steal(d);
+			if (!g || !weft__deque_push(deque_of(w, c), g)) {
 				if (g)
-					gq_push_list(g, g, 1);
+					gq_push_list(c, g, g, 1);
 				break;
 			}
 		}
 		bump(&w->steals);
 		return first;
 	}
+	return NULL;
+}
+
+/* Steal half of a random victim's bulk deque; with every one empty, a
+ * victim's next-run slot that has waited too long. */
+static struct weft__fiber *steal(struct weft__worker *w)
+{
+	unsigned n = weft__rt.nworkers;
+	if (n < 2)
+		return NULL;
+	unsigned start = (unsigned)(next_rand(w) % n);
+	struct weft__fiber *f = steal_class(w, 0, start);
+	if (f)
+		return f;
 	/* The slots every 8th look: each look pulls the victim's line away
 	 * from it, and a slot is only taken after RUNNEXT_GRACE_NS anyway. */
 	if (++w->rn_looks % 8)
@@ -354,7 +383,7 @@ static void share_yielded(struct weft__worker *w)
 		f = next;
 	}
 	if (head) {
-		gq_push_list(head, tail, n);
+		gq_push_list(0, head, tail, n);
 		weft__wake_one(false);
 	}
 }
@@ -391,9 +420,9 @@ static struct weft__fiber *look_around(struct weft__worker *w)
 	weft__io_tick();
 	/* Every other time the fibers pinned here before the global queue:
 	 * neither waits for good behind a deque that keeps filling. */
-	struct weft__fiber *f = (w->tick & 64) ? take_pinned(w) : NULL;
+	struct weft__fiber *f = (w->tick & 64) ? take_pinned(w, 0) : NULL;
 	if (!f)
-		f = gq_take(w);
+		f = gq_take(w, 0);
 	/* The yielded fibers get their turn before the deque's: with other
 	 * workers they go to the deque, where a thief can take them; alone,
 	 * nobody can, so the oldest just runs (moving them cost a push and a
@@ -407,6 +436,19 @@ static struct weft__fiber *look_around(struct weft__worker *w)
 	return f;
 }
 
+/* A latency-sensitive fiber: pinned here, then the oldest of this worker's,
+ * the global queue's, then half of a victim's. */
+static struct weft__fiber *take_high(struct weft__worker *w)
+{
+	struct weft__fiber *f;
+	if ((f = take_pinned(w, 1)) || (f = weft__deque_steal(&w->dq_hi)) || (f = gq_take(w, 1)))
+		return f;
+	unsigned n = weft__rt.nworkers;
+	return n > 1 ? steal_class(w, 1, (unsigned)(next_rand(w) % n)) : NULL;
+}
+
+static struct weft__fiber *find_bulk(struct weft__worker *w);
+
 struct weft__fiber *weft__find_work(struct weft__worker *w)
 {
 	struct weft__fiber *f;
@@ -417,6 +459,24 @@ struct weft__fiber *weft__find_work(struct weft__worker *w)
 	weft__timer_fire_due();
 	if (atomic_load_explicit(&w->inbox_len, memory_order_relaxed))
 		inbox_drain(w);
+	/* Latency-sensitive fibers first, but after HIGH_STREAK_MAX of them
+	 * in a row a bulk fiber, if there is one: none starves. While no
+	 * such fiber is alive this costs one load. */
+	bool high = atomic_load_explicit(&weft__rt.high_alive, memory_order_relaxed) > 0;
+	if (high && w->hi_streak < HIGH_STREAK_MAX && (f = take_high(w))) {
+		w->hi_streak++;
+		return f;
+	}
+	w->hi_streak = 0;
+	if ((f = find_bulk(w)))
+		return f;
+	return high ? take_high(w) : NULL;
+}
+
+/* The bulk class, in the order the top of this file gives. */
+static struct weft__fiber *find_bulk(struct weft__worker *w)
+{
+	struct weft__fiber *f;
 	if ((++w->tick & 63) == 0 && (f = look_around(w)))
 		return f;
 	/* The hand-off first, but not forever: two fibers handing off to
@@ -426,7 +486,7 @@ struct weft__fiber *weft__find_work(struct weft__worker *w)
 		return f;
 	}
 	w->runnext_streak = 0;
-	if ((f = take_local(w)) || (f = take_pinned(w)) || (f = take_yielded(w)) ||
+	if ((f = take_local(w)) || (f = take_pinned(w, 0)) || (f = take_yielded(w)) ||
 	    (f = take_runnext(w)))
 		return f;
 	/* Nothing of its own (so no yielded fiber for look_around to flush). */
@@ -462,7 +522,7 @@ void weft__ready(struct weft__fiber *f)
 	if (w)
 		push_local(w, f);
 	else
-		gq_push_list(f, f, 1);
+		gq_push_list(cls(f), f, f, 1);
 	wake_for(w);
 }
 
@@ -470,7 +530,9 @@ void weft__ready_next(struct weft__fiber *f)
 {
 	struct weft__worker *w = weft__tls_worker;
 	struct weft__worker *t = pinned_to(f);
-	if (!w || !w->cur || (t && t != w)) {
+	/* The slot holds bulk fibers: a latency-sensitive one goes to its
+	 * class's queue, which is looked at first anyway. */
+	if (!w || !w->cur || (t && t != w) || cls(f)) {
 		weft__ready(f);
 		return;
 	}
@@ -494,6 +556,12 @@ void weft__finish_switch(struct weft__worker *w)
 		return;
 	switch (w->prev_act) {
 	case ACT_YIELD:
+		if (cls(p)) { /* behind the others of its class */
+			push_own(w, p);
+			if (!alone() && weft__idle_count() > 0)
+				weft__wake_one(false);
+			break;
+		}
 		p->next = NULL;
 		if (w->yielded_tail)
 			w->yielded_tail->next = p;
@@ -658,8 +726,9 @@ void weft__worker_main(void *arg)
 		 * when the work was found after the spin ended (by the look
 		 * weft__sleep_idle makes after joining the idle list, or the
 		 * next one): those wakes counted on us all the same. */
-		if (f && (weft__deque_size(&w->dq) > 0 ||
-			  atomic_load_explicit(&weft__rt.gq_len, memory_order_acquire) > 0))
+		if (f && (weft__deque_size(&w->dq) > 0 || weft__deque_size(&w->dq_hi) > 0 ||
+			  atomic_load_explicit(&weft__rt.gq[0].len, memory_order_acquire) > 0 ||
+			  atomic_load_explicit(&weft__rt.gq[1].len, memory_order_acquire) > 0))
 			weft__wake_one(false);
 		if (f)
 			weft__run(w, f);

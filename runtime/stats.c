@@ -33,7 +33,7 @@ int weft_worker_stats(unsigned i, weft_worker_stats_t *out)
 		.parks = atomic_load_explicit(&w->parks, memory_order_relaxed),
 		.wakes = atomic_load_explicit(&w->wakes, memory_order_relaxed),
 	};
-	int64_t q = weft__deque_size(&w->dq);
+	int64_t q = weft__deque_size(&w->dq) + weft__deque_size(&w->dq_hi);
 	out->queued = q > 0 ? (uint64_t)q : 0;
 	return 0;
 }

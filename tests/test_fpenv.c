@@ -215,7 +215,8 @@ static void test_fpenv_starts_from_spawner(void **state)
 {
 	(void)state;
 	assert_int_equal((intptr_t)wt_run_fiber(spawns_fp_child, NULL), FE_DOWNWARD);
-	weft_attr_t bad = {.flags = (WEFT_ATTR_FPENV | WEFT_ATTR_PIN) << 1}; /* no such flag */
+	weft_attr_t bad = {.flags = (WEFT_ATTR_FPENV | WEFT_ATTR_PIN | WEFT_ATTR_HIGH)
+				    << 1}; /* no such flag */
 	weft_fiber_t f;
 	assert_int_equal(weft_fiber_spawn(&f, &bad, report_mode, NULL), -EINVAL);
 }

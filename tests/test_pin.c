@@ -335,7 +335,7 @@ static void test_pin_errors(void **state)
 	/* Not from a fiber. */
 	assert_int_equal(weft_fiber_pin(0), -EPERM);
 	assert_int_equal(weft_fiber_unpin(), -EPERM);
-	weft_attr_t attr = {.flags = WEFT_ATTR_PIN << 1};
+	weft_attr_t attr = {.flags = WEFT_ATTR_HIGH << 1};
 	weft_fiber_t f;
 	assert_int_equal(weft_fiber_spawn(&f, &attr, pin_errors, NULL), -EINVAL);
 }
