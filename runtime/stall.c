@@ -97,44 +97,54 @@ static const char *why_none(int e)
 	}
 }
 
-/* Worker i has run the fiber of sample at for ran ns of CPU time. */
-static void report(unsigned i, struct weft__worker *w, const struct sample *at, int64_t ran)
+/* A report in the making: worker i has run the fiber of sample at for ran
+ * ns of CPU time. */
+struct stall {
+	unsigned i;
+	struct weft__worker *w;
+	struct sample at;
+	int64_t ran;
+	bool found;
+};
+
+/* Called by weft__fibers_each with a reference on f: the record is reached
+ * through the fiber table (whose loads order its reads after the spawn that
+ * filled it), not through the worker's cur pointer, which nothing orders. */
+static void report_if(struct weft__fiber *f, void *arg)
 {
-	/* A reference, then the sample again: unchanged, the record still
-	 * holds the fiber that stalled (it cannot have ended without a
-	 * switch), and it stays its own while we read it. */
-	weft_fiber_t h = atomic_load_explicit(&at->cur->handle, memory_order_acquire);
-	struct weft__fiber *f;
-	if (!h || weft__fiber_lookup(h, false, &f))
+	struct stall *st = arg;
+	if (st->found || f != st->at.cur)
 		return;
+	st->found = true;
+	/* Sampled again: unchanged, the record still holds the fiber that
+	 * stalled (it cannot have ended without a switch), and the reference
+	 * keeps it its own while we read it. */
 	struct sample now;
-	take(w, &now);
-	if (f != at->cur || !same(&now, at)) {
-		weft__fiber_unref(f); /* it moved on just now: no stall left */
-		return;
-	}
+	take(st->w, &now);
+	if (!same(&now, &st->at))
+		return; /* it moved on just now: no stall left */
+	weft_fiber_t h = atomic_load_explicit(&f->handle, memory_order_acquire);
 	uintptr_t pcs[MAX_FRAMES];
 	uintptr_t lo = (uintptr_t)f->stack.base;
-	int n = shim_thread_backtrace(w->thread, lo, lo + f->stack.size, pcs, MAX_FRAMES,
+	int n = shim_thread_backtrace(st->w->thread, lo, lo + f->stack.size, pcs, MAX_FRAMES,
 				      shim_now() + BACKTRACE_WAIT_NS);
-	take(w, &now);
-	if (n > 0 && !same(&now, at))
+	take(st->w, &now);
+	if (n > 0 && !same(&now, &st->at))
 		n = -ESTALE; /* the addresses may be another fiber's */
 	say("weft: stall: fiber %llu \"%s\" (spawned at %s:%d) has run for %lld ms on worker %u "
 	    "without a suspension point\n",
 	    (unsigned long long)h, f->name, f->file ? f->file : "?", f->line,
-	    (long long)(ran / 1000000), i);
+	    (long long)(st->ran / 1000000), st->i);
 	if (n <= 0)
 		say("    (no backtrace: %s)\n", why_none(n));
 	for (int k = 0; k < n; k++) {
 		char sym[160];
-		size_t s = shim_symbolize(pcs[k], sym, sizeof sym);
-		say("    #%d 0x%llx%s%.*s\n", k, (unsigned long long)pcs[k], s ? " " : "", (int)s,
-		    sym);
+		size_t len = shim_symbolize(pcs[k], sym, sizeof sym);
+		say("    #%d 0x%llx%s%.*s\n", k, (unsigned long long)pcs[k], len ? " " : "",
+		    (int)len, sym);
 	}
-	weft__fiber_unref(f);
 	/* After the text: whoever sees the count has been told. */
-	atomic_fetch_add_explicit(&mon.stalls[i], 1, memory_order_release);
+	atomic_fetch_add_explicit(&mon.stalls[st->i], 1, memory_order_release);
 }
 
 static void check(unsigned i)
@@ -153,7 +163,8 @@ static void check(unsigned i)
 	if (!now.cur || s->reported || cpu - s->since < mon.threshold)
 		return;
 	s->reported = true; /* once per stall: until the sample changes */
-	report(i, w, &now, cpu - s->since);
+	struct stall st = {.i = i, .w = w, .at = now, .ran = cpu - s->since};
+	weft__fibers_each(report_if, &st);
 }
 
 static void monitor(void *arg)
