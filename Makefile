@@ -259,6 +259,12 @@ $(ALLOC_WRAP_TESTS): tests/allocwrap.c tests/allocwrap.h
 $(ALLOC_WRAP_TESTS): TEST_WRAP := $(foreach f,malloc calloc realloc aligned_alloc free \
 	shim_stack_alloc,-Wl,--wrap=$(f))
 
+# test_stall finds its spinning function's name in the stall report's
+# backtrace: dladdr looks it up in the dynamic symbol table.
+ifeq ($(SHIM),linux)
+$(O)/tests/test_stall: TEST_WRAP := -rdynamic
+endif
+
 # Examples are what a user writes: the public headers and libweft.a only.
 # An example may have files of its own in examples/<dir>/ (httpd's request
 # parser, which tests/fuzz/ compiles too): listed as its prerequisites below.

@@ -41,6 +41,18 @@ void *arch_frame_init(void *top, void (*entry)(void *), void *arg);
 size_t arch_backtrace(const void *sp, uintptr_t lo, uintptr_t hi, uintptr_t *pcs, size_t max);
 
 /*
+ * The same walk for a context caught running (a signal's interrupted
+ * registers): pc and the frame pointer fp as they were, the chain followed
+ * only through [lo, hi). pcs[0] is pc; the caller of a function stopped
+ * before it set up its frame (or built without one) may be missing, and
+ * nothing beyond pc is written when fp is not in [lo, hi). Reads nothing
+ * outside [lo, hi) and takes no lock: async-signal-safe. Implemented in
+ * arch/<cpu>/backtrace.c.
+ */
+size_t arch_backtrace_at(uintptr_t pc, uintptr_t fp, uintptr_t lo, uintptr_t hi, uintptr_t *pcs,
+			 size_t max);
+
+/*
  * 1 if the calling thread runs with a hardware shadow stack (x86 CET SHSTK,
  * arm64 GCS), which arch_switch does not switch: the first return after a
  * switch would fault. 0 otherwise, or where the CPU has none. Leaves errno

@@ -43,11 +43,30 @@ extern "C" {
 
 /* ---- Runtime ----------------------------------------------------------- */
 
+/* Receives diagnostic text (weft_dump_to's, the stall detector's), a line
+ * or so at a time (len bytes, not NUL-terminated). It may not call
+ * weft_dump_to. */
+typedef void (*weft_dump_fn)(const char *text, size_t len, void *ctx);
+
 typedef struct weft_config {
 	unsigned workers;  /* worker threads; 0 = $WEFT_WORKERS or CPUs (max 16) */
 	size_t stack_size; /* default fiber stack bytes; 0 = $WEFT_STACK_KB or 64 KiB */
 	unsigned flags;    /* WEFT_CFG_* below; 0 = defaults */
+	/* The stall detector (docs/api.md, "Stalls"): a fiber that runs this
+	 * many milliseconds of its worker's CPU time without a suspension
+	 * point is reported, once per stall, and counted in
+	 * weft_worker_stats. 0 = $WEFT_STALL_MS (0 there: off) or 100;
+	 * WEFT_STALL_OFF: off; at most 3600000 (an hour). */
+	int stall_ms;
+	/* Where the reports go: fn(text, len, ctx) on the detector's own
+	 * thread (a plain thread: it may lock and allocate, not block on
+	 * fibers), or NULL for the console. */
+	weft_dump_fn stall_fn;
+	void *stall_ctx;
 } weft_config_t;
+
+/* weft_config_t.stall_ms: no stall detector (no thread for it). */
+#define WEFT_STALL_OFF (-1)
 
 enum {
 	/* The virtual clock: weft_now() moves only when every worker is idle,
@@ -69,8 +88,9 @@ enum {
  * Linux; faults that are not a fiber's guard page go to the handler that was
  * installed before). cfg may be NULL. Call once, from a plain thread, before
  * any other weft call; again only after weft_shutdown. Returns 0, -EALREADY
- * (running), -EINVAL (workers > 16, stack_size below 4 KiB or above 1 GiB, or
- * a malformed environment variable), -ENOMEM, -EAGAIN (no threads), or the
+ * (running), -EINVAL (workers > 16, stack_size below 4 KiB or above 1 GiB,
+ * stall_ms below WEFT_STALL_OFF or above 3600000, or a malformed
+ * environment variable), -ENOMEM, -EAGAIN (no threads), or the
  * -errno of a failed signal set-up. */
 WEFT_API int weft_init(const weft_config_t *cfg);
 
@@ -788,15 +808,14 @@ typedef struct weft_worker_stats {
 			    * plain thread's wakes count nowhere) */
 	uint64_t queued;   /* fibers in its run queue now (not those that
 			    * yielded and wait behind it, nor the global queue) */
+	uint64_t stalls;   /* stalls the detector reported on it: fibers that
+			    * ran past weft_config_t.stall_ms without a
+			    * suspension point, each counted once */
 } weft_worker_stats_t;
 
 /* Worker i's counters, i in [0, weft_workers()). Any thread. Returns 0,
  * -EINVAL (out NULL, i out of range), -ESRCH (runtime not running). */
 WEFT_API int weft_worker_stats(unsigned i, weft_worker_stats_t *out);
-
-/* Receives weft_dump_to's text, a line or so at a time (len bytes, not
- * NUL-terminated). It may not call weft_dump_to. */
-typedef void (*weft_dump_fn)(const char *text, size_t len, void *ctx);
 
 /* Print every fiber on the console (stderr on Linux, the UART on bare
  * metal): id, name, state (running on worker N, runnable, parked, finished

@@ -77,6 +77,26 @@ void shim_thread_join(shim_thread_t t);
 /* Give the CPU to another thread for a moment. */
 void shim_thread_yield(void);
 
+/* The CPU time thread t has used since it started, in nanoseconds (Linux:
+ * the thread's CPU clock; bare metal: the time it held the hart), -ENOSYS
+ * where it cannot be known, or -errno. Time the thread waited to be run
+ * does not count. Any thread, until t is joined. */
+int64_t shim_thread_cputime(shim_thread_t t);
+
+/* Interrupt thread t for a moment, wherever it is, and walk the
+ * frame-pointer chain of the code it runs (arch_backtrace_at) if its stack
+ * pointer is in [lo, hi): up to max return addresses into pcs, the
+ * interrupted pc first. t then goes on as if nothing had happened (Linux: a
+ * signal, SIGURG, whose handler returns; an interrupted system call is
+ * restarted). Waits for the answer until deadline (shim_now() time).
+ * Returns the count (0: t was not running on that stack), -ENOSYS (not on
+ * this target: bare metal), -EBUSY (the program handles SIGURG itself),
+ * -ETIMEDOUT (t did not answer in time: it blocks the signal, or a sanitizer
+ * holds it back), -errno. Plain threads only, one call at a time, never
+ * on t itself. */
+int shim_thread_backtrace(shim_thread_t t, uintptr_t lo, uintptr_t hi, uintptr_t *pcs, size_t max,
+			  int64_t deadline);
+
 /* Sleep while *word == expected, until shim_wake or the absolute deadline
  * (shim_now() time; -1 forever). Returns 0 when woken or when *word differed,
  * -ETIMEDOUT at the deadline. May return 0 spuriously: callers re-check. */

@@ -11,6 +11,8 @@
 #define DEFAULT_STACK (64 * 1024)
 #define MIN_STACK (4 * 1024)
 #define MAX_STACK ((size_t)1 << 30)
+#define DEFAULT_STALL_MS 100
+#define MAX_STALL_MS 3600000
 
 int weft__parse_ulong(const char *s, unsigned long lo, unsigned long hi, unsigned long *out)
 {
@@ -96,6 +98,15 @@ int weft_init(const weft_config_t *cfg)
 			virt = true;
 		}
 	}
+	/* The stall detector's threshold: the configuration's, else
+	 * $WEFT_STALL_MS (0 there: off), else the default. */
+	if (c.stall_ms < WEFT_STALL_OFF || c.stall_ms > MAX_STALL_MS)
+		return -EINVAL;
+	if (c.stall_ms == 0) {
+		if ((e = env_num("WEFT_STALL_MS", 0, MAX_STALL_MS, &v)) < 0)
+			return e;
+		c.stall_ms = e ? (v ? (int)v : WEFT_STALL_OFF) : DEFAULT_STALL_MS;
+	}
 	/* The Linux shim's reactor backend, chosen at its first wait
 	 * (kernel-shim/linux/io.c): a bad name fails here, not there. Other
 	 * shims have one backend and ignore it. */
@@ -134,18 +145,26 @@ int weft_init(const weft_config_t *cfg)
 	weft__vclock_start(virt);
 	weft__dump_init();
 	atomic_store(&weft__rt.running, 1);
-	for (unsigned i = 0; i < c.workers && !host; i++) {
-		e = shim_thread_start(&ws[i].thread, weft__worker_main, &ws[i]);
-		if (e) {
-			weft__workers_stop();
-			for (unsigned j = 0; j < i; j++)
-				shim_thread_join(ws[j].thread);
-			atomic_store(&weft__rt.running, 0);
-			weft__vclock_start(false);
-			free(ws);
-			weft__rt.workers = NULL;
-			return e;
-		}
+	unsigned started = 0;
+	for (; started < c.workers && !host; started++) {
+		e = shim_thread_start(&ws[started].thread, weft__worker_main, &ws[started]);
+		if (e)
+			break;
+	}
+	/* The host loop has no worker thread for the detector to sample. */
+	if (!e)
+		e = weft__stall_start(
+			host || c.stall_ms == WEFT_STALL_OFF ? 0 : (int64_t)c.stall_ms * 1000000,
+			c.stall_fn, c.stall_ctx);
+	if (e) {
+		weft__workers_stop();
+		for (unsigned j = 0; j < started; j++)
+			shim_thread_join(ws[j].thread);
+		atomic_store(&weft__rt.running, 0);
+		weft__vclock_start(false);
+		free(ws);
+		weft__rt.workers = NULL;
+		return e;
 	}
 	/* SIGQUIT prints weft_dump (Linux), unless the program handles it
 	 * itself or opted out; a target without it (-ENOSYS) is no error. */
@@ -192,6 +211,7 @@ int weft_shutdown(void)
 	    atomic_load(&holds) != 0)
 		return -EBUSY;
 	shim_on_quit(NULL); /* waits for a dump in progress */
+	weft__stall_stop(); /* before the workers it samples go */
 	weft__offload_stop();
 	weft__workers_stop();
 	if (weft__rt.host) { /* no thread of its own */

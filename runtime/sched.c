@@ -415,7 +415,9 @@ static inline struct weft__fiber *take_local(struct weft__worker *w)
  * polled for a while, and the global queue, so that it never starves. */
 static struct weft__fiber *look_around(struct weft__worker *w)
 {
-	w->stamp = arch_cycles();
+	/* An atomic store (a plain one on every CPU): the stall detector
+	 * reads it from its own thread (stall.c). */
+	__atomic_store_n(&w->stamp, arch_cycles(), __ATOMIC_RELAXED);
 	weft__stack_pressure(w);
 	weft__io_tick();
 	/* Every other time the fibers pinned here before the global queue:

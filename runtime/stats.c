@@ -32,6 +32,7 @@ int weft_worker_stats(unsigned i, weft_worker_stats_t *out)
 		.steals = atomic_load_explicit(&w->steals, memory_order_relaxed),
 		.parks = atomic_load_explicit(&w->parks, memory_order_relaxed),
 		.wakes = atomic_load_explicit(&w->wakes, memory_order_relaxed),
+		.stalls = weft__stall_count(i),
 	};
 	int64_t q = weft__deque_size(&w->dq) + weft__deque_size(&w->dq_hi);
 	out->queued = q > 0 ? (uint64_t)q : 0;

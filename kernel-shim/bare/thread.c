@@ -43,6 +43,9 @@ struct shim_thread {
 	uint64_t fp_csr; /* its creator's FPU control state, to start with */
 	struct shim_stack stack;
 	void *tls_mem;
+	/* Time it held the hart (shim_thread_cputime): until since, and
+	 * from since on while it is cur. */
+	int64_t ran, since;
 };
 
 static struct shim_thread main_thread = {.next = &main_thread};
@@ -75,10 +78,20 @@ static int can_run(struct shim_thread *t, int64_t now)
  * preempted while a WEFT_ATTR_FPENV fiber ran in its own rounding mode
  * handed that mode to the thread switched to (test_fpenv_kept_while_preempted,
  * and test_fpenv_kept_across_workers now and then). */
+/* Interrupts off. The time up to now goes to cur. */
+static void charge(int64_t now)
+{
+	cur->ran += now - cur->since;
+	cur->since = now;
+}
+
 static void switch_to(struct shim_thread *t)
 {
 	struct shim_thread *prev = cur;
 	uint64_t fp = fp_csr_read();
+	int64_t now = shim_now();
+	charge(now);
+	t->since = now;
 	cur = t;
 	__asm__ volatile("mv tp, %0" ::"r"(t->tls) : "memory");
 	arch_switch(&prev->sp, t->sp);
@@ -128,7 +141,9 @@ static void schedule(void)
 			return;
 		}
 		clock_set_timer(next_deadline());
+		charge(shim_now());
 		wfi();
+		cur->since = shim_now(); /* the hart slept: nobody ran */
 		if (csr_read(sip) & SIP_SEIP)
 			trap_external();
 	}
@@ -166,6 +181,14 @@ int thread_irq_woke(void)
 		     atomic_load_explicit(t->word, memory_order_relaxed) != t->expected))
 			return 1;
 	return 0;
+}
+
+int64_t shim_thread_cputime(shim_thread_t t)
+{
+	int on = irq_save();
+	int64_t ns = t->ran + (t == cur ? shim_now() - t->since : 0);
+	irq_restore(on);
+	return ns;
 }
 
 /* Called by arch_preempt_resume on the preempted thread's own stack. */

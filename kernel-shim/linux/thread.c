@@ -11,16 +11,11 @@
 #include <unistd.h>
 
 #include "shim.h"
+#include "thread.h"
 
 #define FUTEX_WAIT_BITSET_PRIVATE (9 | 128)
 #define FUTEX_WAKE_PRIVATE (1 | 128)
 #define FUTEX_BITSET_MATCH_ANY 0xffffffffu
-
-struct shim_thread {
-	pthread_t t;
-	void (*fn)(void *);
-	void *arg;
-};
 
 unsigned shim_cpu_count(void)
 {
@@ -61,6 +56,25 @@ void shim_thread_join(shim_thread_t t)
 }
 
 void shim_thread_yield(void) { sched_yield(); }
+
+/* The thread's CPU clock (CLOCK_THREAD_CPUTIME_ID's, for another thread):
+ * time it ran, not time it waited for a CPU, so a thread the machine was
+ * too busy to run is never taken for one that runs on and on. */
+int64_t shim_thread_cputime(shim_thread_t t)
+{
+	clockid_t id;
+	struct timespec ts;
+	int err = pthread_getcpuclockid(t->t, &id);
+	if (err)
+		return -err;
+	int saved = errno;
+	if (clock_gettime(id, &ts) != 0) {
+		err = errno;
+		errno = saved;
+		return -err;
+	}
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
 
 int shim_wait(_Atomic uint32_t *word, uint32_t expected, int64_t deadline)
 {
