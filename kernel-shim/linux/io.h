@@ -33,5 +33,49 @@ const struct shim_io_ops *shim_io_current(void);
  * polls, as on a kernel without multishot poll. Read at init. */
 extern int shim_io_uring_refuse;
 extern int shim_io_uring_oneshot;
+/* More test hooks: nonzero makes the probe of multishot accept, or of
+ * multishot receive into provided buffers, fail, as on a kernel without it
+ * (that one then waits for readiness, said once on stderr). Read at init. */
+extern int shim_io_uring_no_accept;
+extern int shim_io_uring_no_recv;
+
+/* ---- Completion sockets (uring_sock.c) -----------------------------------
+ * With the io_uring backend, where the kernel has them, a listener's
+ * accepts and a stream's receives are done by multishot requests and kept
+ * until asked for. sock.c asks here first; each call below is a no-op
+ * (false) when they are not in use (epoll, or the kernel lacks them). Any
+ * thread; one accepting or reading caller per socket at a time. */
+enum { SHIM_URING_ACCEPT = 1, SHIM_URING_RECV = 2 };
+
+/* Which of them the running io_uring backend uses (0 on epoll). */
+unsigned shim_io_uring_completions(void);
+
+/* For tests: what is queued for fd (accepted fds, or receive buffers), -1
+ * when it is not a completion socket; fd -1: the receive buffers queued
+ * for every socket together (at most SHIM_URING_BUFS). */
+int shim_uring_held(int fd);
+#define SHIM_URING_BUFS 1024
+#define SHIM_URING_SOCK_BUFS 16
+#define SHIM_URING_ACCEPT_MAX 64
+
+/* A completion listener's next accepted fd (or a queued -errno, or -EAGAIN
+ * while its multishot accept is in the kernel) in *res: true. false: make
+ * the system call, and call shim_uring_accept_drained when it says -EAGAIN
+ * (the listener becomes a completion listener). */
+bool shim_uring_accept(int fd, int *res);
+void shim_uring_accept_drained(int fd);
+
+/* The same for a stream's receive: up to len queued bytes, 0 at the end,
+ * a queued -errno, -EAGAIN. After a system call that said -EAGAIN or came
+ * back short of len: shim_uring_recv_drained. */
+bool shim_uring_recv(int fd, void *buf, size_t len, long *res);
+void shim_uring_recv_drained(int fd);
+
+/* fd is about to be closed: its multishot request, if one is in the
+ * kernel, is cancelled (its late completions are told by their generation
+ * and dropped, their buffers given back, their accepted fds closed), and
+ * what was queued goes: buffers back to the ring, accepted fds closed.
+ * Unread data makes the close a reset, as the kernel does. */
+void shim_uring_close(int fd);
 
 #endif

@@ -11,7 +11,7 @@
 #include <netinet/tcp.h>
 #include <sys/socket.h>
 
-#include "shim.h"
+#include "linux/io.h"
 
 static void to_sin(const struct shim_sockaddr *a, struct sockaddr_in *sin)
 {
@@ -95,9 +95,23 @@ int shim_sock_listen(int fd, int backlog)
 	return (int)done(listen(fd, backlog), saved);
 }
 
+/* A completion listener (linux/io.h) has its connections accepted ahead:
+ * the address is asked for afterwards, and TCP_NODELAY came from the
+ * listener. */
 int shim_sock_accept(int fd, struct shim_sockaddr *peer)
 {
-	int saved = errno;
+	int saved = errno, ready;
+	if (shim_uring_accept(fd, &ready)) {
+		if (ready >= 0 && peer) {
+			struct sockaddr_in sin;
+			socklen_t len = sizeof sin;
+			if (getpeername(ready, (struct sockaddr *)&sin, &len) != 0)
+				len = 0; /* reset already: the reads will say so */
+			from_sin(&sin, len, peer);
+		}
+		errno = saved;
+		return ready;
+	}
 	for (;;) {
 		struct sockaddr_in sin;
 		socklen_t len = sizeof sin;
@@ -107,7 +121,11 @@ int shim_sock_accept(int fd, struct shim_sockaddr *peer)
 			 * fine, the next one may be waiting (libuv does the same). */
 			if (errno == EINTR || errno == ECONNABORTED)
 				continue;
-			return (int)done(-1, saved);
+			int r = (int)done(-1, saved);
+			if (r == -EAGAIN)
+				shim_uring_accept_drained(fd);
+			errno = saved;
+			return r;
 		}
 		nodelay(c);
 		if (peer)
@@ -158,14 +176,23 @@ long shim_sock_send(int fd, const void *buf, size_t len)
 	return done(r, saved);
 }
 
+/* A completion stream (linux/io.h) answers from what its multishot
+ * receive queued, and one that has none in the kernel makes the system
+ * call, whose emptying the socket arms one. */
 long shim_sock_recv(int fd, void *buf, size_t len)
 {
+	long r;
 	int saved = errno;
-	ssize_t r;
-	do
-		r = recv(fd, buf, len, 0);
-	while (r < 0 && errno == EINTR);
-	return done(r, saved);
+	if (!shim_uring_recv(fd, buf, len, &r)) {
+		do
+			r = recv(fd, buf, len, 0);
+		while (r < 0 && errno == EINTR);
+		r = done(r, saved);
+		if (r == -EAGAIN || (r > 0 && (size_t)r < len))
+			shim_uring_recv_drained(fd);
+	}
+	errno = saved;
+	return r;
 }
 
 /* to NULL: the address the socket is connected to. */
@@ -247,10 +274,12 @@ int shim_sock_peer(int fd, struct shim_sockaddr *peer)
 }
 
 /* Linux releases the fd even when close says EINTR; closing it again could
- * close someone else's new fd, so EINTR counts as closed. */
+ * close someone else's new fd, so EINTR counts as closed. A completion
+ * socket's request in the kernel is cancelled first (linux/io.h). */
 int shim_sock_close(int fd)
 {
 	int saved = errno;
+	shim_uring_close(fd);
 	int r = close(fd);
 	if (r < 0 && errno == EINTR)
 		r = 0;

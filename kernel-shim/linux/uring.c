@@ -31,70 +31,7 @@
 #include <unistd.h>
 
 #include "linux/io.h"
-
-/* The same numbers on every architecture (the generic table). */
-#ifndef SYS_io_uring_setup
-#define SYS_io_uring_setup 425
-#endif
-#ifndef SYS_io_uring_enter
-#define SYS_io_uring_enter 426
-#endif
-
-/* ---- the kernel's ABI (include/uapi/linux/io_uring.h) ------------------- */
-struct sq_offsets {
-	uint32_t head, tail, ring_mask, ring_entries, flags, dropped, array, resv1;
-	uint64_t user_addr;
-};
-struct cq_offsets {
-	uint32_t head, tail, ring_mask, ring_entries, overflow, cqes, flags, resv1;
-	uint64_t user_addr;
-};
-struct uring_params {
-	uint32_t sq_entries, cq_entries, flags, sq_thread_cpu, sq_thread_idle, features, wq_fd,
-		resv[3];
-	struct sq_offsets sq_off;
-	struct cq_offsets cq_off;
-};
-struct uring_sqe {
-	uint8_t opcode, flags;
-	uint16_t ioprio;
-	int32_t fd;
-	uint64_t off;      /* POLL_REMOVE: the updated request's new user_data */
-	uint64_t addr;     /* POLL_REMOVE: the user_data of the poll it acts on */
-	uint32_t len;      /* POLL_ADD, POLL_REMOVE: IORING_POLL_* flags */
-	uint32_t op_flags; /* poll32_events */
-	uint64_t user_data;
-	uint16_t buf_index, personality;
-	uint32_t file_index;
-	uint64_t addr3, pad2;
-};
-struct uring_cqe {
-	uint64_t user_data;
-	int32_t res;
-	uint32_t flags;
-};
-struct getevents_arg {
-	uint64_t sigmask;
-	uint32_t sigmask_sz, min_wait_usec;
-	uint64_t ts;
-};
-struct kernel_timespec {
-	int64_t tv_sec;
-	long long tv_nsec;
-};
-_Static_assert(sizeof(struct uring_params) == 120, "io_uring_params");
-_Static_assert(sizeof(struct uring_sqe) == 64, "io_uring_sqe");
-_Static_assert(sizeof(struct uring_cqe) == 16, "io_uring_cqe");
-
-enum { OP_NOP = 0, OP_POLL_ADD = 6, OP_POLL_REMOVE = 7, OP_ASYNC_CANCEL = 14 };
-enum { POLL_ADD_MULTI = 1, POLL_UPDATE_EVENTS = 2 };
-enum { CQE_F_MORE = 2 };
-enum { SETUP_CQSIZE = 1 << 3, SETUP_CLAMP = 1 << 4 };
-enum { ENTER_GETEVENTS = 1, ENTER_EXT_ARG = 8 };
-enum { SQ_CQ_OVERFLOW = 2 };
-enum { FEAT_SINGLE_MMAP = 1, FEAT_NODROP = 2, FEAT_EXT_ARG = 1 << 8, FEAT_RSRC_TAGS = 1 << 10 };
-#define OFF_SQ_RING 0ULL
-#define OFF_SQES 0x10000000ULL
+#include "linux/uring.h"
 
 /* ---- user_data: tag << 32 | kind << 28 | fd ----------------------------
  * kind: the directions a poll watches (K_IN, K_OUT: a one-shot poll; both:
@@ -102,7 +39,6 @@ enum { FEAT_SINGLE_MMAP = 1, FEAT_NODROP = 2, FEAT_EXT_ARG = 1 << 8, FEAT_RSRC_T
  * an update, whose completions say nothing to the runtime. The wake's NOP
  * is WAKE_UD. */
 enum { K_IN = 1, K_OUT = 2, K_BOTH = 3, K_CTL = 4 };
-#define SRC_LIMIT (1 << 28)
 #define WAKE_UD (UINT64_C(8) << 28)
 
 int shim_io_uring_refuse;
@@ -110,7 +46,7 @@ int shim_io_uring_oneshot;
 
 /* The SQ ring and the table, for submitters on any thread; the poller's
  * reaping takes it only for a poll that ended. */
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+pthread_mutex_t uring__lock = PTHREAD_MUTEX_INITIALIZER;
 static _Atomic int ringfd = -1;
 static void *ring_mem, *sqe_mem;
 static size_t ring_len, sqe_len;
@@ -127,9 +63,16 @@ static char why[200];
 struct src {
 	uint32_t tag;
 	uint8_t polls;
+	bool listed; /* on the ready list */
 };
 static struct src *tab;
 static size_t ntab;
+
+/* Completion sockets to report on the poller's next turn (uring__report:
+ * registered, or armed, while something is queued for them). */
+static int *ready;
+static size_t nready, cap_ready;
+static _Atomic bool any_ready;
 
 static uint32_t load_acquire(const uint32_t *p)
 {
@@ -147,11 +90,6 @@ static int enter(int fd, unsigned submit, unsigned wait, unsigned flags, void *a
 	return r < 0 ? -errno : (int)r;
 }
 
-static uint64_t ud(uint32_t tag, unsigned kind, int src)
-{
-	return (uint64_t)tag << 32 | (uint64_t)kind << 28 | (uint32_t)src;
-}
-
 /* The poll mask of a kind: IN with the peer's shutdown, OUT; ERR and HUP
  * are always reported. The kernel reads poll32_events as two swapped
  * halves on a big-endian CPU. */
@@ -166,7 +104,7 @@ static uint32_t poll_mask(unsigned kind)
 
 /* Under lock: hand the kernel every SQE it has not taken. 0 or -errno; what
  * it refused stays in the ring for the next submission. */
-static int submit(void)
+int uring__submit(void)
 {
 	for (;;) {
 		unsigned n = *sq_tail - load_acquire(sq_head);
@@ -182,31 +120,31 @@ static int submit(void)
 
 /* Under lock: the next SQE, zeroed, or NULL while the kernel refuses to
  * take what fills the ring (a batch of re-arms fills it: submitted first). */
-static struct uring_sqe *sqe_get(void)
+struct uring_sqe *uring__sqe_get(void)
 {
 	uint32_t tail = *sq_tail;
 	if (tail - load_acquire(sq_head) >= sq_entries &&
-	    (submit() < 0 || tail - load_acquire(sq_head) >= sq_entries))
+	    (uring__submit() < 0 || tail - load_acquire(sq_head) >= sq_entries))
 		return NULL;
 	struct uring_sqe *s = &sqes[tail & sq_mask];
 	memset(s, 0, sizeof *s);
 	return s;
 }
 
-/* Under lock: publish the SQE sqe_get gave. */
-static void sqe_put(void) { store_release(sq_tail, *sq_tail + 1); }
+/* Under lock: publish the SQE uring__sqe_get gave. */
+void uring__sqe_put(void) { store_release(sq_tail, *sq_tail + 1); }
 
 static int queue_poll(int src, uint32_t tag, unsigned kind, bool multi)
 {
-	struct uring_sqe *s = sqe_get();
+	struct uring_sqe *s = uring__sqe_get();
 	if (!s)
 		return -EAGAIN;
 	s->opcode = OP_POLL_ADD;
 	s->fd = src;
-	s->op_flags = poll_mask(kind);
+	s->op_flags = poll_mask(kind & uring__sock_dirs(src));
 	s->len = multi ? POLL_ADD_MULTI : 0;
-	s->user_data = ud(tag, kind, src);
-	sqe_put();
+	s->user_data = uring_ud(tag, kind, src);
+	uring__sqe_put();
 	tab[src].polls |= (uint8_t)(1u << kind);
 	return 0;
 }
@@ -216,14 +154,14 @@ static int queue_poll(int src, uint32_t tag, unsigned kind, bool multi)
  * poll left behind would hold the file open after close). */
 static int queue_cancel(int src, uint32_t tag, unsigned kind)
 {
-	struct uring_sqe *s = sqe_get();
+	struct uring_sqe *s = uring__sqe_get();
 	if (!s)
 		return -EAGAIN;
 	s->opcode = OP_ASYNC_CANCEL;
 	s->fd = -1;
-	s->addr = ud(tag, kind, src);
-	s->user_data = ud(tag, K_CTL | kind, src);
-	sqe_put();
+	s->addr = uring_ud(tag, kind, src);
+	s->user_data = uring_ud(tag, K_CTL | kind, src);
+	uring__sqe_put();
 	if ((size_t)src < ntab && tab[src].tag == tag)
 		tab[src].polls &= (uint8_t) ~(1u << kind);
 	return 0;
@@ -235,16 +173,16 @@ static int queue_cancel(int src, uint32_t tag, unsigned kind)
  * -EALREADY, and that handling looks at the fd again. */
 static int queue_update(int src, uint32_t tag)
 {
-	struct uring_sqe *s = sqe_get();
+	struct uring_sqe *s = uring__sqe_get();
 	if (!s)
 		return -EAGAIN;
 	s->opcode = OP_POLL_REMOVE;
 	s->fd = -1;
-	s->addr = ud(tag, K_BOTH, src);
+	s->addr = uring_ud(tag, K_BOTH, src);
 	s->len = POLL_UPDATE_EVENTS | POLL_ADD_MULTI;
-	s->op_flags = poll_mask(K_BOTH);
-	s->user_data = ud(0, K_CTL | K_BOTH, src);
-	sqe_put();
+	s->op_flags = poll_mask(uring__sock_dirs(src));
+	s->user_data = uring_ud(0, K_CTL | K_BOTH, src);
+	uring__sqe_put();
 	return 0;
 }
 
@@ -349,24 +287,31 @@ static int io_init(void)
 	sqes = sqe_mem;
 	multishot = (p.features & FEAT_RSRC_TAGS) && !shim_io_uring_oneshot;
 	atomic_store(&wake_pending, 0);
-	pthread_mutex_lock(&lock);
+	pthread_mutex_lock(&uring__lock);
 	atomic_store(&ringfd, (int)fd);
-	pthread_mutex_unlock(&lock);
+	uring__sock_init((int)fd, multishot);
+	pthread_mutex_unlock(&uring__lock);
 	return 0;
 }
 
 static void io_fini(void)
 {
-	pthread_mutex_lock(&lock);
-	int fd = atomic_exchange(&ringfd, -1);
+	pthread_mutex_lock(&uring__lock);
+	int fd = atomic_load(&ringfd);
 	if (fd >= 0) {
+		uring__sock_fini(fd);
+		atomic_store(&ringfd, -1);
 		close(fd); /* cancels every poll */
 		unmap();
 		free(tab);
 		tab = NULL;
 		ntab = 0;
+		free(ready);
+		ready = NULL;
+		nready = cap_ready = 0;
+		atomic_store(&any_ready, false);
 	}
-	pthread_mutex_unlock(&lock);
+	pthread_mutex_unlock(&uring__lock);
 }
 
 /* What epoll_ctl refuses: not an fd (-EBADF), or a file that cannot be
@@ -424,17 +369,53 @@ static int look(int src, uint32_t tag, unsigned events)
 			e = queue_poll(src, tag, want, false);
 	}
 	if (!e)
-		e = submit();
+		e = uring__submit();
 	return e;
+}
+
+static void queue_wake(void);
+
+void uring__report(int src)
+{
+	if ((size_t)src >= ntab || tab[src].listed)
+		return;
+	if (nready == cap_ready) {
+		size_t n = cap_ready ? cap_ready * 2 : 64;
+		int *r = realloc(ready, n * sizeof *r);
+		if (!r)
+			return; /* as a lost edge: the next completion reports it */
+		ready = r;
+		cap_ready = n;
+	}
+	ready[nready++] = src;
+	tab[src].listed = true;
+	atomic_store(&any_ready, true);
+	queue_wake();
+}
+
+void uring__remask(int src)
+{
+	if ((size_t)src < ntab && tab[src].tag && (tab[src].polls & (1u << K_BOTH)))
+		(void)queue_update(src, tab[src].tag);
+}
+
+/* Under the lock: a completion socket with something queued is reported
+ * on the poller's next turn: its look, as the kernel's for a poll. */
+static void look_queued(int src, unsigned events)
+{
+	if (uring__sock_ready(src) & (events | SHIM_IO_ERR))
+		uring__report(src);
 }
 
 static int io_add(int src, uint32_t tag)
 {
 	int e = check(src, tag);
 	if (!e) {
-		pthread_mutex_lock(&lock);
+		pthread_mutex_lock(&uring__lock);
 		e = look(src, tag, 0);
-		pthread_mutex_unlock(&lock);
+		if (!e)
+			look_queued(src, SHIM_IO_IN);
+		pthread_mutex_unlock(&uring__lock);
 	}
 	return e ? e : multishot ? 0 : 1;
 }
@@ -447,9 +428,11 @@ static int io_arm(int src, uint32_t tag, unsigned events)
 		return -ENOSYS;
 	if (src < 0 || src >= SRC_LIMIT || src == atomic_load(&ringfd) || !tag)
 		return -EBADF;
-	pthread_mutex_lock(&lock);
+	pthread_mutex_lock(&uring__lock);
 	int e = look(src, tag, events);
-	pthread_mutex_unlock(&lock);
+	if (!e)
+		look_queued(src, events);
+	pthread_mutex_unlock(&uring__lock);
 	return e;
 }
 
@@ -458,13 +441,13 @@ static int io_arm(int src, uint32_t tag, unsigned events)
  * that armed it), so the close that follows really closes it. */
 static void io_del(int src)
 {
-	pthread_mutex_lock(&lock);
+	pthread_mutex_lock(&uring__lock);
 	if (atomic_load(&ringfd) >= 0 && src >= 0 && (size_t)src < ntab) {
 		remove_all(src);
 		tab[src].tag = 0;
-		(void)submit();
+		(void)uring__submit();
 	}
-	pthread_mutex_unlock(&lock);
+	pthread_mutex_unlock(&uring__lock);
 }
 
 static unsigned events_of(uint32_t k)
@@ -536,6 +519,39 @@ static int wait_cqe(int fd, int64_t deadline)
 	}
 }
 
+int uring__take(struct uring_cqe *out, int64_t deadline)
+{
+	int r = wait_cqe(atomic_load(&ringfd), deadline);
+	uint32_t head = *cq_head;
+	if (r < 0 || head == load_acquire(cq_tail))
+		return r;
+	*out = cqes[head & cq_mask];
+	store_release(cq_head, head + 1);
+	if (out->user_data == WAKE_UD)
+		atomic_store(&wake_pending, 0);
+	return 1;
+}
+
+/* Under the lock: the reports uring__report asked for, into ev. */
+static int reported(struct shim_io_event *ev, int max)
+{
+	int out = 0;
+	while (nready && out < max) {
+		int src = ready[--nready];
+		tab[src].listed = false;
+		unsigned e = tab[src].tag ? uring__sock_ready(src) : 0;
+		if (!e)
+			continue;
+		ev[out].src = src;
+		ev[out].tag = tab[src].tag;
+		ev[out].events = e;
+		out++;
+	}
+	if (!nready)
+		atomic_store(&any_ready, false);
+	return out;
+}
+
 static int io_poll(struct shim_io_event *ev, int max, int64_t deadline)
 {
 	int fd = atomic_load(&ringfd);
@@ -543,12 +559,18 @@ static int io_poll(struct shim_io_event *ev, int max, int64_t deadline)
 		return -ENOSYS;
 	if (max <= 0)
 		return -EINVAL;
-	int r = wait_cqe(fd, deadline);
+	bool listed = atomic_load(&any_ready);
+	int r = wait_cqe(fd, listed ? 0 : deadline);
 	if (r < 0)
 		return r;
 	uint32_t head = *cq_head, tail = load_acquire(cq_tail);
 	bool locked = false, resubmit = false;
 	int out = 0;
+	if (listed) {
+		pthread_mutex_lock(&uring__lock);
+		locked = true;
+		out = reported(ev, max);
+	}
 	while (head != tail && out < max) {
 		struct uring_cqe c = cqes[head & cq_mask];
 		head++;
@@ -559,25 +581,26 @@ static int io_poll(struct shim_io_event *ev, int max, int64_t deadline)
 		unsigned kind = (unsigned)(c.user_data >> 28) & 15;
 		int src = (int)(c.user_data & (SRC_LIMIT - 1));
 		uint32_t tag = (uint32_t)(c.user_data >> 32);
-		if (kind & K_CTL) {
-			if (tag && c.res == -EALREADY) {
-				/* A cancellation that found the poll busy: again. */
-				if (!locked) {
-					pthread_mutex_lock(&lock);
-					locked = true;
-				}
-				resubmit |= queue_cancel(src, tag, kind & K_BOTH) == 0;
-			}
-			continue;
+		if (!locked && (kind >= K_SOCK || !(c.flags & CQE_F_MORE) ||
+				((kind & K_CTL) && tag && c.res == -EALREADY))) {
+			pthread_mutex_lock(&uring__lock);
+			locked = true;
 		}
 		unsigned e;
-		if (c.flags & CQE_F_MORE) {
+		if (kind >= K_SOCK) {
+			/* A completion socket's: reported with its registration's tag. */
+			e = uring__sock_cqe(&c);
+			tag = (size_t)src < ntab ? tab[src].tag : 0;
+			if (!tag)
+				continue;
+		} else if (kind & K_CTL) {
+			/* A cancellation that found the poll busy: again. */
+			if (tag && c.res == -EALREADY)
+				resubmit |= queue_cancel(src, tag, kind & K_BOTH) == 0;
+			continue;
+		} else if (c.flags & CQE_F_MORE) {
 			e = c.res > 0 ? events_of((uint32_t)c.res) : 0;
 		} else {
-			if (!locked) {
-				pthread_mutex_lock(&lock);
-				locked = true;
-			}
 			e = ended(src, tag, kind, c.res, &resubmit);
 		}
 		if (!e)
@@ -590,26 +613,35 @@ static int io_poll(struct shim_io_event *ev, int max, int64_t deadline)
 	store_release(cq_head, head);
 	if (locked) {
 		if (resubmit)
-			(void)submit();
-		pthread_mutex_unlock(&lock);
+			(void)uring__submit();
+		pthread_mutex_unlock(&uring__lock);
 	}
 	return out;
 }
 
-static void io_wake(void)
+/* Under the lock: a NOP whose completion ends the poller's wait, unless
+ * one is on its way. */
+static void queue_wake(void)
 {
-	if (atomic_load(&ringfd) < 0 || atomic_exchange(&wake_pending, 1))
+	if (atomic_exchange(&wake_pending, 1))
 		return;
-	pthread_mutex_lock(&lock);
-	struct uring_sqe *s = atomic_load(&ringfd) >= 0 ? sqe_get() : NULL;
+	struct uring_sqe *s = atomic_load(&ringfd) >= 0 ? uring__sqe_get() : NULL;
 	if (s) {
 		s->opcode = OP_NOP;
 		s->user_data = WAKE_UD;
-		sqe_put();
+		uring__sqe_put();
 	}
-	if (!s || submit() < 0)
+	if (!s || uring__submit() < 0)
 		atomic_store(&wake_pending, 0); /* none on its way: the next wake tries */
-	pthread_mutex_unlock(&lock);
+}
+
+static void io_wake(void)
+{
+	if (atomic_load(&ringfd) < 0 || atomic_load(&wake_pending))
+		return;
+	pthread_mutex_lock(&uring__lock);
+	queue_wake();
+	pthread_mutex_unlock(&uring__lock);
 }
 
 const char *shim_io_uring_why(void) { return why[0] ? why : "unavailable"; }

@@ -1,0 +1,674 @@
+/* SPDX-License-Identifier: MIT */
+/* Completion sockets on io_uring: a listener's accepts and a stream's
+ * receives done by the kernel ahead of the caller, and what they bring kept
+ * here until sock.c's shim_sock_accept or shim_sock_recv asks for it.
+ *
+ * A socket starts as every socket does: its first accept or recv is the
+ * system call. When that says -EAGAIN (or a recv comes back short: the
+ * socket's queue is empty), the socket becomes a completion socket and one
+ * multishot request goes to the kernel: IORING_OP_ACCEPT with
+ * IORING_ACCEPT_MULTISHOT (the accepted fds queued per listener), or
+ * IORING_OP_RECV with IORING_RECV_MULTISHOT into the provided buffer ring
+ * below (the filled buffers queued per socket, each given back to the ring
+ * as soon as it is copied out). Each completion reports the socket IN to
+ * the reactor. While the request is in the kernel, accept and recv answer
+ * from the queue (-EAGAIN when it is empty) and make no system call; once
+ * the kernel ends it (a completion without IORING_CQE_F_MORE: -ENOBUFS when
+ * the ring ran dry, the CQ ring overflowed, the thread that submitted it
+ * exited, or the bound below), the socket reports IN, the queue is drained,
+ * the next call is the system call again, and its -EAGAIN arms a new one.
+ * So the ring running dry costs speed, never data or progress.
+ *
+ * Bounds: the ring holds NBUF buffers of BUFSZ bytes (4 MiB): all the
+ * received data held here, for every socket together. A socket whose queue
+ * reaches SOCK_BUFS buffers (64 KiB) has its receive cancelled (its data
+ * stays in the kernel's socket buffer, where TCP's window holds the peer)
+ * until the reader drains it; a listener's queue pauses the same way at
+ * ACCEPT_MAX fds (the kernel's backlog holds the rest).
+ *
+ * Closing a socket whose request is in the kernel cancels it and leaves
+ * the fd open: the last completion closes it (so its number is not reused
+ * while a completion for it may still come) and gives back its buffers;
+ * unread data makes the close a reset (SO_LINGER 0), as the kernel does
+ * when data sits unread in a socket. Every completion carries the socket's
+ * generation, bumped at each arm: one for an older request gives back its
+ * buffer or closes its accepted fd and is otherwise dropped. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <unistd.h>
+
+#include "linux/io.h"
+#include "linux/uring.h"
+
+#define NBUF SHIM_URING_BUFS /* a power of two */
+#define BUFSZ 4096
+#define BGID 0
+#define SOCK_BUFS SHIM_URING_SOCK_BUFS
+#define ACCEPT_MAX SHIM_URING_ACCEPT_MAX
+_Static_assert((NBUF & (NBUF - 1)) == 0 && NBUF <= 32768, "a buffer ring's size");
+
+int shim_io_uring_no_accept;
+int shim_io_uring_no_recv;
+_Atomic unsigned shim_uring_socks;
+
+enum { M_NONE, M_PLAIN, M_ACCEPT, M_RECV };
+
+struct csock {
+	uint32_t gen; /* of the latest request; kept across the fd's lives */
+	uint8_t mode;
+	bool armed;      /* a request in the kernel: its last completion not seen */
+	bool cancelling; /* its cancellation submitted */
+	bool eof;        /* the stream ended after what is queued */
+	int err;         /* an error, returned once after what is queued */
+	int head, tail;  /* receive: queued buffers, linked through bnext */
+	unsigned nbuf;
+	uint32_t off; /* bytes of head already read */
+	int *fds;     /* accept: queued fds */
+	unsigned nfd, cap;
+};
+static struct csock *cs;
+static size_t ncs;
+
+static char *pool;              /* NBUF buffers, kept for the process's life */
+static struct uring_buf *bring; /* the provided buffer ring, likewise */
+static uint16_t btail;
+static unsigned nheld; /* buffers queued for sockets, all together */
+static int bnext[NBUF];
+static uint32_t blen[NBUF];
+
+static struct csock *get(int fd, bool create)
+{
+	if (fd < 0 || fd >= SRC_LIMIT)
+		return NULL;
+	if ((size_t)fd < ncs)
+		return &cs[fd];
+	if (!create)
+		return NULL;
+	size_t n = ncs ? ncs : 64;
+	while (n <= (size_t)fd)
+		n *= 2;
+	struct csock *t = realloc(cs, n * sizeof *t);
+	if (!t)
+		return NULL;
+	memset(t + ncs, 0, (n - ncs) * sizeof *t);
+	cs = t;
+	ncs = n;
+	return &cs[fd];
+}
+
+/* Buffer bid back into the ring, for the kernel to fill again. */
+static void give(unsigned bid)
+{
+	if (bid >= NBUF)
+		return;
+	struct uring_buf *b = &bring[btail & (NBUF - 1)];
+	b->addr = (uint64_t)(uintptr_t)(pool + (size_t)bid * BUFSZ);
+	b->len = BUFSZ;
+	b->bid = (uint16_t)bid;
+	btail++;
+	atomic_store_explicit((_Atomic uint16_t *)&bring[0].resv, btail, memory_order_release);
+}
+
+/* What c holds goes: buffers back to the ring, accepted fds closed. */
+static void drop_queue(struct csock *c)
+{
+	while (c->nbuf) {
+		int b = c->head;
+		c->head = bnext[b];
+		c->nbuf--;
+		nheld--;
+		give((unsigned)b);
+	}
+	c->off = 0;
+	for (unsigned i = 0; i < c->nfd; i++)
+		close(c->fds[i]);
+	c->nfd = 0;
+}
+
+/* The fd's number is free again: a new socket given it starts clean. */
+static void reset(struct csock *c)
+{
+	drop_queue(c);
+	c->mode = M_NONE;
+	c->armed = c->cancelling = c->eof = false;
+	c->err = 0;
+}
+
+static int arm(int fd, struct csock *c)
+{
+	struct uring_sqe *s = uring__sqe_get();
+	if (!s)
+		return -EAGAIN;
+	c->gen++;
+	s->fd = fd;
+	if (c->mode == M_ACCEPT) {
+		s->opcode = OP_ACCEPT;
+		s->ioprio = ACCEPT_MULTISHOT;
+		s->op_flags = SOCK_NONBLOCK | SOCK_CLOEXEC;
+		s->user_data = uring_ud(c->gen, K_ACCEPT, fd);
+	} else {
+		s->opcode = OP_RECV;
+		s->ioprio = RECV_MULTISHOT;
+		s->flags = SQE_BUFFER_SELECT;
+		s->buf_index = BGID;
+		s->user_data = uring_ud(c->gen, K_RECV, fd);
+	}
+	uring__sqe_put();
+	c->armed = true;
+	c->cancelling = false;
+	(void)uring__submit(); /* what it refuses goes with the next submission */
+	return 0;
+}
+
+/* A request that cannot be armed: the socket reports IN, the caller tries
+ * the system call again, and its -EAGAIN arms again. */
+static void arm_or_report(int fd, struct csock *c)
+{
+	if (arm(fd, c) < 0)
+		uring__report(fd);
+}
+
+static void cancel(int fd, struct csock *c)
+{
+	struct uring_sqe *s = uring__sqe_get();
+	if (!s)
+		return; /* the ring is full: the close's or the bound's next turn */
+	bool acc = c->mode == M_ACCEPT;
+	s->opcode = OP_ASYNC_CANCEL;
+	s->fd = -1;
+	s->addr = uring_ud(c->gen, acc ? K_ACCEPT : K_RECV, fd);
+	s->user_data = uring_ud(c->gen, acc ? K_CANCEL_ACCEPT : K_CANCEL_RECV, fd);
+	uring__sqe_put();
+	c->cancelling = true;
+}
+
+/* ---- sock.c's calls --------------------------------------------------------- */
+
+unsigned shim_io_uring_completions(void) { return atomic_load(&shim_uring_socks); }
+
+int shim_uring_held(int fd)
+{
+	pthread_mutex_lock(&uring__lock);
+	struct csock *c = get(fd, false);
+	int n = fd < 0                     ? (int)nheld
+		: !c || c->mode < M_ACCEPT ? -1
+		: c->mode == M_ACCEPT      ? (int)c->nfd
+					   : (int)c->nbuf;
+	pthread_mutex_unlock(&uring__lock);
+	return n;
+}
+
+static bool on(unsigned what)
+{
+	return atomic_load_explicit(&shim_uring_socks, memory_order_relaxed) & what;
+}
+
+bool shim_uring_accept(int fd, int *res)
+{
+	if (!on(SHIM_URING_ACCEPT))
+		return false;
+	pthread_mutex_lock(&uring__lock);
+	struct csock *c = get(fd, false);
+	bool mine = c && c->mode == M_ACCEPT;
+	if (mine) {
+		if (c->nfd) {
+			*res = c->fds[0];
+			memmove(c->fds, c->fds + 1, --c->nfd * sizeof *c->fds);
+			if (!c->nfd && !c->armed)
+				arm_or_report(fd, c);
+		} else if (c->err) {
+			*res = c->err;
+			c->err = 0;
+		} else if (c->armed) {
+			*res = -EAGAIN;
+		} else {
+			mine = false;
+		}
+	}
+	pthread_mutex_unlock(&uring__lock);
+	return mine;
+}
+
+void shim_uring_accept_drained(int fd)
+{
+	if (!on(SHIM_URING_ACCEPT))
+		return;
+	pthread_mutex_lock(&uring__lock);
+	struct csock *c = get(fd, true);
+	if (c && c->mode == M_NONE) {
+		/* The accepted sockets inherit it: no setsockopt per accept. */
+		int one = 1;
+		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+		c->mode = M_ACCEPT;
+		uring__remask(fd);
+	}
+	if (c && c->mode == M_ACCEPT && !c->armed)
+		arm_or_report(fd, c);
+	pthread_mutex_unlock(&uring__lock);
+}
+
+static size_t copy_out(struct csock *c, char *buf, size_t len)
+{
+	size_t done = 0;
+	while (done < len && c->nbuf) {
+		int b = c->head;
+		size_t n = blen[b] - c->off;
+		if (n > len - done)
+			n = len - done;
+		memcpy(buf + done, pool + (size_t)b * BUFSZ + c->off, n);
+		done += n;
+		c->off += (uint32_t)n;
+		if (c->off == blen[b]) {
+			c->head = bnext[b];
+			c->nbuf--;
+			nheld--;
+			c->off = 0;
+			give((unsigned)b);
+		}
+	}
+	return done;
+}
+
+bool shim_uring_recv(int fd, void *buf, size_t len, long *res)
+{
+	if (!on(SHIM_URING_RECV))
+		return false;
+	pthread_mutex_lock(&uring__lock);
+	struct csock *c = get(fd, false);
+	bool mine = c && c->mode == M_RECV;
+	if (mine) {
+		if (c->nbuf) {
+			*res = (long)copy_out(c, buf, len);
+			/* Emptied with no request in the kernel: one goes now, so
+			 * that what comes next is reported. */
+			if (!c->nbuf && !c->armed && !c->eof && !c->err)
+				arm_or_report(fd, c);
+		} else if (c->err) {
+			*res = c->err;
+			c->err = 0;
+		} else if (c->eof) {
+			*res = 0;
+		} else if (c->armed) {
+			*res = -EAGAIN;
+		} else {
+			mine = false;
+		}
+	}
+	pthread_mutex_unlock(&uring__lock);
+	return mine;
+}
+
+void shim_uring_recv_drained(int fd)
+{
+	if (!on(SHIM_URING_RECV))
+		return;
+	pthread_mutex_lock(&uring__lock);
+	struct csock *c = get(fd, true);
+	if (c && c->mode == M_NONE) {
+		int type = 0;
+		socklen_t l = sizeof type;
+		bool stream =
+			getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &l) == 0 && type == SOCK_STREAM;
+		c->mode = stream ? M_RECV : M_PLAIN;
+		if (stream)
+			uring__remask(fd);
+	}
+	if (c && c->mode == M_RECV && !c->armed && !c->eof)
+		arm_or_report(fd, c);
+	pthread_mutex_unlock(&uring__lock);
+}
+
+void shim_uring_close(int fd)
+{
+	if (!on(SHIM_URING_ACCEPT | SHIM_URING_RECV))
+		return;
+	pthread_mutex_lock(&uring__lock);
+	struct csock *c = get(fd, false);
+	if (c && c->mode >= M_ACCEPT) {
+		if (c->nbuf) {
+			struct linger l = {.l_onoff = 1, .l_linger = 0};
+			setsockopt(fd, SOL_SOCKET, SO_LINGER, &l, sizeof l);
+		}
+		if (c->armed && !c->cancelling)
+			cancel(fd, c);
+		(void)uring__submit();
+	}
+	if (c)
+		reset(c);
+	pthread_mutex_unlock(&uring__lock);
+}
+
+/* ---- uring.c's calls --------------------------------------------------------- */
+
+static void append(struct csock *c, unsigned bid, uint32_t len)
+{
+	blen[bid] = len;
+	bnext[bid] = -1;
+	if (c->nbuf)
+		bnext[c->tail] = (int)bid;
+	else
+		c->head = (int)bid;
+	c->tail = (int)bid;
+	c->nbuf++;
+	nheld++;
+}
+
+static void push_fd(struct csock *c, int nfd)
+{
+	if (c->nfd == c->cap) {
+		unsigned cap = c->cap ? c->cap * 2 : 16;
+		int *f = realloc(c->fds, cap * sizeof *f);
+		if (!f) {
+			close(nfd); /* the peer sees a reset; the listener goes on */
+			return;
+		}
+		c->fds = f;
+		c->cap = cap;
+	}
+	c->fds[c->nfd++] = nfd;
+}
+
+static bool transient(int res)
+{
+	return res == -ECANCELED || res == -ENOBUFS || res == -EAGAIN || res == -EINTR ||
+	       res == -ECONNABORTED || res == -EPROTO;
+}
+
+unsigned uring__sock_cqe(const struct uring_cqe *q)
+{
+	unsigned kind = (unsigned)(q->user_data >> 28) & 15;
+	int fd = (int)(q->user_data & (SRC_LIMIT - 1));
+	uint32_t gen = (uint32_t)(q->user_data >> 32);
+	bool more = q->flags & CQE_F_MORE;
+	bool buffer = q->flags & CQE_F_BUFFER;
+	unsigned bid = q->flags >> CQE_BUFFER_SHIFT;
+	if (kind == K_PROBE)
+		return 0;
+	bool acc = kind == K_ACCEPT || kind == K_CANCEL_ACCEPT;
+	struct csock *c = get(fd, false);
+	bool cur = c && c->armed && c->gen == gen && c->mode == (acc ? M_ACCEPT : M_RECV);
+	if (kind == K_CANCEL_ACCEPT || kind == K_CANCEL_RECV) {
+		/* One that found the request busy: again, whether or not its
+		 * socket is still open (a request left in the kernel would hold
+		 * a closed socket's file open: the peer would never see the
+		 * end). Once it has ended, -ENOENT stops this. */
+		struct uring_sqe *s = q->res == -EALREADY ? uring__sqe_get() : NULL;
+		if (s) {
+			s->opcode = OP_ASYNC_CANCEL;
+			s->fd = -1;
+			s->addr = uring_ud(gen, acc ? K_ACCEPT : K_RECV, fd);
+			s->user_data = q->user_data;
+			uring__sqe_put();
+			(void)uring__submit();
+		}
+		return 0;
+	}
+	if (!cur) {
+		/* An older request's (its socket closed, or re-armed). */
+		if (buffer)
+			give(bid);
+		if (acc && q->res >= 0)
+			close(q->res);
+		return 0;
+	}
+	if (!more)
+		c->armed = c->cancelling = false;
+	unsigned ev = more ? 0 : SHIM_IO_IN; /* ended: the caller tries */
+	if (acc) {
+		if (q->res >= 0) {
+			push_fd(c, q->res);
+			ev |= SHIM_IO_IN;
+			if (c->nfd >= ACCEPT_MAX && more && !c->cancelling) {
+				cancel(fd, c);
+				(void)uring__submit();
+			}
+		} else if (!transient(q->res)) {
+			c->err = q->res;
+		}
+		return ev;
+	}
+	if (buffer) {
+		if (q->res > 0 && bid < NBUF)
+			append(c, bid, (uint32_t)q->res);
+		else
+			give(bid);
+	}
+	if (q->res > 0) {
+		ev |= SHIM_IO_IN;
+		if (c->nbuf >= SOCK_BUFS && more && !c->cancelling) {
+			cancel(fd, c);
+			(void)uring__submit();
+		}
+	} else if (q->res == 0) {
+		c->eof = true;
+		ev |= SHIM_IO_IN | SHIM_IO_HUP;
+	} else if (!transient(q->res)) {
+		c->err = q->res;
+		ev |= SHIM_IO_IN | SHIM_IO_OUT | SHIM_IO_ERR;
+	}
+	return ev;
+}
+
+unsigned uring__sock_ready(int src)
+{
+	struct csock *c = get(src, false);
+	if (!c || c->mode < M_ACCEPT)
+		return 0;
+	unsigned ev = 0;
+	if (c->nbuf || c->nfd || !c->armed)
+		ev |= SHIM_IO_IN;
+	if (c->eof)
+		ev |= SHIM_IO_IN | SHIM_IO_HUP;
+	if (c->err)
+		ev |= SHIM_IO_IN | SHIM_IO_OUT | SHIM_IO_ERR;
+	return ev;
+}
+
+unsigned uring__sock_dirs(int src)
+{
+	struct csock *c = get(src, false);
+	if (!c)
+		return 3;
+	return c->mode == M_ACCEPT ? 0 : c->mode == M_RECV ? 2 : 3;
+}
+
+/* ---- setting up, probing, tearing down ----------------------------------------- */
+
+static int reg_ring(int ringfd)
+{
+	if (!pool) {
+		void *p = mmap(NULL, (size_t)NBUF * BUFSZ, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (p == MAP_FAILED)
+			return -errno;
+		void *r = mmap(NULL, NBUF * sizeof(struct uring_buf), PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (r == MAP_FAILED) {
+			int e = -errno;
+			munmap(p, (size_t)NBUF * BUFSZ);
+			return e;
+		}
+		pool = p;
+		bring = r;
+	}
+	memset(bring, 0, NBUF * sizeof(struct uring_buf));
+	struct uring_buf_reg reg = {
+		.ring_addr = (uint64_t)(uintptr_t)bring, .ring_entries = NBUF, .bgid = BGID};
+	if (syscall(SYS_io_uring_register, ringfd, REGISTER_PBUF_RING, &reg, 1) < 0)
+		return -errno;
+	btail = 0;
+	for (unsigned i = 0; i < NBUF; i++)
+		give(i);
+	return 0;
+}
+
+/* Each multishot request on a socket with nothing to give, then its
+ * cancellation: a kernel that has it answers -ECANCELED, one without
+ * -EINVAL at once. *acc and *rcv get that answer (or -ETIME). */
+static void probe(bool try_acc, bool try_rcv, int *acc, int *rcv)
+{
+	*acc = *rcv = -ETIME;
+	int l = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	int sp[2] = {-1, -1};
+	sa_family_t af = AF_UNIX; /* bound to a name of the kernel's choosing */
+	if (l < 0 || bind(l, (struct sockaddr *)&af, sizeof af) < 0 || listen(l, 1) < 0 ||
+	    socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, sp) < 0) {
+		*acc = *rcv = -errno;
+		goto out;
+	}
+	unsigned want = 0;
+	for (unsigned k = 0; k < 2; k++) {
+		if (!(k ? try_rcv : try_acc))
+			continue;
+		struct uring_sqe *s = uring__sqe_get(), *x;
+		if (!s)
+			goto out;
+		s->opcode = k ? OP_RECV : OP_ACCEPT;
+		s->fd = k ? sp[0] : l;
+		s->ioprio = k ? RECV_MULTISHOT : ACCEPT_MULTISHOT;
+		s->flags = k ? SQE_BUFFER_SELECT : 0;
+		s->buf_index = BGID;
+		s->op_flags = k ? 0 : SOCK_NONBLOCK | SOCK_CLOEXEC;
+		s->user_data = uring_ud(0, K_PROBE, (int)k);
+		uring__sqe_put();
+		if (!(x = uring__sqe_get()))
+			goto out;
+		x->opcode = OP_ASYNC_CANCEL;
+		x->fd = -1;
+		x->addr = uring_ud(0, K_PROBE, (int)k);
+		x->user_data = uring_ud(1, K_PROBE, (int)k);
+		uring__sqe_put();
+		want += 2;
+	}
+	if (uring__submit() < 0)
+		goto out;
+	int64_t deadline = shim_now() + 2000000000;
+	while (want) {
+		struct uring_cqe q;
+		if (uring__take(&q, deadline) <= 0)
+			break;
+		unsigned kind = (unsigned)(q.user_data >> 28) & 15;
+		if (kind != K_PROBE)
+			continue;
+		want--;
+		if (q.flags & CQE_F_BUFFER)
+			give(q.flags >> CQE_BUFFER_SHIFT);
+		if (q.user_data >> 32)
+			continue; /* the cancellation's own */
+		if ((q.user_data & 1) == 0) {
+			*acc = q.res;
+			if (q.res >= 0)
+				close(q.res);
+		} else if (!(q.flags & CQE_F_MORE)) {
+			*rcv = q.res;
+		}
+	}
+out:
+	if (l >= 0)
+		close(l);
+	if (sp[0] >= 0) {
+		close(sp[0]);
+		close(sp[1]);
+	}
+}
+
+static void say(char *out, size_t cap, const char *what, const char *since, int res)
+{
+	if (res == -EINVAL)
+		snprintf(out, cap, "%s (the kernel refuses it: Linux %s needed)", what, since);
+	else
+		snprintf(out, cap, "%s (%s)", what, strerror(-res));
+}
+
+void uring__sock_init(int ringfd, bool multishot)
+{
+	static atomic_flag said = ATOMIC_FLAG_INIT;
+	atomic_store(&shim_uring_socks, 0);
+	char no_acc[120] = "", no_rcv[120] = "";
+	int acc = -ETIME, rcv = -ETIME;
+	if (!multishot) {
+		acc = rcv = -ENOSYS;
+		snprintf(no_acc, sizeof no_acc, "multishot accept (no multishot poll: Linux 5.13)");
+		snprintf(no_rcv, sizeof no_rcv,
+			 "multishot receive (no multishot poll: Linux 5.13)");
+	} else {
+		int e = shim_io_uring_no_recv ? 0 : reg_ring(ringfd);
+		if (e) {
+			rcv = e;
+			snprintf(no_rcv, sizeof no_rcv,
+				 "provided buffer rings (%s: Linux 5.19 needed)", strerror(-e));
+		}
+		probe(!shim_io_uring_no_accept, !shim_io_uring_no_recv && !e, &acc, &rcv);
+		if (shim_io_uring_no_accept)
+			snprintf(no_acc, sizeof no_acc, "multishot accept (the test hook)");
+		else if (acc != -ECANCELED)
+			say(no_acc, sizeof no_acc, "multishot accept", "5.19", acc);
+		if (shim_io_uring_no_recv)
+			snprintf(no_rcv, sizeof no_rcv, "multishot receive (the test hook)");
+		else if (!e && rcv != -ECANCELED)
+			say(no_rcv, sizeof no_rcv, "multishot receive", "6.0", rcv);
+	}
+	unsigned got = (acc == -ECANCELED ? SHIM_URING_ACCEPT : 0) |
+		       (rcv == -ECANCELED ? SHIM_URING_RECV : 0);
+	if (got != (SHIM_URING_ACCEPT | SHIM_URING_RECV) && !atomic_flag_test_and_set(&said)) {
+		char msg[400];
+		int n = snprintf(msg, sizeof msg,
+				 "weft: WEFT_IO=uring: io_uring without %s%s%s; those wait for "
+				 "readiness\n",
+				 no_acc, no_acc[0] && no_rcv[0] ? ", " : "", no_rcv);
+		if (n > 0)
+			shim_console_write(msg,
+					   (size_t)n < sizeof msg ? (size_t)n : sizeof msg - 1);
+	}
+	atomic_store(&shim_uring_socks, got);
+}
+
+void uring__sock_fini(int ringfd)
+{
+	(void)ringfd;
+	atomic_store(&shim_uring_socks, 0);
+	unsigned armed = 0;
+	for (size_t fd = 0; fd < ncs; fd++) {
+		struct csock *c = &cs[fd];
+		drop_queue(c);
+		if (c->armed) {
+			armed++;
+			if (!c->cancelling)
+				cancel((int)fd, c);
+		}
+	}
+	(void)uring__submit();
+	int64_t deadline = shim_now() + 1000000000;
+	while (armed) {
+		struct uring_cqe q;
+		if (uring__take(&q, deadline) <= 0)
+			break;
+		unsigned kind = (unsigned)(q.user_data >> 28) & 15;
+		if (kind < K_SOCK)
+			continue;
+		int fd = (int)(q.user_data & (SRC_LIMIT - 1));
+		bool was = (size_t)fd < ncs && cs[fd].armed;
+		(void)uring__sock_cqe(&q);
+		if (was && !cs[fd].armed)
+			armed--;
+		if ((size_t)fd < ncs)
+			drop_queue(&cs[fd]);
+	}
+	for (size_t fd = 0; fd < ncs; fd++) {
+		drop_queue(&cs[fd]);
+		free(cs[fd].fds);
+	}
+	free(cs);
+	cs = NULL;
+	ncs = 0;
+	nheld = 0;
+}
