@@ -255,6 +255,7 @@ int shim_sock_open(int type); /* fd: non-blocking, close-on-exec; SO_REUSEADDR o
 				      streams, TCP_NODELAY set once connected */
 int shim_sock_bind(int fd, const struct shim_sockaddr *a);
 int shim_sock_listen(int fd, int backlog);
+/* peer may be NULL: then the peer's address is not asked for. */
 int shim_sock_accept(int fd, struct shim_sockaddr *peer);     /* new fd (non-blocking) */
 int shim_sock_connect(int fd, const struct shim_sockaddr *a); /* 0, -EINPROGRESS */
 int shim_sock_error(int fd); /* the pending error (SO_ERROR) as -errno, or 0 */

@@ -96,8 +96,10 @@ static int k_accept(struct weft_sock *ls, struct weft_sock **out, weft_addr_t *p
 		    int64_t deadline)
 {
 	for (;;) {
+		/* The peer only when asked: with io_uring's multishot accept
+		 * it costs a getpeername. */
 		struct shim_sockaddr a;
-		int fd = shim_sock_accept(K(ls)->fd, &a);
+		int fd = shim_sock_accept(K(ls)->fd, peer ? &a : NULL);
 		if (fd >= 0) {
 			if (peer)
 				*peer = (weft_addr_t){.ip = a.ip, .port = a.port};
