@@ -149,6 +149,10 @@ static inline struct weft__fiber *take_pinned(struct weft__worker *w, int c)
 	return f;
 }
 
+/* The pinned and latency-sensitive paths are kept out of line: the common
+ * path (no pin, the bulk class) pays a load and a branch for each. */
+#define COLD __attribute__((cold, noinline))
+
 /* From a thread other than t's: into t's inbox, and wake t if it sleeps. */
 static void inbox_push(struct weft__worker *t, struct weft__fiber *f)
 {
@@ -167,7 +171,7 @@ static void inbox_push(struct weft__worker *t, struct weft__fiber *f)
 }
 
 /* The owner moves its inbox to its pinned lists, oldest first. */
-static void inbox_drain(struct weft__worker *w)
+COLD static void inbox_drain(struct weft__worker *w)
 {
 	weft__lock(&w->inbox_lock);
 	struct weft__fiber *f = w->inbox;
@@ -182,7 +186,7 @@ static void inbox_drain(struct weft__worker *w)
 }
 
 /* Queue f, pinned to t, from the thread of worker w (NULL: a plain thread). */
-static void pinned_ready(struct weft__worker *w, struct weft__worker *t, struct weft__fiber *f)
+COLD static void pinned_ready(struct weft__worker *w, struct weft__worker *t, struct weft__fiber *f)
 {
 	if (w == t)
 		pinned_push(w, f);
@@ -363,7 +367,7 @@ static inline struct weft__fiber *take_yielded(struct weft__worker *w)
  * worker is woken. Otherwise two fibers that yield to each other would
  * share one worker for good while the other sits idle: the private list is
  * seen by nobody else, and nothing wakes a sleeper for it. */
-static void share_yielded(struct weft__worker *w)
+COLD static void share_yielded(struct weft__worker *w)
 {
 	struct weft__fiber *f = w->yielded, *head = NULL, *tail = NULL;
 	int64_t n = 0;
@@ -440,7 +444,7 @@ static struct weft__fiber *look_around(struct weft__worker *w)
 
 /* A latency-sensitive fiber: pinned here, then the oldest of this worker's,
  * the global queue's, then half of a victim's. */
-static struct weft__fiber *take_high(struct weft__worker *w)
+COLD static struct weft__fiber *take_high(struct weft__worker *w)
 {
 	struct weft__fiber *f;
 	if ((f = take_pinned(w, 1)) || (f = weft__deque_steal(&w->dq_hi)) || (f = gq_take(w, 1)))
@@ -449,11 +453,24 @@ static struct weft__fiber *take_high(struct weft__worker *w)
 	return n > 1 ? steal_class(w, 1, (unsigned)(next_rand(w) % n)) : NULL;
 }
 
-static struct weft__fiber *find_bulk(struct weft__worker *w);
+static inline __attribute__((always_inline)) struct weft__fiber *find_bulk(struct weft__worker *w);
+
+/* With latency-sensitive fibers alive: that class first, but after
+ * HIGH_STREAK_MAX of them in a row a bulk fiber, if there is one, so that
+ * none starves. */
+COLD static struct weft__fiber *find_with_high(struct weft__worker *w)
+{
+	struct weft__fiber *f;
+	if (w->hi_streak < HIGH_STREAK_MAX && (f = take_high(w))) {
+		w->hi_streak++;
+		return f;
+	}
+	w->hi_streak = 0;
+	return (f = find_bulk(w)) ? f : take_high(w);
+}
 
 struct weft__fiber *weft__find_work(struct weft__worker *w)
 {
-	struct weft__fiber *f;
 	if (past_limit(w))
 		return NULL;
 	if (atomic_load_explicit(&weft__rt.irq_sweep, memory_order_relaxed))
@@ -461,22 +478,15 @@ struct weft__fiber *weft__find_work(struct weft__worker *w)
 	weft__timer_fire_due();
 	if (atomic_load_explicit(&w->inbox_len, memory_order_relaxed))
 		inbox_drain(w);
-	/* Latency-sensitive fibers first, but after HIGH_STREAK_MAX of them
-	 * in a row a bulk fiber, if there is one: none starves. While no
-	 * such fiber is alive this costs one load. */
-	bool high = atomic_load_explicit(&weft__rt.high_alive, memory_order_relaxed) > 0;
-	if (high && w->hi_streak < HIGH_STREAK_MAX && (f = take_high(w))) {
-		w->hi_streak++;
-		return f;
-	}
-	w->hi_streak = 0;
-	if ((f = find_bulk(w)))
-		return f;
-	return high ? take_high(w) : NULL;
+	/* While no latency-sensitive fiber is alive this costs one load. */
+	if (__builtin_expect(atomic_load_explicit(&weft__rt.high_alive, memory_order_relaxed) > 0,
+			     0))
+		return find_with_high(w);
+	return find_bulk(w);
 }
 
 /* The bulk class, in the order the top of this file gives. */
-static struct weft__fiber *find_bulk(struct weft__worker *w)
+static inline __attribute__((always_inline)) struct weft__fiber *find_bulk(struct weft__worker *w)
 {
 	struct weft__fiber *f;
 	if ((++w->tick & 63) == 0 && (f = look_around(w)))
@@ -531,10 +541,11 @@ void weft__ready(struct weft__fiber *f)
 void weft__ready_next(struct weft__fiber *f)
 {
 	struct weft__worker *w = weft__tls_worker;
-	struct weft__worker *t = pinned_to(f);
 	/* The slot holds bulk fibers: a latency-sensitive one goes to its
-	 * class's queue, which is looked at first anyway. */
-	if (!w || !w->cur || (t && t != w) || cls(f)) {
+	 * class's queue, which is looked at first anyway; one pinned to
+	 * another worker goes there. */
+	uint32_t pin = atomic_load_explicit(&f->pin, memory_order_relaxed);
+	if (!w || !w->cur || (pin && pin - 1 != (uint32_t)w->index) || cls(f)) {
 		weft__ready(f);
 		return;
 	}
@@ -550,6 +561,19 @@ void weft__ready_next(struct weft__fiber *f)
 	wake_for(w);
 }
 
+/* weft__ready, out of line: the paths of finish_switch that need it are
+ * rare, and inlined it would make every switch save more registers. */
+COLD static void requeue(struct weft__fiber *p) { weft__ready(p); }
+
+/* A latency-sensitive fiber yielded: behind the others of its class, where
+ * an idle worker may take it. */
+COLD static void yield_high(struct weft__worker *w, struct weft__fiber *p)
+{
+	push_own(w, p);
+	if (!alone() && weft__idle_count() > 0)
+		weft__wake_one(false);
+}
+
 void weft__finish_switch(struct weft__worker *w)
 {
 	struct weft__fiber *p = w->prev;
@@ -558,10 +582,8 @@ void weft__finish_switch(struct weft__worker *w)
 		return;
 	switch (w->prev_act) {
 	case ACT_YIELD:
-		if (cls(p)) { /* behind the others of its class */
-			push_own(w, p);
-			if (!alone() && weft__idle_count() > 0)
-				weft__wake_one(false);
+		if (cls(p)) {
+			yield_high(w, p);
 			break;
 		}
 		p->next = NULL;
@@ -582,7 +604,7 @@ void weft__finish_switch(struct weft__worker *w)
 			if (atomic_compare_exchange_weak_explicit(
 				    &p->park, &pw, n, memory_order_acq_rel, memory_order_acquire)) {
 				if (st == PS_WOKEN) /* woken while switching out */
-					weft__ready(p);
+					requeue(p);
 				break;
 			}
 		}
@@ -593,7 +615,7 @@ void weft__finish_switch(struct weft__worker *w)
 		weft__fiber_unref(p); /* its reference for being alive */
 		break;
 	case ACT_MOVE:
-		weft__ready(p); /* to the inbox of the worker it is pinned to */
+		requeue(p); /* to the inbox of the worker it is pinned to */
 		break;
 	}
 }
