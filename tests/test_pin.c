@@ -275,16 +275,6 @@ static void test_attr_pins_to_the_spawners_worker(void **state)
 
 /* ---- weft_dump, errors -------------------------------------------------- */
 
-static void capture(const char *text, size_t len, void *ctx)
-{
-	char *buf = ctx;
-	size_t have = strlen(buf);
-	if (have + len < 8192) {
-		memcpy(buf + have, text, len);
-		buf[have + len] = 0;
-	}
-}
-
 static void *park_pinned(void *arg)
 {
 	weft_future_t *fut = arg;
@@ -301,14 +291,8 @@ static void test_dump_shows_the_pin(void **state)
 	assert_int_equal(weft_future_create(&fut), 0);
 	weft_fiber_t f = wt_spawn_named(park_pinned, fut, "pin-dumped");
 	assert_true(wt_wait_parked("pin-dumped", "future"));
-	static char text[8192];
-	text[0] = 0;
-	assert_true(weft_dump_to(capture, text) >= 0);
-	char *line = strstr(text, "\"pin-dumped\"");
-	assert_non_null(line);
-	char *eol = strchr(line, '\n');
-	assert_non_null(eol);
-	*eol = 0;
+	char line[512];
+	assert_true(wt_dump_line("pin-dumped", line, sizeof line));
 	print_message("%s\n", line);
 	assert_non_null(strstr(line, ", pinned to worker 1"));
 	weft_future_resolve(fut, NULL);

@@ -86,6 +86,43 @@ int wt_wait_parked(const char *name, const char *why)
 	}
 }
 
+struct line_probe {
+	char needle[64];
+	char *out;
+	size_t cap;
+	int found;
+};
+
+/* The state line is handed over in one piece (as find_parked relies on). */
+static void find_line(const char *text, size_t len, void *ctx)
+{
+	struct line_probe *p = ctx;
+	size_t n = strlen(p->needle);
+	if (p->found || len < n)
+		return;
+	for (size_t i = 0; i + n <= len; i++) {
+		if (memcmp(text + i, p->needle, n) == 0) {
+			size_t k = len < p->cap ? len : p->cap - 1;
+			memcpy(p->out, text, k);
+			p->out[k] = 0;
+			char *nl = strchr(p->out, '\n');
+			if (nl)
+				*nl = 0;
+			p->found = 1;
+			return;
+		}
+	}
+}
+
+int wt_dump_line(const char *name, char *out, size_t cap)
+{
+	struct line_probe p = {.out = out, .cap = cap};
+	snprintf(p.needle, sizeof p.needle, "\"%s\" ", name);
+	if (cap == 0 || weft_dump_to(find_line, &p) < 0)
+		return 0;
+	return p.found;
+}
+
 void *wt_join(weft_fiber_t f)
 {
 	void *r = NULL;

@@ -52,6 +52,11 @@ weft_fiber_t wt_spawn_named(weft_fn fn, void *arg, const char *name);
  * should be unique among the fibers alive. */
 int wt_wait_parked(const char *name, const char *why);
 
+/* The state line weft_dump_to prints for the live fiber named name (up to
+ * cap - 1 bytes, without its newline) into out. Returns 1, or 0 if no such
+ * fiber was listed. */
+int wt_dump_line(const char *name, char *out, size_t cap);
+
 /* Join f within 30 s and return its result (asserts: a bug fails the test
  * instead of hanging it). */
 void *wt_join(weft_fiber_t f);
