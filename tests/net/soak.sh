@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 # Soak and abuse for examples/echo, in a network namespace this script
 # creates and removes: first on the kernel's sockets over the namespace's
-# loopback, then on lwIP over a TAP device (wt0, the server 10.77.0.2, the
+# loopback (with the epoll reactor, then with io_uring), then on lwIP over
+# a TAP device (wt0, the server 10.77.0.2, the
 # kernel's side 10.77.0.1/24, as in echo_tap.sh). For each stack:
 #   - SOAK_HOLD (5000) idle connections are opened by bench/echo_abuse hold
 #     and kept open through every round; at the end each must still echo a
@@ -166,6 +167,21 @@ if wait_ready "$tmp/kernel.log" '^echo: listening' 20; then
 	soak_stack
 else
 	bad "$lbl: echo starts" "$(tail -3 "$tmp/kernel.log" | tr '\n' ' ')"
+	kill_server
+fi
+
+# ---- kernel sockets on io_uring (completion sockets; epoll where the
+# kernel has no io_uring, which the server says) ----------------------------
+lbl="kernel uring"
+start_server "$tmp/uring.log" env WEFT_NET=kernel WEFT_IO=uring ECHO_ADDR=$addr \
+	ECHO_PORT=$PORT ECHO_IDLE_MS=600000 "$echo"
+if wait_ready "$tmp/uring.log" '^echo: listening' 20; then
+	# What it runs on: io_uring, or what it said it fell back to.
+	said=$(grep -m1 '^weft: WEFT_IO=uring' "$tmp/uring.log")
+	ok "$lbl: $(grep '^echo: listening' "$tmp/uring.log") (${said:-on io_uring, every feature})"
+	soak_stack
+else
+	bad "$lbl: echo starts" "$(tail -3 "$tmp/uring.log" | tr '\n' ' ')"
 	kill_server
 fi
 
