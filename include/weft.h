@@ -806,8 +806,9 @@ typedef struct weft_worker_stats {
 			    * that completed without sleeping is not counted) */
 	uint64_t wakes;    /* parked fibers woken by code running on it (a
 			    * plain thread's wakes count nowhere) */
-	uint64_t queued;   /* fibers in its run queue now (not those that
-			    * yielded and wait behind it, nor the global queue) */
+	uint64_t queued;   /* fibers in its run queues now, both classes (not
+			    * those that yielded and wait behind it, those
+			    * pinned to it, nor the global queue) */
 	uint64_t stalls;   /* stalls the detector reported on it: fibers that
 			    * ran past weft_config_t.stall_ms without a
 			    * suspension point, each counted once */
