@@ -6,7 +6,8 @@
  *    (Linux only);
  *  - "lwip":   lwIP 2.1 inside the process, over a network interface that
  *    weft drives: "loop" (in memory: 127.0.0.1 and nothing else), "tap:NAME",
- *    "packet:IFNAME" (Linux, kernel bypass) or "virtio" (qemu-virt).
+ *    "packet:IFNAME", "xdp:IFNAME[:QUEUE]" (Linux, kernel bypass) or
+ *    "virtio" (qemu-virt).
  * A program written against it moves between the two without changes.
  *
  * IPv4 only. The conventions of weft.h hold: absolute deadlines (-1 forever,
@@ -48,12 +49,14 @@ typedef struct weft_net_config {
 	/* "kernel" or "lwip"; NULL = $WEFT_NET, or else "kernel" where the
 	 * target has kernel sockets and "lwip" where it has not. */
 	const char *stack;
-	/* lwIP's interface: "loop", "tap:NAME", "packet:IFNAME", "virtio";
+	/* lwIP's interface: "loop", "tap:NAME", "packet:IFNAME",
+	 * "xdp:IFNAME[:QUEUE]" (QUEUE 0 to 1023, default 0), "virtio";
 	 * NULL = $WEFT_NETIF, or else "loop". */
 	const char *netif;
-	/* lwIP's address on that interface, "a.b.c.d/len"; NULL = $WEFT_IP, or
-	 * else 10.0.2.15/24 for "virtio" (QEMU's user network). Required for
-	 * "tap:" and "packet:". */
+	/* lwIP's address on that interface, "a.b.c.d/len" or "a.b.c.d" (then
+	 * /24); NULL = $WEFT_IP, or else 10.0.2.15/24 for "virtio" (QEMU's user
+	 * network). Required for "tap:", "packet:" and "xdp:"; checked but not
+	 * used for "loop". */
 	const char *ip;
 	/* lwIP's default gateway; NULL = $WEFT_GW, or else 10.0.2.2 for
 	 * "virtio", none otherwise. */
@@ -65,9 +68,16 @@ typedef struct weft_net_config {
  * of a fixed heap on bare metal, no bound on Linux): beyond it lwIP drops
  * frames and refuses connections (mem_failed below).
  * Returns 0; -EALREADY; -ESRCH (runtime not running); -EINVAL (unknown stack
- * or netif, malformed address, $WEFT_NET_MEM_KB malformed or out of range);
- * -ENOSYS (no kernel sockets on this target);
- * -ENODEV, -EPERM (the interface cannot be opened); -ENOMEM. */
+ * or netif, malformed address or none for a device, $WEFT_NET_MEM_KB
+ * malformed or out of range);
+ * -ENOSYS (no kernel sockets on this target); -ENOMEM; and when the
+ * interface cannot be opened: -ENODEV (no such interface, not Ethernet, no
+ * AF_XDP), -EPERM (no right), -EBUSY (a TAP device another process has
+ * open; an AF_XDP queue taken, or another XDP program on the interface,
+ * which may also be -EEXIST), -EINVAL (xdp: no such receive queue),
+ * -EMSGSIZE (xdp: an MTU beyond a 2 KiB frame), -ENOBUFS (xdp: the UMEM
+ * over RLIMIT_MEMLOCK), -EOPNOTSUPP (xdp: a kernel before 5.4), or another
+ * error the kernel gave. AF_XDP's failures are also said on stderr. */
 WEFT_API int weft_net_init(const weft_net_config_t *cfg);
 
 /* Take the stack down. Every socket must be closed first. Returns 0,

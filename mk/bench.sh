@@ -17,9 +17,12 @@
 #
 # The network rows run in a network namespace of their own (root; without
 # root the kernel-socket rows use the host's loopback and the lwIP rows are
-# skipped): echo and HTTP over kernel sockets, and over lwIP on a TAP device
-# and on a veth pair through AF_PACKET, each server pinned to one CPU and
-# its client to the other; the
+# skipped): echo and HTTP over kernel sockets (epoll, and io_uring with
+# WEFT_IO=uring), and over lwIP on a TAP device (wb0, lwIP 10.79.0.2, the
+# kernel's end 10.79.0.1), on a veth pair through AF_PACKET (vbk-vbl, lwIP
+# 10.80.0.2 on vbl, the kernel's end vbk 10.80.0.1) and on a second veth
+# pair through AF_XDP (vxk-vxl, lwIP 10.81.0.2 on vxl, the kernel's end vxk
+# 10.81.0.1), each server pinned to one CPU and its client to the other; the
 # CPUs each process really had (taskset -p, read by the process itself just
 # before it starts) are recorded with every figure.
 #
@@ -348,7 +351,8 @@ echo_kernel()
 }
 
 # The address lwIP answers on: over the TAP device its server creates
-# (10.79.0.2, the kernel's end 10.79.0.1), or on the veth pair (10.80.0.2).
+# (10.79.0.2, the kernel's end 10.79.0.1), on the AF_PACKET veth pair
+# (10.80.0.2) or on the AF_XDP one (10.81.0.2).
 LWIP_TAP_ADDR=10.79.0.2 LWIP_PACKET_ADDR=10.80.0.2 LWIP_XDP_ADDR=10.81.0.2
 
 # lwip_env KIND: the environment of a weft server on lwIP over KIND (tap,

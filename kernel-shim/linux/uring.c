@@ -1,14 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /* The kernel half of the reactor on io_uring ($WEFT_IO=uring; io.c picks
- * it): readiness, not completions. Each fd gets one multishot
- * IORING_OP_POLL_ADD for its life (edge-triggered, as epoll.c's EPOLLET
- * registration: a completion each time the fd's wait queue is woken, with
- * what it is ready for then), cancelled by IORING_OP_POLL_REMOVE at
- * shim_io_del; shim_io_arm's second look is a POLL_REMOVE that updates the
- * poll in place (the kernel looks at the fd again, as EPOLL_CTL_MOD does).
- * A kernel without multishot poll (before 5.13) gets one-shot polls, armed
- * by the runtime before each wait (shim_io_add returns 1). shim_io_wake
- * submits a NOP, whose completion ends the poller's io_uring_enter.
+ * it): readiness here (the sockets' accepts and receives by completion are
+ * uring_sock.c's). Each fd gets one multishot IORING_OP_POLL_ADD for its
+ * life (edge-triggered, as epoll.c's EPOLLET registration: a completion
+ * each time the fd's wait queue is woken, with what it is ready for then),
+ * cancelled by IORING_OP_ASYNC_CANCEL at shim_io_del (queue_cancel says why
+ * not POLL_REMOVE); shim_io_arm's second look is a POLL_REMOVE that updates
+ * the poll in place (the kernel looks at the fd again, as EPOLL_CTL_MOD
+ * does). A kernel without multishot poll (before 5.13) gets one-shot polls,
+ * armed by the runtime before each wait (shim_io_add returns 1).
+ * shim_io_wake submits a NOP, whose completion ends the poller's
+ * io_uring_enter.
  *
  * Raw system calls and the kernel's ABI spelled out below (the musl cross
  * toolchains have no <linux/io_uring.h>). Submissions come from any thread,

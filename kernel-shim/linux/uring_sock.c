@@ -26,13 +26,17 @@
  * until the reader drains it; a listener's queue pauses the same way at
  * ACCEPT_MAX fds (the kernel's backlog holds the rest).
  *
- * Closing a socket whose request is in the kernel cancels it and leaves
- * the fd open: the last completion closes it (so its number is not reused
- * while a completion for it may still come) and gives back its buffers;
- * unread data makes the close a reset (SO_LINGER 0), as the kernel does
- * when data sits unread in a socket. Every completion carries the socket's
- * generation, bumped at each arm: one for an older request gives back its
- * buffer or closes its accepted fd and is otherwise dropped. */
+ * Closing a socket whose request is in the kernel submits its cancellation
+ * (shim_uring_close), gives back its queued buffers and accepted fds, and
+ * then sock.c closes the fd at once: the number may be reused while a
+ * completion of the old request can still come. Every completion carries
+ * the socket's generation, bumped at each arm and kept across the fd's
+ * lives, so one for an older request (a closed socket's, or one re-armed)
+ * gives back its buffer or closes its accepted fd and is otherwise dropped.
+ * A cancellation that finds the request busy (-EALREADY) is submitted again
+ * until it ends: a request left in the kernel would hold the closed file
+ * open. Unread data makes the close a reset (SO_LINGER 0), as the kernel
+ * does when data sits unread in a socket. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdatomic.h>

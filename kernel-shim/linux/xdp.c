@@ -120,7 +120,11 @@ struct insn {
 /* ---- The device ------------------------------------------------------------ */
 
 #define FRAME 2048u
-#define FRAMES 4096u           /* 8 MiB of UMEM, touched only as frames are used */
+/* 8 MiB of UMEM, every page pinned by the kernel at XDP_UMEM_REG, so all
+ * resident from then on. Without CAP_IPC_LOCK the pages count, with the
+ * user's other locked memory, against RLIMIT_MEMLOCK, and a lower limit
+ * makes the registration fail with ENOBUFS (said by setup). */
+#define FRAMES 4096u
 #define RX_FRAMES (FRAMES / 2) /* lent to the kernel to receive into */
 #define RING 2048u             /* entries in each ring (a power of two) */
 #define FILL_BATCH 32u         /* frames given back to the fill ring at once */
