@@ -27,7 +27,7 @@ O ?= build/$(TARGET)$(if $(VARIANT),-$(VARIANT))$(if $(CROSS_ARCH),$(if $(filter
 # is first used: a build of another into it stops here, before it can mix
 # objects or run a binary of another CPU.
 BUILD_CONFIG := TARGET=$(TARGET) VARIANT=$(VARIANT) LIBC=$(LIBC) TOOLCHAIN=$(TOOLCHAIN)
-ifneq ($(filter-out clean test bench bench-smoke run debug deps help uninstall fuzz format format-check,$(or $(MAKECMDGOALS),all)),)
+ifneq ($(filter-out clean test bench bench-smoke footprint run debug deps help uninstall fuzz format format-check,$(or $(MAKECMDGOALS),all)),)
 BUILT_CONFIG := $(shell cat $(O)/config 2>/dev/null)
 ifeq ($(BUILT_CONFIG),)
 $(shell mkdir -p $(O) && echo '$(BUILD_CONFIG)' >$(O)/config)
@@ -214,7 +214,7 @@ $(filter $(O)/obj/net/% $(O)/pic/net/%,$(OBJS) $(PIC_OBJS)): $(LWIP_TREE)/.patch
 # CFLAGS= on the command line) rebuilds them, which make's own dependencies
 # would not. $(O)/cflags is rewritten only when the flags differ.
 FLAGS_STAMP := $(O)/cflags
-ifneq ($(filter-out clean test bench bench-smoke run debug deps help uninstall fuzz,$(or $(MAKECMDGOALS),all)),)
+ifneq ($(filter-out clean test bench bench-smoke footprint run debug deps help uninstall fuzz,$(or $(MAKECMDGOALS),all)),)
 FLAGS_NOW := $(CC) $(ALL_CFLAGS) $(LIB_VISIBILITY) | $(LWIP_CFLAGS) | $(PUBLIC_CFLAGS)
 ifneq ($(shell cat $(FLAGS_STAMP) 2>/dev/null),$(strip $(FLAGS_NOW)))
 $(shell mkdir -p $(O) && printf '%s\n' '$(strip $(FLAGS_NOW))' >$(FLAGS_STAMP))
@@ -401,6 +401,19 @@ bench:
 	@mk/bench.sh
 bench-smoke:
 	@mk/bench.sh --smoke
+
+# What a connection costs in 64 MB: echo on qemu-virt -m 64M over a TAP
+# device in a namespace, the most connections held at once with a fiber and
+# with a step-process each, RAM per connection, image sizes, boot time
+# (mk/footprint.sh, docs/boards/qemu-virt.md's Footprint; needs root).
+.PHONY: footprint
+footprint:
+	@mk/deps.sh host
+	@mk/deps.sh bare
+	@$(MAKE) --no-print-directory TARGET=qemu-virt O=build/qemu-virt all
+	@$(MAKE) --no-print-directory TARGET=linux-x86_64 O=build/linux-x86_64 \
+		build/linux-x86_64/bench/echo_load
+	@mk/footprint.sh build/linux-x86_64 build/qemu-virt
 
 # Install the library for this target: headers, libweft.a (and libweft.so
 # where it is built), weft.pc for pkg-config and a CMake package

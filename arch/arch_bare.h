@@ -42,6 +42,8 @@
  * and calls shim_boot, which never returns.
  */
 void shim_boot(unsigned long hartid, const void *dtb);
+/* The time counter (rdtime) read by _start's first instruction. */
+extern uint64_t arch_boot_entry;
 
 /*
  * The trap vector (trap.S): the shim points the CPU's trap base at it

@@ -9,7 +9,16 @@
  * Prints "echo_load: C conns x M msgs x S B: T s, R msgs/s, E errors" and
  * exits 1 on any error (refused, reset, early close, wrong byte, no progress
  * for ECHO_LOAD_STALL_S seconds, default 30) or when ECHO_LOAD_TIMEOUT_S
- * (default 900) passes first. Linux only: elsewhere it says so and exits 0. */
+ * (default 900) passes first. Linux only: elsewhere it says so and exits 0.
+ *
+ * ECHO_LOAD_HOLD=1 measures how many connections a server holds at once:
+ * every connection is opened (LIMIT is ignored) and stays open to the end,
+ * and the messages go in rounds: message m+1 is sent on no connection
+ * before every connection still alive has had message m back. Each round
+ * prints "echo_load: round R: K connections open, each echoed message R
+ * (T s)"; ECHO_LOAD_PAUSE_S (default 0) seconds pass between rounds; the
+ * end adds "echo_load: held K of C connections open at once, each echoing
+ * all M messages". */
 #ifdef __linux__
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -30,7 +39,7 @@
 #define SCRATCH 65536
 #define MAX_REPORTS 10
 
-enum { IDLE, CONNECTING, SENDING, RECEIVING, DONE, FAILED };
+enum { IDLE, CONNECTING, SENDING, RECEIVING, HELD, DONE, FAILED };
 
 struct conn {
 	int fd, state;
@@ -43,6 +52,8 @@ struct conn {
 static struct conn *conns;
 static long nconns, nmsgs, size;
 static long errors, reports, open_now, connecting, done;
+static int hold;  /* ECHO_LOAD_HOLD: rounds, every connection open */
+static long held; /* connections waiting at the round's end */
 static int ep;
 static unsigned char scratch[SCRATCH];
 
@@ -64,7 +75,10 @@ static unsigned char pattern(long c, long m, long i)
 static void finish(long id, int state)
 {
 	struct conn *k = &conns[id];
-	if (k->fd >= 0) {
+	if (k->state == HELD)
+		held--;
+	/* Holding, a connection that is done stays open until the end. */
+	if (k->fd >= 0 && !(hold && state == DONE)) {
 		close(k->fd); /* also leaves the epoll set */
 		k->fd = -1;
 		open_now--;
@@ -182,6 +196,11 @@ static void receive(long id)
 			finish(id, DONE);
 			return;
 		}
+		if (hold) { /* until every connection has had this message back */
+			k->state = HELD;
+			held++;
+			return;
+		}
 		k->state = SENDING;
 		send_more(id);
 	}
@@ -212,6 +231,19 @@ static void ready(long id, unsigned events)
 		send_more(id);
 	} else if (k->state == RECEIVING) {
 		receive(id);
+	} else if (k->state == HELD || k->state == DONE) {
+		/* Held open between rounds: the server should send nothing. */
+		ssize_t n = recv(k->fd, scratch, 1, 0);
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return;
+		if (k->state == DONE)
+			done--; /* counted as the failure instead */
+		if (n < 0)
+			fail(id, "recv while held open", errno);
+		else
+			fail(id,
+			     n ? "data while held open" : "closed by the server while held open",
+			     0);
 	}
 }
 
@@ -250,6 +282,12 @@ int main(int argc, char **argv)
 	long limit = argc > 6 ? arg(argv[6], "limit", 0, 10000000) : 0;
 	double stall = (double)env("ECHO_LOAD_STALL_S", 30);
 	double give_up = (double)env("ECHO_LOAD_TIMEOUT_S", 900);
+	const char *h = getenv("ECHO_LOAD_HOLD");
+	hold = h && *h && strcmp(h, "0") != 0;
+	const char *ps = getenv("ECHO_LOAD_PAUSE_S");
+	long pause = ps && *ps ? arg(ps, "ECHO_LOAD_PAUSE_S", 0, 3600) : 0;
+	if (hold)
+		limit = nconns;
 	/* Leave descriptors for stdio and epoll. */
 	struct rlimit rl;
 	long fds = getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY
@@ -259,6 +297,8 @@ int main(int argc, char **argv)
 		limit = nconns;
 	if (limit > fds) {
 		fprintf(stderr, "echo_load: at most %ld open at once (RLIMIT_NOFILE)\n", fds);
+		if (hold)
+			return 2; /* every connection must be open at once */
 		limit = fds;
 	}
 	conns = calloc((size_t)nconns, sizeof *conns);
@@ -271,9 +311,28 @@ int main(int argc, char **argv)
 	for (long i = 0; i < nconns; i++)
 		conns[i].fd = -1;
 	double t0 = now(), last_scan = t0;
-	long next = 0;
+	long next = 0, round = 0;
 	int timed_out = 0;
 	while (done + errors < nconns) {
+		/* Holding: every connection still alive has this round's echo
+		 * back (none is connecting, sending or receiving): the next. */
+		if (hold && held > 0 && next == nconns && held + done + errors == nconns) {
+			printf("echo_load: round %ld: %ld connections open, each echoed message %ld "
+			       "(%.2f s)\n",
+			       round, held + done, round, now() - t0);
+			fflush(stdout);
+			if (pause)
+				sleep((unsigned)pause);
+			round++;
+			for (long i = 0; i < nconns; i++)
+				if (conns[i].state == HELD) {
+					conns[i].state = SENDING;
+					conns[i].progress = now();
+					held--;
+					send_more(i);
+				}
+			last_scan = now();
+		}
 		while (next < nconns && open_now < limit && connecting < MAX_CONNECTING)
 			start(next++, &to);
 		int n = epoll_wait(ep, evs, 1024, 100);
@@ -295,7 +354,8 @@ int main(int argc, char **argv)
 			continue;
 		last_scan = t;
 		for (long i = 0; i < next; i++)
-			if (conns[i].fd >= 0 && t - conns[i].progress > stall)
+			if (conns[i].fd >= 0 && conns[i].state != HELD && conns[i].state != DONE &&
+			    t - conns[i].progress > stall)
 				fail(i,
 				     conns[i].state == CONNECTING ? "no connection (stalled)"
 								  : "no progress (stalled)",
@@ -311,6 +371,12 @@ int main(int argc, char **argv)
 	long msgs = 0;
 	for (long i = 0; i < nconns; i++)
 		msgs += conns[i].msg;
+	if (hold)
+		printf("echo_load: round %ld: %ld connections open, each echoed message %ld "
+		       "(%.2f s)\n"
+		       "echo_load: held %ld of %ld connections open at once, each echoing all %ld "
+		       "messages\n",
+		       round, done, round, secs, done, nconns, nmsgs);
 	printf("echo_load: %ld conns x %ld msgs x %ld B: %.2f s, %.0f msgs/s, %ld errors\n", nconns,
 	       nmsgs, size, secs, secs > 0 ? (double)msgs / secs : 0.0, errors);
 	for (long i = 0; i < nconns; i++)

@@ -4,14 +4,26 @@
  * ECHO_IDLE_MS. The same program runs on the kernel's sockets and on lwIP
  * (WEFT_NET, WEFT_NETIF, WEFT_IP, WEFT_GW choose).
  *
+ * ECHO_MODE=step serves each connection with a step-process instead (no
+ * stack: a few hundred bytes of state). weft's sockets tell no process when
+ * they become readable, so a step-process looks for itself: a read and a
+ * write that never wait (deadline 0) each time its timer fires, the timer
+ * 1 ms after data moved and doubling while none does, up to
+ * ECHO_POLL_MAX_MS. A step costs CPU per idle connection that a fiber
+ * parked on its socket does not; what it shows is the memory a connection
+ * needs without a stack (mk/footprint.sh).
+ *
  * Environment: ECHO_ADDR (0.0.0.0), ECHO_PORT (7), ECHO_IDLE_MS (60000),
- * ECHO_MAX_CONNS (20000: more are closed at once). */
+ * ECHO_MAX_CONNS (20000: more are closed at once), ECHO_MODE (fiber, or
+ * step), ECHO_POLL_MAX_MS (500, step mode). */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "weft.h"
 #include "weft_net.h"
@@ -19,7 +31,8 @@
 #define BUF 4096
 #define MS 1000000LL
 
-static long idle_ms, max_conns;
+static long idle_ms, max_conns, poll_max_ms;
+static bool step_mode;
 static _Atomic long open_conns;
 
 static void *echo_conn(void *arg)
@@ -39,6 +52,126 @@ static void *echo_conn(void *arg)
 	return NULL;
 }
 
+/* ---- ECHO_MODE=step: a step-process per connection ----------------------- */
+
+struct step_conn {
+	weft_sock_t *s;
+	int64_t last;    /* when data last moved */
+	int64_t poll_ns; /* the timer's interval now */
+	char *pend;      /* read, not yet written back (the socket's send buffer was full) */
+	size_t plen, poff;
+};
+
+#define POLL_MIN_NS MS
+#define STEP_ROUNDS 8 /* reads per step at most: other processes wait behind this one */
+
+/* Write back what is pending, without waiting: 1 when all of it went, 0
+ * when some is left, -1 when the connection is done for. */
+static int step_flush(struct step_conn *c)
+{
+	while (c->poff < c->plen) {
+		ssize_t w = weft_sock_write(c->s, c->pend + c->poff, c->plen - c->poff, 0);
+		if (w == -ETIMEDOUT)
+			return 0;
+		if (w <= 0)
+			return -1;
+		c->poff += (size_t)w;
+	}
+	free(c->pend);
+	c->pend = NULL;
+	c->plen = c->poff = 0;
+	return 1;
+}
+
+/* Read and echo what is there, without waiting: 1 if data moved, 0 if
+ * none, -1 when the connection is done for (end of stream, error). */
+static int step_io(struct step_conn *c)
+{
+	char buf[BUF];
+	int moved = 0;
+	for (int i = 0; i < STEP_ROUNDS; i++) {
+		int f = step_flush(c);
+		if (f <= 0)
+			return f < 0 ? -1 : moved;
+		ssize_t n = weft_sock_read(c->s, buf, sizeof buf, 0);
+		if (n == -ETIMEDOUT)
+			break;
+		if (n <= 0)
+			return -1;
+		moved = 1;
+		ssize_t w = weft_sock_write(c->s, buf, (size_t)n, 0);
+		if (w == n)
+			continue;
+		if (w < 0 && w != -ETIMEDOUT)
+			return -1;
+		size_t sent = w > 0 ? (size_t)w : 0;
+		c->pend = malloc((size_t)n - sent);
+		if (!c->pend)
+			return -1;
+		memcpy(c->pend, buf + sent, (size_t)n - sent);
+		c->plen = (size_t)n - sent;
+		c->poff = 0;
+		break;
+	}
+	return moved;
+}
+
+static int step_conn_step(weft_step_t *p, unsigned events)
+{
+	struct step_conn *c = weft_step_arg(p);
+	if (events & WEFT_STEP_EV_CANCEL)
+		return WEFT_STEP_DONE;
+	int r = step_io(c);
+	if (r < 0)
+		return WEFT_STEP_DONE;
+	int64_t now = weft_now();
+	if (r > 0) {
+		c->last = now;
+		c->poll_ns = POLL_MIN_NS;
+	} else if (now - c->last > idle_ms * MS) {
+		return WEFT_STEP_DONE;
+	} else if (c->poll_ns < poll_max_ms * MS) {
+		c->poll_ns = c->poll_ns * 2 < poll_max_ms * MS ? c->poll_ns * 2 : poll_max_ms * MS;
+	}
+	return weft_step_wake_at(p, now + c->poll_ns) == 0 ? WEFT_STEP_CONTINUE : WEFT_STEP_DONE;
+}
+
+static int step_conn_init(weft_step_t *p)
+{
+	struct step_conn *c = weft_step_arg(p);
+	c->last = weft_now();
+	c->poll_ns = POLL_MIN_NS;
+	return step_conn_step(p, 0);
+}
+
+static void step_conn_close(weft_step_t *p)
+{
+	struct step_conn *c = weft_step_arg(p);
+	weft_sock_close(c->s);
+	free(c->pend);
+	free(c);
+	atomic_fetch_sub(&open_conns, 1);
+}
+
+static const weft_step_ops_t step_conn_ops = {
+	.init = step_conn_init,
+	.step = step_conn_step,
+	.close = step_conn_close,
+};
+
+/* 0, or an error (the caller closes s). */
+static int step_conn_spawn(weft_sock_t *s)
+{
+	struct step_conn *c = calloc(1, sizeof *c);
+	if (!c)
+		return -ENOMEM;
+	c->s = s;
+	int err = weft_step_spawn(NULL, &step_conn_ops, c);
+	if (err)
+		free(c);
+	return err;
+}
+
 static void *accept_loop(void *arg)
 {
 	weft_sock_t *ls = arg;
@@ -55,7 +188,8 @@ static void *accept_loop(void *arg)
 			continue;
 		}
 		if (atomic_fetch_add(&open_conns, 1) >= max_conns ||
-		    weft_fiber_spawn(NULL, &attr, echo_conn, s) != 0) {
+		    (step_mode ? step_conn_spawn(s)
+			       : weft_fiber_spawn(NULL, &attr, echo_conn, s)) != 0) {
 			weft_sock_close(s);
 			atomic_fetch_sub(&open_conns, 1);
 		}
@@ -91,8 +225,15 @@ int main(void)
 	}
 	if (env_long("ECHO_PORT", 7, 0, 65535, &port) ||
 	    env_long("ECHO_IDLE_MS", 60000, 1, 86400000, &idle_ms) ||
-	    env_long("ECHO_MAX_CONNS", 20000, 1, 1000000, &max_conns))
+	    env_long("ECHO_MAX_CONNS", 20000, 1, 1000000, &max_conns) ||
+	    env_long("ECHO_POLL_MAX_MS", 500, 1, 60000, &poll_max_ms))
 		return 2;
+	const char *mode = getenv("ECHO_MODE");
+	if (mode && *mode && strcmp(mode, "fiber") && strcmp(mode, "step")) {
+		fprintf(stderr, "echo: ECHO_MODE=%s: fiber or step\n", mode);
+		return 2;
+	}
+	step_mode = mode && !strcmp(mode, "step");
 	addr.port = (uint16_t)port;
 	int err = weft_init(NULL);
 	if (err) {
@@ -120,8 +261,9 @@ int main(void)
 		fprintf(stderr, "echo: cannot spawn\n");
 		return 1;
 	}
-	printf("echo: listening on %s (stack %s)\n", weft_addr_format(&addr, name, sizeof name),
-	       weft_net_stack());
+	printf("echo: listening on %s (stack %s, a %s per connection)\n",
+	       weft_addr_format(&addr, name, sizeof name), weft_net_stack(),
+	       step_mode ? "step-process" : "fiber");
 	fflush(stdout);
 	weft_run(); /* until the listener fails: the server runs until killed */
 	weft_net_fini();

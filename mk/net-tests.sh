@@ -6,7 +6,10 @@
 # killed, half-closed and reset clients; descriptors and RSS back to their
 # baseline) on both, httpd and echo over AF_PACKET and over AF_XDP on a veth pair in a
 # namespace, httpd's limits (one deadline per request, refusals)
-# on the host's loopback, then httpd on qemu-virt through QEMU's host forward.
+# on the host's loopback, then httpd on qemu-virt through QEMU's host forward,
+# and echo on qemu-virt -m 64M over a TAP device holding 1,000 connections
+# with a fiber each and with a step-process each (mk/footprint.sh --check,
+# the short form of make footprint).
 # One line per script (its tally, its last line: a script that skips says
 # why), then "net: N passed, M failed, S skipped" (S: scripts that skipped).
 # A skip is a failure on a machine that could have run the script: root and
@@ -82,5 +85,6 @@ run tests/net/packet_veth.sh "$linux"
 run -n xdp_veth tests/net/packet_veth.sh "$linux" xdp
 run tests/net/httpd_limits.sh "$linux"
 run tests/net/httpd_qemu.sh "$bare/examples/httpd"
+run -n footprint mk/footprint.sh --check "$linux" "$bare"
 echo "net: $passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ]

@@ -104,7 +104,8 @@ step "fuzz harnesses (mk/fuzz.sh check)" "" mk/fuzz.sh check
 step "make coverage" "" mk/coverage.sh
 # Real clients against the examples: curl and wrk over TAP and AF_PACKET in
 # a namespace and over kernel sockets, httpd's limits on loopback, curl
-# against httpd on qemu-virt (mk/net-tests.sh).
+# against httpd on qemu-virt, 1,000 echo connections held on qemu-virt
+# -m 64M (mk/net-tests.sh).
 make --no-print-directory -j"$jobs" TARGET=linux-x86_64 all >/dev/null
 step "network integration tests (mk/net-tests.sh)" "TARGET=qemu-virt all" mk/net-tests.sh
 # `make run` in a pseudo-terminal: Ctrl-C, Ctrl-A x and a SIGTERM to make

@@ -67,7 +67,10 @@ ip_addr_t weft__lsock_ip(uint32_t ip)
 	return a;
 }
 
-struct lsock *weft__lsock_new(void) { return calloc(1, sizeof(struct lsock)); }
+struct lsock *weft__lsock_new(bool udp)
+{
+	return calloc(1, sizeof(struct lsock) + (udp ? UDP_QUEUE * sizeof(struct dgram) : 0));
+}
 
 /* ---- Calls ------------------------------------------------------------------------ */
 

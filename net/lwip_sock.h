@@ -28,9 +28,11 @@ struct lsock {
 	struct weft__waiter *rdq, *wrq; /* sock.c allows one of each */
 	/* a listener's connections not yet accepted, linked by acc_next */
 	struct lsock *acc_head, *acc_tail, *acc_next;
-	/* a UDP socket's datagrams */
-	struct dgram q[UDP_QUEUE];
+	/* a UDP socket's datagrams: a ring of UDP_QUEUE allocated with it
+	 * (weft__lsock_new(true)); a TCP socket has none, which saves 1 KiB a
+	 * connection */
 	int qhead, qlen;
+	struct dgram q[];
 };
 
 static inline struct lsock *L(struct weft_sock *s) { return (struct lsock *)s; }
@@ -44,8 +46,8 @@ void weft__lsock_wake(struct weft__waiter **q, int res);
  * without parking: the caller looks at its condition again. */
 int weft__lsock_wait(struct weft__waiter **q, int64_t deadline);
 ip_addr_t weft__lsock_ip(uint32_t ip);
-/* A zeroed socket (no lock needed), or NULL. */
-struct lsock *weft__lsock_new(void);
+/* A zeroed socket (no lock needed), with the datagram ring if udp, or NULL. */
+struct lsock *weft__lsock_new(bool udp);
 
 /* TCP (lwip_tcp.c). */
 int weft__ltcp_listen(struct weft_sock **out, const weft_addr_t *local, int backlog);

@@ -96,7 +96,7 @@ static err_t on_accept(void *arg, struct tcp_pcb *newpcb, err_t err)
 		return ERR_VAL;
 	if (!ls)
 		return ERR_MEM; /* lwIP aborts it */
-	struct lsock *c = weft__lsock_new();
+	struct lsock *c = weft__lsock_new(false);
 	if (!c)
 		return ERR_MEM;
 	hook(c, newpcb);
@@ -116,7 +116,7 @@ static err_t on_accept(void *arg, struct tcp_pcb *newpcb, err_t err)
 
 int weft__ltcp_listen(struct weft_sock **out, const weft_addr_t *local, int backlog)
 {
-	struct lsock *s = weft__lsock_new();
+	struct lsock *s = weft__lsock_new(false);
 	if (!s)
 		return -ENOMEM;
 	ip_addr_t ip = weft__lsock_ip(local->ip);
@@ -201,7 +201,7 @@ int weft__ltcp_accept(struct weft_sock *lsk, struct weft_sock **out, weft_addr_t
 
 int weft__ltcp_connect(struct weft_sock **out, const weft_addr_t *remote, int64_t deadline)
 {
-	struct lsock *s = weft__lsock_new();
+	struct lsock *s = weft__lsock_new(false);
 	if (!s)
 		return -ENOMEM;
 	ip_addr_t ip = weft__lsock_ip(remote->ip);

@@ -29,7 +29,7 @@ static void on_udp(void *arg, struct udp_pcb *pcb, struct pbuf *p, const ip_addr
 
 int weft__ludp_bind(struct weft_sock **out, const weft_addr_t *local)
 {
-	struct lsock *s = weft__lsock_new();
+	struct lsock *s = weft__lsock_new(true);
 	if (!s)
 		return -ENOMEM;
 	ip_addr_t ip = weft__lsock_ip(local->ip);

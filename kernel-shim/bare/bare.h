@@ -32,9 +32,18 @@ void page_init(uintptr_t start, uintptr_t end);
 void *page_take_fault(int held);
 /* Free pages (beyond the reserve for faults). */
 size_t page_free_count(void);
+/* Pages page_init was given. */
+size_t page_total_count(void);
 
 /* Reserve [start, start + size) for malloc's sbrk. */
 void heap_init(uintptr_t start, size_t size);
+/* Bytes of it sbrk has handed out. */
+size_t heap_used(void);
+
+/* WEFT_MEMSTAT_MS (memstat.c): print the memory line if it is due at now;
+ * returns when the next one is (a deadline for the caller's wait), or -1
+ * when none is asked for. Thread context, interrupts on. */
+int64_t memstat_poll(int64_t now);
 
 /* Build the Sv39 tables (identity RAM and MMIO) and turn translation on. */
 void vm_init(uintptr_t ram_base, uintptr_t ram_end);

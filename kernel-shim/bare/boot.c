@@ -37,11 +37,32 @@ static void env_from_bootargs(void)
 		setenv(w[i].name, w[i].value, 1);
 }
 
+/* WEFT_BOOT_TIME=1 on the command line: say when the firmware handed over
+ * (_start's first instruction) and when main is called, on the guest's time
+ * counter, which starts at the machine's reset. */
+static void boot_time_report(uint64_t at_main)
+{
+	const char *s = getenv("WEFT_BOOT_TIME");
+	if (!s || !*s || !strcmp(s, "0"))
+		return;
+	uint64_t hz = BOARD_TIMEBASE_HZ;
+	bare_puts("weft: boot time: entry ");
+	bare_put_dec(arch_boot_entry * 1000000 / hz);
+	bare_puts(" us, main ");
+	bare_put_dec(at_main * 1000000 / hz);
+	bare_puts(" us, entry to main ");
+	bare_put_dec((at_main - arch_boot_entry) * 1000000 / hz);
+	bare_puts(" us (guest clock from reset, ");
+	bare_put_dec(hz);
+	bare_puts(" Hz)\n");
+}
+
 static void main_entry(void *arg)
 {
 	(void)arg;
 	static char name[] = "weft";
 	static char *argv[] = {name, NULL};
+	boot_time_report(rdtime());
 	csr_set(sstatus, SSTATUS_SIE);
 	exit(main(1, argv));
 }

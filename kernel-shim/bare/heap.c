@@ -18,6 +18,8 @@ void heap_init(uintptr_t start, size_t size)
 
 size_t shim_heap_size(void) { return heap_end - heap_start; }
 
+size_t heap_used(void) { return heap_cur - heap_start; }
+
 void *sbrk(ptrdiff_t incr)
 {
 	int on = irq_save();

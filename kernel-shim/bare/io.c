@@ -199,16 +199,21 @@ int shim_io_poll(struct shim_io_event *ev, int max, int64_t deadline)
 		irq_restore(on);
 		if (n || woken)
 			return n;
-		if (deadline >= 0 && shim_now() >= deadline)
+		int64_t now = shim_now();
+		if (deadline >= 0 && now >= deadline)
 			return 0;
 		/* A report or a wake from here on changes io_seq: no lost
-		 * wake-up. A polled device is asked again after POLL_NS. */
+		 * wake-up. A polled device is asked again after POLL_NS; the
+		 * memory line (WEFT_MEMSTAT_MS) is printed when it is due. */
 		int64_t until = deadline;
 		if (polled) {
-			int64_t next = shim_now() + POLL_NS;
+			int64_t next = now + POLL_NS;
 			if (until < 0 || next < until)
 				until = next;
 		}
+		int64_t stat = memstat_poll(now);
+		if (stat >= 0 && (until < 0 || stat < until))
+			until = stat;
 		shim_wait(&io_seq, seq, until);
 	}
 }

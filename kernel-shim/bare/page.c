@@ -23,6 +23,7 @@ struct free_page {
 static struct free_page *free_list;
 static size_t nlisted;             /* pages on free_list */
 static uintptr_t fresh, fresh_end; /* never handed out yet */
+static size_t ntotal;              /* pages page_init was given */
 static unsigned depth;             /* the memory lock's holders, nested */
 
 /* Pages for faults taken inside the memory lock. A critical section's frame
@@ -72,6 +73,7 @@ void page_init(uintptr_t start, uintptr_t end)
 {
 	fresh = (start + PAGE_SIZE - 1) & ~(PAGE_SIZE - 1);
 	fresh_end = end & ~(PAGE_SIZE - 1);
+	ntotal = fresh_end > fresh ? (fresh_end - fresh) / PAGE_SIZE : 0;
 	int on = mem_lock();
 	refill();
 	mem_unlock(on);
@@ -140,3 +142,5 @@ size_t page_free_count(void)
 	mem_unlock(on);
 	return n;
 }
+
+size_t page_total_count(void) { return ntotal; }

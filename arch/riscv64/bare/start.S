@@ -7,6 +7,10 @@
  * stack, the FPU enabled (sstatus.FS), interrupts off, bss cleared. The image
  * is loaded in RAM where it runs, so .data needs no copy. Then C takes over in
  * shim_boot (kernel-shim/bare/boot.c), which never returns.
+ *
+ * Its first instruction reads the time counter into arch_boot_entry (in
+ * .data: the bss clear below leaves it), the firmware's hand-off on the
+ * guest clock, for WEFT_BOOT_TIME's report (boot.c).
  */
 	.section .text.init.enter, "ax", @progbits
 	.globl	_start
@@ -14,6 +18,7 @@
 _start:
 	.cfi_startproc
 	.cfi_undefined ra
+	rdtime	t2
 .option push
 .option norelax
 	la	gp, __global_pointer$
@@ -26,6 +31,8 @@ _start:
 	fscsr	zero
 	la	sp, boot_stack_top
 	mv	tp, zero
+	la	t0, arch_boot_entry
+	sd	t2, 0(t0)
 
 	la	t0, __bss_start
 	la	t1, __bss_end
@@ -40,6 +47,14 @@ _start:
 	j	3b
 	.cfi_endproc
 	.size	_start, .-_start
+
+	.section .data.arch_boot_entry, "aw", @progbits
+	.p2align 3
+	.globl	arch_boot_entry
+	.type	arch_boot_entry, @object
+arch_boot_entry:
+	.dword	0
+	.size	arch_boot_entry, 8
 
 	.section .bss.boot_stack, "aw", @nobits
 	.p2align 4

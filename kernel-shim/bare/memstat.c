@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: MIT */
+/* Memory figures on the console, for measurements (mk/footprint.sh): with
+ * WEFT_MEMSTAT_MS=N on the command line, the reactor's wait (shim_io_poll)
+ * prints one line at most every N ms, and wakes for it:
+ *
+ *   weft: mem: pages_free=F pages_total=T heap_kb=H sbrk_kb=S malloc_kb=M faults=D
+ *
+ * F and T are the page allocator's free and total 4 KiB pages (stacks and
+ * page tables), H the fixed heap, S how much of it malloc took through
+ * sbrk (malloc never gives it back), M what malloc has handed out and not
+ * had back (picolibc's mallinfo), D the demand faults served. Unset or 0:
+ * nothing is printed, and the wait is as before. */
+#include <malloc.h>
+#include <stdlib.h>
+
+#include "bare.h"
+#include "shim.h"
+
+#define MS 1000000LL
+
+static int64_t period = -1; /* ns; 0 off; -1 not read yet */
+static int64_t next_at;
+
+int64_t memstat_poll(int64_t now)
+{
+	if (period < 0) {
+		const char *s = getenv("WEFT_MEMSTAT_MS");
+		long ms = s ? strtol(s, NULL, 10) : 0;
+		period = ms > 0 && ms <= 3600000 ? ms * MS : 0;
+		next_at = now;
+	}
+	if (!period)
+		return -1;
+	if (now < next_at)
+		return next_at;
+	next_at = now + period;
+	struct mallinfo mi = mallinfo();
+	int on = irq_save(); /* one line, not interleaved with another thread's */
+	bare_puts("weft: mem: pages_free=");
+	bare_put_dec(page_free_count());
+	bare_puts(" pages_total=");
+	bare_put_dec(page_total_count());
+	bare_puts(" heap_kb=");
+	bare_put_dec(shim_heap_size() / 1024);
+	bare_puts(" sbrk_kb=");
+	bare_put_dec(heap_used() / 1024);
+	bare_puts(" malloc_kb=");
+	bare_put_dec(mi.uordblks / 1024);
+	bare_puts(" faults=");
+	bare_put_dec(demand_faults());
+	bare_puts("\n");
+	irq_restore(on);
+	return next_at;
+}
