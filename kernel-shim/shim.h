@@ -51,9 +51,11 @@ const char *shim_stack_guard_method(void);
 
 /* ---- Memory ------------------------------------------------------------- */
 
-/* The bytes malloc can ever have when the C library's heap is a fixed
- * region (bare metal: the share of RAM boot set aside), or 0 when it grows
- * on demand (Linux). Any thread; the same value for the process's life. */
+/* The bytes malloc can ever have when the C library's heap is bounded
+ * (bare metal: the free RAM above the image, which it shares with the
+ * pages of stacks and page tables, so it gets less as they take more), or
+ * 0 when it grows on demand (Linux). Any thread; the same value for the
+ * process's life. */
 size_t shim_heap_size(void);
 
 /* ---- Time --------------------------------------------------------------- */

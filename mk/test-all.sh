@@ -17,6 +17,7 @@ configs=(
 	"TARGET=linux-riscv64"
 	"TARGET=qemu-virt"
 	"TARGET=qemu-virt WEFT_BOOTARGS=WEFT_WORKERS=2"
+	"TARGET=qemu-virt QEMU_MEM=64M"
 )
 summary=()
 failures=()

@@ -42,8 +42,8 @@ void weft__lwip_stop_fiber(weft_fiber_t *f);
 /* lwIP's memory (lwip_mem.c): its counters into out. */
 void weft__lwip_mem_stats(weft_net_stats_t *out);
 /* Read lwIP's byte budget from $WEFT_NET_MEM_KB (KiB, 16 to 2^30), or
- * when that is unset or empty make it half of a fixed heap
- * (shim_heap_size), or none where the heap has no fixed size. 0, or
+ * when that is unset or empty make it an eighth of a bounded heap
+ * (shim_heap_size), or none where the heap has no bound. 0, or
  * -EINVAL (malformed or out of range: the budget is unchanged). Called by
  * every weft__lwip_up before anything comes up; lwIP already holding more
  * than a new budget keeps what it holds and gets nothing more until it is

@@ -3,9 +3,9 @@
  * (MEM_LIBC_MALLOC, MEMP_MEM_MALLOC), through here, so that weft_net_stats
  * can say what lwIP holds and what it was refused, tests can make
  * allocations fail, and lwIP holds no more than its budget of bytes
- * (WEFT_NET_MEM_KB): where lwIP and the runtime share one fixed heap (bare
+ * (WEFT_NET_MEM_KB): where lwIP and the runtime share bounded memory (bare
  * metal), a flood of connections or frames runs lwIP out of its share, not
- * the runtime out of the heap. lwIP handles a failed allocation everywhere
+ * the runtime out of memory. lwIP handles a failed allocation everywhere
  * but in its timeouts, which come from a static pool instead
  * (net/patches/0003). */
 #include <stddef.h>
@@ -17,11 +17,13 @@
 #include "lwip/timeouts.h"
 #include "netif/ppp/ppp_opts.h" /* PPP_NUM_TIMEOUTS, in MEMP_NUM_SYS_TIMEOUT */
 
-/* WEFT_NET_MEM_KB's range, and the share of a fixed heap lwIP may hold when
- * it is unset (docs/decisions/lwip-memory-budget.md). */
+/* WEFT_NET_MEM_KB's range, and the share of a bounded heap lwIP may hold
+ * when it is unset (docs/decisions/lwip-memory-budget.md): an eighth of
+ * what bare metal's heap and pages share, the bytes of half the quarter of
+ * RAM malloc had before they were one budget. */
 #define BUDGET_KB_MIN 16ul
 #define BUDGET_KB_MAX (1ul << 30) /* 1 TiB */
-#define HEAP_SHARE_DIV 2          /* half */
+#define HEAP_SHARE_DIV 8
 
 /* Each block starts with its size, in a header as large as malloc's
  * alignment, so that what lwIP gets is aligned as malloc's own blocks. */

@@ -2211,8 +2211,8 @@ static void test_lwip_allocation_failure(void **state)
 /* ---- lwIP's memory budget (WEFT_NET_MEM_KB) ---------------------------------- */
 
 /* net/lwip_mem.c's test hooks: lwIP's byte budget (SIZE_MAX: none), and
- * the bytes it holds now and at most since the last look. The shim's fixed
- * heap (0 on Linux), which the default budget is half of. */
+ * the bytes it holds now and at most since the last look. The shim's
+ * bounded heap (0 on Linux), which the default budget is an eighth of. */
 size_t weft__lwip_budget(void);
 void weft__lwip_set_budget(size_t bytes);
 size_t weft__lwip_mem_held(size_t *peak);
@@ -2241,12 +2241,13 @@ static void budget_restore(void)
 static size_t default_budget(void)
 {
 	size_t heap = shim_heap_size();
-	return heap ? heap / 2 : SIZE_MAX;
+	return heap ? heap / 8 : SIZE_MAX;
 }
 
 /* WEFT_NET_MEM_KB is read by every weft_net_init("lwip"): KiB from 16 to
  * 2^30; malformed or out of range is -EINVAL with nothing brought up;
- * unset or empty is the default (half of a fixed heap, none on Linux). */
+ * unset or empty is the default (an eighth of a bounded heap, none on
+ * Linux). */
 static void test_init_mem_budget_env(void **state)
 {
 	(void)state;

@@ -30,14 +30,21 @@ void page_init(uintptr_t start, uintptr_t end);
  * pages, or from the reserve if the fault interrupted a holder of the lock
  * (held). NULL when there is none. */
 void *page_take_fault(int held);
-/* Free pages (beyond the reserve for faults). */
+/* Free pages (beyond the reserve for faults): listed, and not yet either
+ * heap or page. */
 size_t page_free_count(void);
 /* Pages page_init was given. */
 size_t page_total_count(void);
 
-/* Reserve [start, start + size) for malloc's sbrk. */
-void heap_init(uintptr_t start, size_t size);
-/* Bytes of it sbrk has handed out. */
+/* Grow malloc's heap up to end, into the RAM it shares with the pages
+ * (page.c): 0, or -ENOMEM if that would take a page in use or leave the
+ * pages less than their floor. Takes the memory lock. */
+int page_heap_grow(uintptr_t end);
+
+/* malloc's heap starts at start and may grow up to end, as far as
+ * page_heap_grow lets it (the same range as page_init's). */
+void heap_init(uintptr_t start, uintptr_t end);
+/* Bytes sbrk has handed out. */
 size_t heap_used(void);
 
 /* WEFT_MEMSTAT_MS (memstat.c): print the memory line if it is due at now;

@@ -4,8 +4,9 @@
  * and the console's input, then main() on a guarded stack of its own, and exit() with what it
  * returns.
  *
- * RAM after boot, low to high: OpenSBI | the image | malloc's heap (a quarter
- * of what is left) | pages for page tables and stacks. */
+ * RAM after boot, low to high: OpenSBI | the image | malloc's heap, growing
+ * up | pages for page tables and stacks, taken from the top down: one
+ * budget, shared (page.c). */
 #define _DEFAULT_SOURCE /* setenv */
 #include <picolibc.h>
 #include <picotls.h>
@@ -88,9 +89,8 @@ void shim_boot(unsigned long hartid, const void *dtb)
 	if (ram_end > BOARD_RAM_END_MAX)
 		ram_end = BOARD_RAM_END_MAX;
 	uintptr_t free_start = (uintptr_t)__image_end;
-	size_t heap = ((ram_end - free_start) / 4) & ~(PAGE_SIZE - 1);
-	heap_init(free_start, heap);
-	page_init(free_start + heap, ram_end);
+	heap_init(free_start, ram_end);
+	page_init(free_start, ram_end);
 	vm_init(BOARD_RAM_BASE, ram_end);
 	env_from_bootargs();
 

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* malloc's memory: picolibc's malloc grows through sbrk, which here hands out
- * a region reserved at boot (a quarter of the free RAM). */
+/* malloc's memory: picolibc's malloc grows through sbrk, which here moves
+ * the heap's edge up into the RAM it shares with the page allocator
+ * (page.c's page_heap_grow says whether there is room: one budget, no
+ * fixed share). */
 #include <errno.h>
 #include <stdint.h>
 #include <unistd.h>
@@ -8,29 +10,35 @@
 #include "bare.h"
 #include "shim.h"
 
-static uintptr_t heap_start, heap_cur, heap_end;
+static uintptr_t heap_start, heap_cur, heap_max;
 
-void heap_init(uintptr_t start, size_t size)
+void heap_init(uintptr_t start, uintptr_t end)
 {
 	heap_start = heap_cur = start;
-	heap_end = start + size;
+	heap_max = end;
 }
 
-size_t shim_heap_size(void) { return heap_end - heap_start; }
+size_t shim_heap_size(void) { return heap_max - heap_start; }
 
 size_t heap_used(void) { return heap_cur - heap_start; }
 
 void *sbrk(ptrdiff_t incr)
 {
-	int on = irq_save();
+	int on = mem_lock();
 	uintptr_t old = heap_cur;
-	if ((incr > 0 && (uintptr_t)incr > heap_end - heap_cur) ||
-	    (incr < 0 && (uintptr_t)-incr > heap_cur - heap_start)) {
-		irq_restore(on);
-		errno = ENOMEM;
+	int err = 0;
+	if (incr > 0 && (uintptr_t)incr > heap_max - heap_cur)
+		err = ENOMEM;
+	else if (incr < 0 && (uintptr_t)-incr > heap_cur - heap_start)
+		err = ENOMEM;
+	else if (incr > 0 && page_heap_grow(heap_cur + (uintptr_t)incr) != 0)
+		err = ENOMEM;
+	if (!err)
+		heap_cur += (uintptr_t)incr;
+	mem_unlock(on);
+	if (err) {
+		errno = err;
 		return (void *)-1;
 	}
-	heap_cur += (uintptr_t)incr;
-	irq_restore(on);
 	return (void *)old;
 }

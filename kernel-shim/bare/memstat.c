@@ -6,8 +6,9 @@
  *   weft: mem: pages_free=F pages_total=T heap_kb=H sbrk_kb=S malloc_kb=M faults=D
  *
  * F and T are the page allocator's free and total 4 KiB pages (stacks and
- * page tables), H the fixed heap, S how much of it malloc took through
- * sbrk (malloc never gives it back), M what malloc has handed out and not
+ * page tables; F counts the RAM heap and pages share and neither took
+ * yet), H the most the heap may reach (all of that RAM), S how much malloc
+ * took through sbrk (malloc never gives it back), M what malloc has handed out and not
  * had back (picolibc's mallinfo), D the demand faults served. Unset or 0:
  * nothing is printed, and the wait is as before. */
 #include <malloc.h>

@@ -1,17 +1,27 @@
 /* SPDX-License-Identifier: MIT */
-/* The physical page allocator and the memory lock. Pages are every 4 KiB
- * page of RAM above the image and the heap. Pages never handed out are taken
- * from the bottom of that range (boot touches none of them); freed ones go on
- * a free list threaded through the pages themselves (RAM is identity-mapped)
- * and are used first.
+/* The physical page allocator, malloc's share of the same RAM, and the
+ * memory lock. Heap and pages are one budget: the free RAM above the image
+ * is one range, malloc's heap grows up from its bottom (sbrk, heap.c,
+ * through page_heap_grow) and pages never handed out are taken from its
+ * top (boot touches none of them), so neither has a fixed share and either
+ * may have all but the other's use. Freed pages go on a free list threaded
+ * through the pages themselves (RAM is identity-mapped) and are used
+ * first; one freed at the edge of the untouched middle goes back to it,
+ * where the heap can have it too, and the heap, short of room, takes back
+ * the listed pages just above its edge. The heap stops HEAP_FLOOR pages
+ * short of the end of the pages, so the fibers that run still find pages
+ * for their stacks (new stacks are refused sooner, at stack.c's LOW_WATER).
  *
- * The memory lock guards the pages, the stack window's tables (vm.c) and the
- * stack pools (stack.c). One hart: it is interrupts off, plus a depth that
- * says the hart holds it. A demand fault (demand.c) can arrive while it is
- * held: the critical section's own frame may sit on a stack page not mapped
- * yet. Such a fault must not touch the free list the holder is changing, and
- * can wait for nobody, so it takes a page from a small reserve that only
- * those faults use and that the lock's holders keep full. */
+ * The memory lock guards the pages, the heap's edge, the stack window's
+ * tables (vm.c) and the stack pools (stack.c). One hart: it is interrupts
+ * off, plus a depth that says the hart holds it. A demand fault (demand.c)
+ * can arrive while it is held: the critical section's own frame may sit on
+ * a stack page not mapped yet. Such a fault must not touch the free list
+ * the holder is changing, and can wait for nobody, so it takes a page from
+ * a small reserve that only those faults use and that the lock's holders
+ * keep full. */
+#include <errno.h>
+#include <stdbool.h>
 #include <string.h>
 
 #include "bare.h"
@@ -21,10 +31,17 @@ struct free_page {
 };
 
 static struct free_page *free_list;
-static size_t nlisted;             /* pages on free_list */
-static uintptr_t fresh, fresh_end; /* never handed out yet */
-static size_t ntotal;              /* pages page_init was given */
-static unsigned depth;             /* the memory lock's holders, nested */
+static size_t nlisted; /* pages on free_list */
+/* [fresh, fresh_end): neither heap nor page yet. The heap's edge is fresh
+ * (page-aligned; sbrk's own end may be below it), pages come off the top. */
+static uintptr_t fresh, fresh_end;
+static uintptr_t range_end; /* the top of the range page_init was given */
+static size_t ntotal;       /* pages page_init was given */
+static unsigned depth;      /* the memory lock's holders, nested */
+
+/* Pages the heap leaves to the stacks of the fibers that run (256 KiB):
+ * malloc fails before they run out. */
+#define HEAP_FLOOR 64
 
 /* Pages for faults taken inside the memory lock. A critical section's frame
  * spans at most two pages, so a holder can fault at most twice. */
@@ -55,8 +72,8 @@ static void *take(void)
 		free_list = p->next;
 		nlisted--;
 	} else if (fresh < fresh_end) {
-		p = (struct free_page *)fresh;
-		fresh += PAGE_SIZE;
+		fresh_end -= PAGE_SIZE;
+		p = (struct free_page *)fresh_end;
 	}
 	return p;
 }
@@ -72,7 +89,7 @@ static void refill(void)
 void page_init(uintptr_t start, uintptr_t end)
 {
 	fresh = (start + PAGE_SIZE - 1) & ~(PAGE_SIZE - 1);
-	fresh_end = end & ~(PAGE_SIZE - 1);
+	fresh_end = range_end = end & ~(PAGE_SIZE - 1);
 	ntotal = fresh_end > fresh ? (fresh_end - fresh) / PAGE_SIZE : 0;
 	int on = mem_lock();
 	refill();
@@ -96,6 +113,8 @@ void page_free(void *v)
 	int on = mem_lock();
 	if (nreserve < RESERVE) {
 		reserve[nreserve++] = p;
+	} else if ((uintptr_t)p == fresh_end) {
+		fresh_end += PAGE_SIZE; /* back to the middle, for heap or pages */
 	} else {
 		p->next = free_list;
 		free_list = p;
@@ -135,10 +154,58 @@ void *page_take_fault(int held)
 	return p;
 }
 
+/* Under the memory lock: take the listed pages of [fresh_end, end) off
+ * the free list and back into the middle, if all of them are listed (a
+ * page in use there keeps the heap below it); true if they were. Two walks
+ * of the list: only the heap's growth past the middle comes here. */
+static bool take_back(uintptr_t end)
+{
+	size_t want = (end - fresh_end) / PAGE_SIZE, found = 0;
+	for (struct free_page *p = free_list; p && found < want; p = p->next)
+		if ((uintptr_t)p >= fresh_end && (uintptr_t)p < end)
+			found++;
+	if (found < want)
+		return false;
+	for (struct free_page **pp = &free_list; *pp;) {
+		uintptr_t a = (uintptr_t)*pp;
+		if (a >= fresh_end && a < end) {
+			*pp = (*pp)->next;
+			nlisted--;
+		} else {
+			pp = &(*pp)->next;
+		}
+	}
+	fresh_end = end;
+	return true;
+}
+
+static size_t free_count(void) { return nlisted + (fresh_end - fresh) / PAGE_SIZE; }
+
+int page_heap_grow(uintptr_t end)
+{
+	end = (end + PAGE_SIZE - 1) & ~(PAGE_SIZE - 1);
+	int on = mem_lock();
+	int r = 0;
+	if (end > fresh) {
+		if (end > range_end) {
+			r = -ENOMEM;
+		} else if (end > fresh_end && !take_back(end) &&
+			   !(stack_reclaim() && take_back(end))) {
+			r = -ENOMEM;
+		} else if (free_count() - (end - fresh) / PAGE_SIZE < HEAP_FLOOR) {
+			r = -ENOMEM;
+		} else {
+			fresh = end;
+		}
+	}
+	mem_unlock(on);
+	return r;
+}
+
 size_t page_free_count(void)
 {
 	int on = mem_lock();
-	size_t n = nlisted + (fresh_end - fresh) / PAGE_SIZE;
+	size_t n = free_count();
 	mem_unlock(on);
 	return n;
 }
