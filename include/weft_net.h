@@ -64,8 +64,8 @@ typedef struct weft_net_config {
 } weft_net_config_t;
 
 /* Bring the stack up; the runtime must be running. cfg may be NULL.
- * lwIP's memory is bounded by $WEFT_NET_MEM_KB (KiB, 16 to 2^30; unset: an
- * eighth of the free RAM on bare metal, no bound on Linux): beyond it lwIP drops
+ * lwIP's memory is bounded by $WEFT_NET_MEM_KB (KiB, 16 to 2^30; unset: a
+ * quarter of the free RAM on bare metal, no bound on Linux): beyond it lwIP drops
  * frames and refuses connections (mem_failed below).
  * Returns 0; -EALREADY; -ESRCH (runtime not running); -EINVAL (unknown stack
  * or netif, malformed address or none for a device, $WEFT_NET_MEM_KB

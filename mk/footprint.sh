@@ -30,9 +30,10 @@
 #   --check  the short version for mk/net-tests.sh: FOOTPRINT_CHECK_CONNS
 #            (1000) connections held in each mode, the memory and boot-time
 #            lines present, httpd's text+data under 256 KiB; no search.
-# Environment: FOOTPRINT_FIBER_PROBE (6000) and FOOTPRINT_STEP_PROBE (18000),
+# Environment: FOOTPRINT_FIBER_PROBE (7500) and FOOTPRINT_STEP_PROBE (18000),
 # the probes' connection counts; FOOTPRINT_MEM (64M), QEMU's -m;
-# FOOTPRINT_STALL_S (120); FOOTPRINT_MODES ("fiber step"), which to measure.
+# FOOTPRINT_STALL_S (120); FOOTPRINT_MODES ("fiber step"), which to measure;
+# FOOTPRINT_BOOTARGS, more NAME=value words for the guest (WEFT_NET_MEM_KB=...).
 # Single-quoted scripts for bash -c are meant; checks call functions by name.
 # shellcheck disable=SC2016,SC2317
 set -u
@@ -96,11 +97,13 @@ fi
 boot()
 {
 	local log=$1 mode=$2
+	# shellcheck disable=SC2086 # FOOTPRINT_BOOTARGS is words
 	"${NSX[@]}" setsid env QEMU_MEM="$MEM" QEMU_TIMEOUT=$((LOAD_S + 300)) \
 		QEMU_NETDEV="tap,ifname=$TAP,script=no,downscript=no" \
 		qemu/run-qemu-virt.sh "$echo_img" WEFT_NETIF=virtio WEFT_IP="$GUEST/24" \
 		WEFT_GW="$HOST" ECHO_PORT=$PORT ECHO_IDLE_MS=$IDLE_MS ECHO_MODE="$mode" \
-		ECHO_POLL_MAX_MS=2000 WEFT_MEMSTAT_MS=1000 WEFT_BOOT_TIME=1 >"$log" 2>&1 &
+		ECHO_POLL_MAX_MS=2000 WEFT_MEMSTAT_MS=1000 WEFT_BOOT_TIME=1 ${FOOTPRINT_BOOTARGS:-} \
+		>"$log" 2>&1 &
 	T_QEMU=$!
 	T_PIDS+=("$T_QEMU")
 	T_SESSIONS+=("$T_QEMU")
@@ -158,31 +161,35 @@ hold()
 }
 
 # mem_figures QEMU_LOG: from the memory lines, the idle server's (the last
-# before the load, T_BASE lines into the log) and the peak (fewest free
-# pages, most malloc'd) while loaded: sets M_PAGES (pages taken) and M_HEAP
-# (KiB malloc'd), M_FREE_MIN (free pages left at the peak), M_TOTAL,
-# M_HEAPKB, M_SBRK (KiB sbrk took at the end).
+# before the load, T_BASE lines into the log) and the peak (most pages
+# taken, most malloc'd) while loaded: sets M_PAGES (pages taken for stacks
+# and page tables) and M_HEAP (KiB malloc'd), M_FREE_MIN (free pages left at
+# the peak), M_TOTAL, M_HEAPKB, M_SBRK (KiB sbrk took at the end). The heap
+# and the pages share the free RAM (kernel-shim/bare/page.c), so the free
+# pages fall as sbrk takes more too: the pages taken are the fall of the
+# free pages plus sbrk's growth, in pages.
 mem_figures()
 {
 	local log=$1
 	read -r M_PAGES M_HEAP M_FREE_MIN M_TOTAL M_HEAPKB M_SBRK <<<"$(awk -v base="$T_BASE" '
 		function val(k,   i) { for (i = 1; i <= NF; i++) if (index($i, k "=") == 1) return substr($i, length(k) + 2) + 0; return -1 }
 		/^weft: mem: / {
-			f = val("pages_free"); m = val("malloc_kb")
-			if (NR <= base) { bf = f; bm = m; next }
+			f = val("pages_free"); m = val("malloc_kb"); g = f + val("sbrk_kb") / 4
+			if (NR <= base) { bf = f; bg = g; bm = m; next }
 			if (!seen || f < minf) minf = f
+			if (!seen || g < ming) ming = g
 			if (!seen || m > maxm) maxm = m
 			seen = 1; total = val("pages_total"); heap = val("heap_kb"); sbrk = val("sbrk_kb")
 		}
-		END { if (!seen || bf == "") print "? ? ? ? ? ?"; else print bf - minf, maxm - bm, minf, total, heap, sbrk }' "$log")"
+		END { if (!seen || bf == "") print "? ? ? ? ? ?"; else print int(bg - ming), maxm - bm, minf, total, heap, sbrk }' "$log")"
 	# The same from the line taken while every connection was held idle.
 	read -r H_PAGES H_HEAP <<<"$(printf '%s\n' "$HOLD_MEM" | awk -v base="$T_BASE" -v qf="$log" '
 		function val(s, k,   i, n, f) { n = split(s, f, " "); for (i = 1; i <= n; i++) if (index(f[i], k "=") == 1) return substr(f[i], length(k) + 2) + 0; return -1 }
-		/^weft: mem: / { hf = val($0, "pages_free"); hm = val($0, "malloc_kb") }
+		/^weft: mem: / { hf = val($0, "pages_free") + val($0, "sbrk_kb") / 4; hm = val($0, "malloc_kb") }
 		END {
 			while ((getline l < qf) > 0 && ++nr <= base)
-				if (l ~ /^weft: mem: /) { bf = val(l, "pages_free"); bm = val(l, "malloc_kb") }
-			if (hf == "" || bf == "") print "? ?"; else print bf - hf, hm - bm
+				if (l ~ /^weft: mem: /) { bf = val(l, "pages_free") + val(l, "sbrk_kb") / 4; bm = val(l, "malloc_kb") }
+			if (hf == "" || bf == "") print "? ?"; else print int(bf - hf), hm - bm
 		}')"
 }
 
@@ -271,7 +278,7 @@ search()
 
 boot_line=
 for mode in ${FOOTPRINT_MODES:-fiber step}; do
-	if [ "$mode" = fiber ]; then probe=${FOOTPRINT_FIBER_PROBE:-6000}; else probe=${FOOTPRINT_STEP_PROBE:-18000}; fi
+	if [ "$mode" = fiber ]; then probe=${FOOTPRINT_FIBER_PROBE:-7500}; else probe=${FOOTPRINT_STEP_PROBE:-18000}; fi
 	search "$mode" "$probe"
 	boot_line=${boot_line:-$BOOT_LINE}
 	check "$mode: a figure confirmed by a run with no error" test "$BEST" -gt 0

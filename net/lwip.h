@@ -42,7 +42,7 @@ void weft__lwip_stop_fiber(weft_fiber_t *f);
 /* lwIP's memory (lwip_mem.c): its counters into out. */
 void weft__lwip_mem_stats(weft_net_stats_t *out);
 /* Read lwIP's byte budget from $WEFT_NET_MEM_KB (KiB, 16 to 2^30), or
- * when that is unset or empty make it an eighth of a bounded heap
+ * when that is unset or empty make it a quarter of a bounded heap
  * (shim_heap_size), or none where the heap has no bound. 0, or
  * -EINVAL (malformed or out of range: the budget is unchanged). Called by
  * every weft__lwip_up before anything comes up; lwIP already holding more
@@ -55,6 +55,14 @@ void weft__lwip_fail_every(unsigned n);
  * next weft__lwip_mem_config. */
 size_t weft__lwip_budget(void);
 void weft__lwip_set_budget(size_t bytes);
+/* The budget's tiers (lwip_mem.c): on, lwIP's allocations are a received
+ * frame's and may take the whole budget; off (as it starts), they stop an
+ * eighth short of it. rx_main turns it on around its pbuf_alloc, under the
+ * lwIP lock. */
+void weft__lwip_mem_rx(bool on);
+/* May a listener take a new connection: false (counted in mem_failed)
+ * once lwIP holds three quarters of its budget. Under the lwIP lock. */
+bool weft__lwip_mem_admit(void);
 /* For tests: the bytes lwIP holds now (its blocks with their size
  * headers), and in *peak (if not NULL) the most it held since the last
  * call that asked, which starts the next such period at now. */

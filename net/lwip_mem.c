@@ -18,12 +18,21 @@
 #include "netif/ppp/ppp_opts.h" /* PPP_NUM_TIMEOUTS, in MEMP_NUM_SYS_TIMEOUT */
 
 /* WEFT_NET_MEM_KB's range, and the share of a bounded heap lwIP may hold
- * when it is unset (docs/decisions/lwip-memory-budget.md): an eighth of
- * what bare metal's heap and pages share, the bytes of half the quarter of
- * RAM malloc had before they were one budget. */
+ * when it is unset (docs/decisions/lwip-memory-budget.md): a quarter of
+ * what bare metal's heap and pages share. */
 #define BUDGET_KB_MIN 16ul
 #define BUDGET_KB_MAX (1ul << 30) /* 1 TiB */
-#define HEAP_SHARE_DIV 8
+#define HEAP_SHARE_DIV 4
+
+/* The budget's tiers (docs/decisions/lwip-memory-budget.md, "Tiers"): a
+ * received frame may take the whole budget; every other allocation
+ * (segments to send, PCBs, a listener's new connection) stops an eighth
+ * short of it, so lwIP can always take in the acknowledgements that free
+ * its segments in flight; and a new connection is accepted only while lwIP
+ * holds less than three quarters, so new connections are refused before
+ * the open ones run short. */
+#define RX_RESERVE_DIV 8
+#define ACCEPT_DIV 4
 
 /* Each block starts with its size, in a header as large as malloc's
  * alignment, so that what lwIP gets is aligned as malloc's own blocks. */
@@ -37,6 +46,9 @@ static _Atomic size_t mem_bytes, mem_peak;
 static _Atomic size_t budget = SIZE_MAX;
 static _Atomic int64_t mem_blocks;
 static _Atomic uint64_t mem_failed;
+/* Set while rx_main allocates a frame (the receive tier), under the lwIP
+ * lock; relaxed, as every allocation is made under that lock. */
+static _Atomic bool rx_alloc;
 /* Tests: every fail_every-th allocation fails (0: none). */
 static _Atomic unsigned fail_every;
 static _Atomic unsigned fail_count;
@@ -53,6 +65,8 @@ static bool injected_failure(void)
 static bool reserve(size_t n)
 {
 	size_t limit = atomic_load_explicit(&budget, memory_order_relaxed);
+	if (limit != SIZE_MAX && !atomic_load_explicit(&rx_alloc, memory_order_relaxed))
+		limit -= limit / RX_RESERVE_DIV;
 	size_t held = atomic_load_explicit(&mem_bytes, memory_order_relaxed);
 	do {
 		if (held > limit || n > limit - held)
@@ -135,6 +149,18 @@ void weft__lwip_fail_every(unsigned n)
 size_t weft__lwip_budget(void) { return atomic_load(&budget); }
 
 void weft__lwip_set_budget(size_t bytes) { atomic_store(&budget, bytes); }
+
+void weft__lwip_mem_rx(bool on) { atomic_store_explicit(&rx_alloc, on, memory_order_relaxed); }
+
+bool weft__lwip_mem_admit(void)
+{
+	size_t limit = atomic_load_explicit(&budget, memory_order_relaxed);
+	size_t held = atomic_load_explicit(&mem_bytes, memory_order_relaxed);
+	if (limit == SIZE_MAX || held < limit - limit / ACCEPT_DIV)
+		return true;
+	atomic_fetch_add_explicit(&mem_failed, 1, memory_order_relaxed);
+	return false;
+}
 
 size_t weft__lwip_mem_held(size_t *peak)
 {

@@ -79,7 +79,12 @@ static void *rx_main(void *arg)
 		int r = 0;
 		weft__lwip_lock_take();
 		for (int i = 0; i < 64; i++) {
-			if (!spare && !(spare = pbuf_alloc(PBUF_RAW, cap, PBUF_RAM))) {
+			if (!spare) {
+				weft__lwip_mem_rx(true);
+				spare = pbuf_alloc(PBUF_RAW, cap, PBUF_RAM);
+				weft__lwip_mem_rx(false);
+			}
+			if (!spare) {
 				r = -ENOMEM;
 				break;
 			}

@@ -94,8 +94,8 @@ static err_t on_accept(void *arg, struct tcp_pcb *newpcb, err_t err)
 	struct lsock *ls = arg;
 	if (err != ERR_OK || !newpcb)
 		return ERR_VAL;
-	if (!ls)
-		return ERR_MEM; /* lwIP aborts it */
+	if (!ls || !weft__lwip_mem_admit())
+		return ERR_MEM; /* lwIP aborts it: the peer sees a reset */
 	struct lsock *c = weft__lsock_new(false);
 	if (!c)
 		return ERR_MEM;

@@ -33,6 +33,9 @@ void *page_take_fault(int held);
 /* Free pages (beyond the reserve for faults): listed, and not yet either
  * heap or page. */
 size_t page_free_count(void);
+/* Free pages a new stack may count on: the listed ones, and those of the
+ * untouched middle beyond what is kept there for the heap. */
+size_t page_stack_room(void);
 /* Pages page_init was given. */
 size_t page_total_count(void);
 

@@ -10,7 +10,11 @@
  * where the heap can have it too, and the heap, short of room, takes back
  * the listed pages just above its edge. The heap stops HEAP_FLOOR pages
  * short of the end of the pages, so the fibers that run still find pages
- * for their stacks (new stacks are refused sooner, at stack.c's LOW_WATER).
+ * for their stacks; new stacks are refused sooner (stack.c's LOW_WATER,
+ * counted by page_stack_room), while the middle still holds heap_keep
+ * pages, so the heap has room left for the work already running (lwIP's
+ * receive buffers): a page in use just above the heap's edge is a wall the
+ * free pages elsewhere cannot move.
  *
  * The memory lock guards the pages, the heap's edge, the stack window's
  * tables (vm.c) and the stack pools (stack.c). One hart: it is interrupts
@@ -42,6 +46,10 @@ static unsigned depth;      /* the memory lock's holders, nested */
 /* Pages the heap leaves to the stacks of the fibers that run (256 KiB):
  * malloc fails before they run out. */
 #define HEAP_FLOOR 64
+/* Pages of the middle new stacks leave to the heap: a sixteenth of the
+ * RAM, at least 2 MiB (page_init). */
+#define HEAP_KEEP_MIN 512
+static size_t heap_keep;
 
 /* Pages for faults taken inside the memory lock. A critical section's frame
  * spans at most two pages, so a holder can fault at most twice. */
@@ -91,6 +99,7 @@ void page_init(uintptr_t start, uintptr_t end)
 	fresh = (start + PAGE_SIZE - 1) & ~(PAGE_SIZE - 1);
 	fresh_end = range_end = end & ~(PAGE_SIZE - 1);
 	ntotal = fresh_end > fresh ? (fresh_end - fresh) / PAGE_SIZE : 0;
+	heap_keep = ntotal / 16 > HEAP_KEEP_MIN ? ntotal / 16 : HEAP_KEEP_MIN;
 	int on = mem_lock();
 	refill();
 	mem_unlock(on);
@@ -211,3 +220,12 @@ size_t page_free_count(void)
 }
 
 size_t page_total_count(void) { return ntotal; }
+
+size_t page_stack_room(void)
+{
+	int on = mem_lock();
+	size_t middle = (fresh_end - fresh) / PAGE_SIZE;
+	size_t n = nlisted + (middle > heap_keep ? middle - heap_keep : 0);
+	mem_unlock(on);
+	return n;
+}

@@ -8,8 +8,9 @@
  * pooled beyond TRIM_KEEP, shim_stack_trim takes those too, and when RAM
  * runs low every pooled stack gives its pages back and keeps only its
  * addresses. A new stack is refused (-ENOMEM) while fewer than LOW_WATER
- * pages are free: running low refuses new fibers before the ones that run
- * find no page for their stacks. */
+ * pages are free for stacks (page_stack_room: not counting what page.c
+ * keeps for the heap): running low refuses new fibers before the ones that
+ * run find no page for their stacks or no memory for their buffers. */
 #include <errno.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -156,7 +157,7 @@ int shim_stack_alloc(size_t size, struct shim_stack *out)
 	if (size == 0 || size > MAX_STACK || !out)
 		return -EINVAL;
 	size = shim_stack_round(size);
-	if (page_free_count() < LOW_WATER && (!stack_reclaim() || page_free_count() < LOW_WATER))
+	if (page_stack_room() < LOW_WATER && (!stack_reclaim() || page_stack_room() < LOW_WATER))
 		return -ENOMEM;
 	int on = mem_lock();
 	size_t guard = guard_now();
