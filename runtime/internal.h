@@ -71,15 +71,14 @@ struct weft__ctx {
 #endif
 };
 
+/* What every future has (a fiber's result is one): 24 bytes. A
+ * weft_future_t is this at the start of a larger block (future.c) that
+ * adds its count of holders and its cancel hook. */
 struct weft__future {
 	weft__lock_t lock;
 	_Atomic int state; /* FS_* */
-	void *value;
+	void *value;       /* resolved: the value; rejected: the error (intptr_t) */
 	struct weft__waiter *waiters;
-	int error;
-	_Atomic int refs;             /* heap futures only */
-	void (*cancel_fn)(void *arg); /* weft_future_on_cancel, until settled */
-	void *cancel_arg;
 };
 enum { FS_PENDING = 0, FS_RESOLVED = 1, FS_REJECTED = 2 };
 
