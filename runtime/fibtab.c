@@ -12,7 +12,8 @@
  * no value is ever issued twice. Bit 63 is never set: it marks the pids of
  * step-processes, which share weft_msg_send with fibers.
  *
- * Each fiber record owns its slot for good, and records are never returned
+ * Each fiber record owns its slot for good (a free record's handle is
+ * WEFT__HANDLE_FREE | slot + 1, which no lookup matches), and records are never returned
  * to malloc while the runtime runs, so a lookup may read one that was just
  * freed: it takes a reference only if the count is not zero and then checks
  * the value again. Free records wait in a cache on the worker that freed
@@ -85,9 +86,31 @@ static struct weft__fiber *pool_take(void)
 	else
 		nslots++;
 	atomic_fetch_add_explicit(&weft__fiber_nrecords, 1, memory_order_relaxed);
-	f->slot = idx;
+	atomic_store_explicit(&f->handle, WEFT__HANDLE_FREE | (idx + 1), memory_order_relaxed);
 	atomic_store_explicit(&slot_at(idx)->f, f, memory_order_release);
 	return f;
+}
+
+/* The slot a record owns: its handle says, free or not. */
+static uint32_t slot_idx(struct weft__fiber *f)
+{
+	return (uint32_t)(atomic_load_explicit(&f->handle, memory_order_relaxed) & SLOT_MASK) - 1;
+}
+
+struct weft__fiber_cold *weft__fiber_cold(struct weft__fiber *f)
+{
+	struct weft__fiber_cold *c = weft__cold(f);
+	if (c)
+		return c;
+	/* Zeroed: empty names, no mailbox, no context. The fiber and a
+	 * sender may race to make it: one block wins, for good. */
+	struct weft__fiber_cold *n = calloc(1, sizeof *n);
+	if (!n)
+		return NULL;
+	if (atomic_compare_exchange_strong(&f->cold, &c, n)) /* seq_cst: mailbox.c */
+		return n;
+	free(n);
+	return c;
 }
 
 /* A free record for a spawn on w (NULL: a plain thread), its value set. */
@@ -114,8 +137,8 @@ struct weft__fiber *weft__fiber_record_get(struct weft__worker *w)
 	}
 	/* Before the park word's new generation is stored (release) at the
 	 * spawn: weft_fiber_interrupt relies on that order. */
-	atomic_store_explicit(&f->handle,
-			      ((uint64_t)slot_at(f->slot)->gen << SLOT_BITS) | (f->slot + 1),
+	uint32_t idx = slot_idx(f);
+	atomic_store_explicit(&f->handle, ((uint64_t)slot_at(idx)->gen << SLOT_BITS) | (idx + 1),
 			      memory_order_relaxed);
 	return f;
 }
@@ -146,8 +169,10 @@ void weft__fiber_cache_drain(struct weft__worker *w)
  * the slot and its record then stay out of use for good. */
 static void record_free(struct weft__fiber *f)
 {
-	struct slot *s = slot_at(f->slot);
-	atomic_store_explicit(&f->handle, 0, memory_order_relaxed); /* for weft__fiber_peek */
+	uint32_t idx = slot_idx(f);
+	struct slot *s = slot_at(idx);
+	/* No value names it now (weft__fiber_peek); it keeps its slot. */
+	atomic_store_explicit(&f->handle, WEFT__HANDLE_FREE | (idx + 1), memory_order_relaxed);
 	if (s->gen == GEN_LAST)
 		return;
 	s->gen++;
@@ -237,6 +262,7 @@ void weft__fibers_reset(void)
 		struct weft__fiber *f = atomic_load_explicit(&s->f, memory_order_relaxed);
 		if (!f || atomic_load(&f->refs) != 0)
 			continue;
+		free(atomic_load_explicit(&f->cold, memory_order_relaxed));
 		free(f);
 		atomic_fetch_sub_explicit(&weft__fiber_nrecords, 1, memory_order_relaxed);
 		atomic_store_explicit(&s->f, NULL, memory_order_relaxed);
