@@ -93,34 +93,25 @@ static int spawn(weft_fiber_t *out, const weft_attr_t *attr, weft_fn fn, void *a
 		return err;
 	}
 	struct weft__fiber *f = weft__fiber_record_get(w);
+	if (!f)
+		goto no_memory;
 	/* Every record has room in the timer heap before its fiber can park,
 	 * so that arming a deadline never allocates (timer.c). */
-	if (f &&
-	    weft__timer_reserve(atomic_load_explicit(&weft__fiber_nrecords, memory_order_relaxed)))
-		goto no_memory;
+	if (weft__timer_reserve(atomic_load_explicit(&weft__fiber_nrecords, memory_order_relaxed)))
+		goto no_record;
 	/* What most fibers never use is in the record's cold block (made
 	 * here when this fiber needs one, kept from an earlier life if the
 	 * record has one): an unnamed spawn by an unnamed spawner allocates
-	 * nothing. */
-	const char *pname = parent ? weft__fiber_name_of(parent) : "";
+	 * nothing, and tells so in four tests. */
+	struct weft__fiber_cold *pc = parent ? weft__cold(parent) : NULL;
+	const char *pname = pc ? pc->name : "";
 	bool common = weft__stack_common(&stack);
-	struct weft__fiber_cold *c = f ? weft__cold(f) : NULL;
-	if (f && !c &&
-	    ((attr && attr->name) || *pname || fls || sup || !common ||
-	     (aflags & WEFT_ATTR_FPENV) || (flags & FF_COLD)) &&
+	struct weft__fiber_cold *c = weft__cold(f);
+	if (!c && (attr || flags || pc || !common) &&
+	    ((attr && (attr->name || fls || sup || (aflags & WEFT_ATTR_FPENV))) ||
+	     (flags & FF_COLD) || *pname || !common) &&
 	    !(c = weft__fiber_cold(f)))
-		goto no_memory;
-	if (!f) {
-	no_memory:
-		if (f) {
-			atomic_store_explicit(&f->refs, 1, memory_order_relaxed);
-			weft__fiber_unref(f); /* back to the pool */
-		}
-		weft__stack_put(w, &stack);
-		if (fls)
-			cx->fls_drop(fls);
-		return -ENOMEM;
-	}
+		goto no_record;
 
 	/* A pooled struct keeps its park generation, so no wake meant for its
 	 * previous life can match a park of this one; and a
@@ -129,8 +120,8 @@ static int spawn(weft_fiber_t *out, const weft_attr_t *attr, weft_fn fn, void *a
 	uint64_t pw = atomic_load_explicit(&f->park, memory_order_relaxed);
 	atomic_store_explicit(&f->park, PW_MAKE(PW_GEN(pw) + 1, 0, PS_RUNNING),
 			      memory_order_release);
-	f->flags = (uint8_t)((flags & ~FF_COLD) | ((aflags & WEFT_ATTR_HIGH) ? FF_HIGH : 0) |
-			     ((aflags & WEFT_ATTR_FPENV) ? FF_FPENV : 0) | (common ? 0 : FF_STACK));
+	f->flags = (uint8_t)((flags & ~FF_COLD) | (aflags & (WEFT_ATTR_HIGH | WEFT_ATTR_FPENV)) |
+			     (common ? 0 : FF_STACK));
 	/* WEFT_ATTR_PIN: the spawner's worker, worker 0 from a plain thread */
 	uint32_t pin = (aflags & WEFT_ATTR_PIN) ? (uint32_t)(w && w->cur ? w->index : 0) + 1 : 0;
 	atomic_store_explicit(&f->life, (out ? FL_HELD : 0) | (pin << FL_PIN_SHIFT),
@@ -186,8 +177,19 @@ static int spawn(weft_fiber_t *out, const weft_attr_t *attr, weft_fn fn, void *a
 		weft__live_inc(w);
 	if (f->flags & FF_HIGH) /* before it is queued: find_work looks then */
 		atomic_fetch_add_explicit(&weft__rt.high_alive, 1, memory_order_relaxed);
+	if (f->flags & FF_FPENV) /* before it is queued: its first switch looks */
+		atomic_fetch_add_explicit(&weft__rt.fp_alive, 1, memory_order_relaxed);
 	weft__ready(f);
 	return 0;
+
+no_record:
+	atomic_store_explicit(&f->refs, 1, memory_order_relaxed);
+	weft__fiber_unref(f); /* back to the pool */
+no_memory:
+	weft__stack_put(w, &stack);
+	if (fls)
+		cx->fls_drop(fls);
+	return -ENOMEM;
 }
 
 /* Give up the handle's reference, once. */

@@ -80,13 +80,16 @@ struct weft__future {
 enum { FS_PENDING = 0, FS_RESOLVED = 1, FS_REJECTED = 2 };
 
 enum {
-	FF_THREAD = 1,  /* a plain OS thread standing in as a fiber */
+	FF_FPENV = 1,   /* keeps its own FP control state (WEFT_ATTR_FPENV), in cold */
 	FF_SERVICE = 2, /* the runtime's own: weft_run does not wait for it */
-	FF_FPENV = 4,   /* keeps its own FP control state (WEFT_ATTR_FPENV), in cold */
-	FF_HIGH = 8,    /* the latency-sensitive class (WEFT_ATTR_HIGH) */
+	FF_HIGH = 4,    /* the latency-sensitive class (WEFT_ATTR_HIGH) */
+	FF_THREAD = 8,  /* a plain OS thread standing in as a fiber */
 	FF_STACK = 16,  /* its stack is not of the common shape: cold->stack says */
 	FF_COLD = 32,   /* to spawn: make its cold block now (a generator's fiber) */
 };
+/* The attribute flags a spawn copies as they are. */
+_Static_assert((int)FF_FPENV == (int)WEFT_ATTR_FPENV && (int)FF_HIGH == (int)WEFT_ATTR_HIGH,
+	       "FF_ = WEFT_ATTR_");
 
 /* The bits of a fiber's life word: set and cleared with atomic operations
  * by anyone; its pin (the worker it is pinned to, plus one; 0 = none) is
@@ -310,6 +313,8 @@ struct weft__rt {
 	const struct weft__context_ops *context; /* weft__context_ops */
 	_Atomic int draining;                    /* weft_shutdown_grace: spawns start cancelled */
 	_Atomic int64_t high_alive; /* WEFT_ATTR_HIGH fibers alive: 0 skips their queues */
+	_Atomic int64_t fp_alive;   /* WEFT_ATTR_FPENV fibers not yet off their stacks for
+				     * good: 0 skips a switch's look at the FP state */
 	_Atomic int irq_sweep;      /* weft_fiber_interrupt hit a parked fiber */
 	/* fibers alive, on a cache line of their own: spawned and not yet
 	 * finished, plus what the workers hold as credit (weft__live_inc) */
@@ -401,13 +406,15 @@ void weft__workers_stop(void);
 /* ---- Context switches (switch.c) ---------------------------------------- */
 
 /* Switch from one context to another on worker w (the caller's), carrying
- * errno with each context and telling the sanitizers. from_fp, to_fp: where
- * a context that keeps its own FP control state keeps it (weft__fiber_fp),
- * NULL for the others. dying: from will never run again. Returns the worker
- * from resumed on. */
+ * errno with each context and telling the sanitizers. dying: from will
+ * never run again. Returns the worker from resumed on. */
 struct weft__worker *weft__ctx_switch(struct weft__worker *w, struct weft__ctx *from,
-				      arch_fpenv_t *from_fp, struct weft__ctx *to,
-				      arch_fpenv_t *to_fp, bool dying);
+				      struct weft__ctx *to, bool dying);
+/* The same when either side may keep its own FP control state: from_fp,
+ * to_fp say where (weft__fiber_fp), NULL for one that does not. */
+struct weft__worker *weft__ctx_switch_fp(struct weft__worker *w, struct weft__ctx *from,
+					 arch_fpenv_t *from_fp, struct weft__ctx *to,
+					 arch_fpenv_t *to_fp, bool dying);
 /* Where f keeps its own FP control state, or NULL (f NULL: the scheduler). */
 static inline arch_fpenv_t *weft__fiber_fp(struct weft__fiber *f)
 {
@@ -562,9 +569,15 @@ void weft__fiber_main(void *arg);
 int weft__spawn_cold(weft_fiber_t *out, const weft_attr_t *attr, weft_fn fn, void *arg,
 		     const char *file, int line);
 /* The stacks the pools keep are of the common shape: the default size,
- * the guard the shim gave the first of them since weft_init, no tool id. A
- * fiber's record keeps only the base of such a stack. */
-bool weft__stack_common(const struct shim_stack *s);
+ * the guard of the first default-size stack the shim gave since weft_init
+ * (stack.c), no tool id. A fiber's record keeps only the base of such a
+ * stack. */
+extern _Atomic size_t weft__stack_guard;
+static inline bool weft__stack_common(const struct shim_stack *s)
+{
+	return s->size == weft__rt.stack_size && !s->tool_id &&
+	       s->guard == atomic_load_explicit(&weft__stack_guard, memory_order_relaxed);
+}
 /* f's stack, whole. */
 void weft__stack_of(const struct weft__fiber *f, struct shim_stack *out);
 int weft__stack_get(struct weft__worker *w, size_t size, struct shim_stack *out);

@@ -31,18 +31,8 @@ static _Atomic unsigned pressure; /* moves on each -ENOMEM from the shim */
 static bool default_size(size_t size) { return size == weft__rt.stack_size; }
 
 /* The common shape's guard, learnt from the first default-size stack
- * without a tool id seen since the last weft__stack_reset; 0 until then. */
-static _Atomic size_t common_guard;
-
-bool weft__stack_common(const struct shim_stack *s)
-{
-	if (!default_size(s->size) || s->tool_id)
-		return false;
-	size_t g = atomic_load_explicit(&common_guard, memory_order_relaxed);
-	if (!g && !atomic_compare_exchange_strong(&common_guard, &g, s->guard))
-		return s->guard == g; /* another thread learnt it first */
-	return !g || s->guard == g;
-}
+ * the shim gives after weft__stack_reset; 0 until then. */
+_Atomic size_t weft__stack_guard;
 
 void weft__stack_of(const struct weft__fiber *f, struct shim_stack *out)
 {
@@ -54,7 +44,7 @@ void weft__stack_of(const struct weft__fiber *f, struct shim_stack *out)
 	*out = (struct shim_stack){
 		.base = f->stack,
 		.size = weft__rt.stack_size,
-		.guard = atomic_load_explicit(&common_guard, memory_order_relaxed),
+		.guard = atomic_load_explicit(&weft__stack_guard, memory_order_relaxed),
 	};
 }
 
@@ -83,6 +73,10 @@ int weft__stack_get(struct weft__worker *w, size_t size, struct shim_stack *out)
 	int err = shim_stack_alloc(size, out);
 	if (err == -ENOMEM)
 		atomic_fetch_add(&pressure, 1);
+	size_t none = 0;
+	if (!err && default_size(size) &&
+	    !atomic_load_explicit(&weft__stack_guard, memory_order_relaxed))
+		atomic_compare_exchange_strong(&weft__stack_guard, &none, out->guard);
 	return err;
 }
 
@@ -147,6 +141,15 @@ void weft__stack_start(struct weft__worker *w, struct weft__fiber *f)
 void weft__stack_release(struct weft__worker *w, struct weft__fiber *f)
 {
 	weft__ctx_destroy(&f->ctx);
+	if (!(f->flags & FF_STACK) && w && w->ncached < CACHE_MAX) {
+		/* of the common shape: the cache takes it as it is */
+		struct shim_stack *s = &w->cache[w->ncached++];
+		s->base = f->stack;
+		s->size = weft__rt.stack_size;
+		s->guard = atomic_load_explicit(&weft__stack_guard, memory_order_relaxed);
+		s->tool_id = 0;
+		return;
+	}
 	struct shim_stack s;
 	weft__stack_of(f, &s);
 	weft__stack_put(w, &s);
@@ -197,5 +200,5 @@ void weft__stack_reset(void)
 {
 	weft__stack_trim(0);
 	/* The next weft_init may choose another guard (WEFT_GUARD_KB). */
-	atomic_store_explicit(&common_guard, 0, memory_order_relaxed);
+	atomic_store_explicit(&weft__stack_guard, 0, memory_order_relaxed);
 }

@@ -92,13 +92,19 @@ static void fp_switch(arch_fpenv_t *from_fp, arch_fpenv_t *to_fp)
 	arch_fpenv_load(to_fp ? to_fp : &w->fpenv);
 }
 
-struct weft__worker *weft__ctx_switch(struct weft__worker *w, struct weft__ctx *from,
-				      arch_fpenv_t *from_fp, struct weft__ctx *to,
-				      arch_fpenv_t *to_fp, bool dying)
+struct weft__worker *weft__ctx_switch_fp(struct weft__worker *w, struct weft__ctx *from,
+					 arch_fpenv_t *from_fp, struct weft__ctx *to,
+					 arch_fpenv_t *to_fp, bool dying)
 {
-	int saved_errno = *w->errno_loc;
 	if ((uintptr_t)from_fp | (uintptr_t)to_fp)
 		fp_switch(from_fp, to_fp);
+	return weft__ctx_switch(w, from, to, dying);
+}
+
+struct weft__worker *weft__ctx_switch(struct weft__worker *w, struct weft__ctx *from,
+				      struct weft__ctx *to, bool dying)
+{
+	int saved_errno = *w->errno_loc;
 #ifdef WEFT_ASAN
 	__sanitizer_start_switch_fiber(dying ? NULL : &from->san_fake, to->stack_lo, to->stack_len);
 #endif
