@@ -171,6 +171,13 @@ int weft__lwip_up(const weft_net_config_t *cfg)
 	if (!core_ready) {
 		lwip_init();
 		core_ready = true;
+	} else {
+		/* lwIP's cyclic timers are due at times on the clock of the
+		 * runtime that last brought the stack up. A virtual clock starts
+		 * again at the real clock's reading at each weft_init, so it may
+		 * be far behind them: without a rebase they would not run until
+		 * the clock leapt there. */
+		sys_restart_timeouts();
 	}
 	weft__unlock(&weft__lwip_lock);
 	atomic_store(&stopping, 0);

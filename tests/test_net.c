@@ -540,6 +540,54 @@ static void test_init_without_runtime(void **state)
 	EXPECT(weft_net_stats(&st), -ESRCH);
 }
 
+/* lwIP's internals, for the test below: its timers' next due time, read
+ * under its lock. */
+uint32_t sys_timeouts_sleeptime(void);
+void weft__lwip_lock_take(void);
+void weft__lwip_unlock(void);
+
+/* lwIP's core is made once per process, and its cyclic timers are due at
+ * times on the clock (sys_now). A virtual clock starts again at the real
+ * clock's reading at each weft_init: a runtime that ran its clock an hour
+ * ahead left lwIP's timers due an hour into the next one's, where they did
+ * not run until the clock leapt there. Each weft_net_init rebases them:
+ * the next is due within lwIP's longest cyclic period (DHCP's, 60 s). */
+static void test_lwip_timers_after_virtual_restart(void **state)
+{
+	(void)state;
+	weft_config_t vc = {.workers = 1, .flags = WEFT_CFG_VIRTUAL_CLOCK};
+	EXPECT(weft_init(&vc), 0);
+	EXPECT(weft_net_init(&lwip_cfg), 0);
+	EXPECT(weft_sleep_until(weft_deadline_in(3600 * 1000000000LL)), 0);
+	EXPECT(weft_net_fini(), 0);
+	EXPECT(weft_shutdown(), 0);
+
+	EXPECT(weft_init(&vc), 0);
+	EXPECT(weft_net_init(&lwip_cfg), 0);
+	weft__lwip_lock_take();
+	uint32_t ms = sys_timeouts_sleeptime();
+	weft__lwip_unlock();
+	print_message("after the restart, lwIP's next timer is due in %u ms\n", (unsigned)ms);
+	assert_true(ms <= 60000);
+	/* And a connection's TIME-WAIT (2 s) ends: lwIP's memory comes back. */
+	uint64_t blocks0 = net_stats().mem_blocks;
+	weft_sock_t *c, *s;
+	tcp_pair(&c, &s);
+	EXPECT(t_close(c), 0); /* the client's end goes to TIME-WAIT */
+	EXPECT(t_close(s), 0);
+	uint64_t blocks = net_stats().mem_blocks;
+	int64_t end = weft_deadline_in(60 * 1000000000LL);
+	while (blocks > blocks0 && weft_now() < end) {
+		weft_sleep_until(weft_deadline_in(100000000));
+		blocks = net_stats().mem_blocks;
+	}
+	if (blocks > blocks0)
+		fail_msg("lwIP holds %llu blocks 60 s after the connection closed, %llu before",
+			 (unsigned long long)blocks, (unsigned long long)blocks0);
+	EXPECT(weft_net_fini(), 0);
+	EXPECT(weft_shutdown(), 0);
+}
+
 /* The runtime is up, the stack is not: every call says so. */
 static void test_calls_while_down(void **state)
 {
@@ -2864,11 +2912,17 @@ static int stack_teardown(void **state)
 #define CFG_TEST(f) cmocka_unit_test_setup_teardown(f, cfg_setup, cfg_teardown)
 
 static const struct CMUnitTest config_tests[] = {
-	cmocka_unit_test(test_addr_parse_good), cmocka_unit_test(test_addr_parse_bad),
-	cmocka_unit_test(test_addr_format),     cmocka_unit_test(test_init_without_runtime),
-	CFG_TEST(test_calls_while_down),        CFG_TEST(test_init_bad_config),
-	CFG_TEST(test_init_fini_cycles),        CFG_TEST(test_shutdown_refused_while_up),
-	CFG_TEST(test_init_defaults),           CFG_TEST(test_init_mem_budget_env),
+	cmocka_unit_test(test_addr_parse_good),
+	cmocka_unit_test(test_addr_parse_bad),
+	cmocka_unit_test(test_addr_format),
+	cmocka_unit_test(test_init_without_runtime),
+	cmocka_unit_test(test_lwip_timers_after_virtual_restart),
+	CFG_TEST(test_calls_while_down),
+	CFG_TEST(test_init_bad_config),
+	CFG_TEST(test_init_fini_cycles),
+	CFG_TEST(test_shutdown_refused_while_up),
+	CFG_TEST(test_init_defaults),
+	CFG_TEST(test_init_mem_budget_env),
 };
 
 /* The same list for every stack. */
