@@ -14,19 +14,15 @@ static int check_supervisor(weft_chan_t *c)
 
 static void context_exit(struct weft__fiber *self, void *result)
 {
-	/* One locked instruction: from here a sender makes no mailbox for it
-	 * (mailbox.c), and local storage refuses new values (fls.c). */
-	atomic_fetch_or(&self->life, FL_ENDING);
+	self->ending = 1;
 	self->status = weft__exit_status(self);
-	/* Most fibers have none of these (no cold block): one check here, not
-	 * a call each. */
-	struct weft__fiber_cold *c = weft__cold(self);
-	if (c && c->fls)
+	/* Most fibers have none of these: the checks here, not a call each. */
+	if (self->fls)
 		weft__fls_exit(self);
-	if (c && c->gen)
+	if (self->gen)
 		weft__gen_exit(self, result);
 	weft__mbox_exit(self); /* processes: sends fail (-ESRCH) from here on */
-	if (c && c->supervisor)
+	if (self->supervisor)
 		weft__supervise_exit(self, result, self->status);
 }
 
