@@ -181,7 +181,7 @@ int weft_future_all(weft_future_t *const *fs, size_t n, int64_t deadline, void *
 	if (r == 0 && n) {
 		struct weft__future *f = (struct weft__future *)fs[at];
 		if (state_of(f) == FS_REJECTED) {
-			r = f->error;
+			r = weft__future_outcome(f, NULL);
 			if (failed)
 				*failed = at;
 		} else if (values) {

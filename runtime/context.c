@@ -14,15 +14,19 @@ static int check_supervisor(weft_chan_t *c)
 
 static void context_exit(struct weft__fiber *self, void *result)
 {
-	self->ending = 1;
+	/* One locked instruction: from here a sender makes no mailbox for it
+	 * (mailbox.c), and local storage refuses new values (fls.c). */
+	atomic_fetch_or(&self->life, FL_ENDING);
 	self->status = weft__exit_status(self);
-	/* Most fibers have none of these: the checks here, not a call each. */
-	if (self->fls)
+	/* Most fibers have none of these (no cold block): one check here, not
+	 * a call each. */
+	struct weft__fiber_cold *c = weft__cold(self);
+	if (c && c->fls)
 		weft__fls_exit(self);
-	if (self->gen)
+	if (c && c->gen)
 		weft__gen_exit(self, result);
 	weft__mbox_exit(self); /* processes: sends fail (-ESRCH) from here on */
-	if (self->supervisor)
+	if (c && c->supervisor)
 		weft__supervise_exit(self, result, self->status);
 }
 

@@ -82,8 +82,7 @@ static void collect(struct weft__fiber *f, void *arg)
 	struct ident *e = &d->ids[d->nids++];
 	e->id = f->handle;
 	e->parent = f->parent;
-	memcpy(e->parent_name, f->parent_name, WEFT_NAME_MAX);
-	e->parent_name[WEFT_NAME_MAX - 1] = 0;
+	weft__name_copy(e->parent_name, weft__fiber_parent_name(f));
 }
 
 static int by_id(const void *a, const void *b)
@@ -118,7 +117,7 @@ static void print_one(struct weft__fiber *f, void *arg)
 	int worker = on_worker(f);
 	bool parked = false;
 	put(line, sizeof line, &n, "weft: fiber %llu \"%s\" ", (unsigned long long)f->handle,
-	    f->name);
+	    weft__fiber_name_of(f));
 	if (atomic_load(&f->done.state) != FS_PENDING) {
 		put(line, sizeof line, &n, "finished (not joined yet)");
 	} else if (st == PS_PARKING || st == PS_PARKED) {
@@ -141,7 +140,7 @@ static void print_one(struct weft__fiber *f, void *arg)
 		    (pw & PW_HOLD) ? ", cancel pending (held off)" : ", cancel pending");
 	else if (pw & PW_HOLD)
 		put(line, sizeof line, &n, ", cancellation held off");
-	uint32_t pin = atomic_load_explicit(&f->pin, memory_order_relaxed);
+	uint32_t pin = weft__fiber_pin_of(f);
 	if (pin)
 		put(line, sizeof line, &n, ", pinned to worker %u", (unsigned)(pin - 1));
 	if (f->flags & FF_HIGH)
@@ -155,7 +154,7 @@ static void print_one(struct weft__fiber *f, void *arg)
 	n = 0;
 	put(line, sizeof line, &n, "    spawned at %s:%d ", f->file ? f->file : "?", f->line);
 	weft_fiber_t pid = f->parent;
-	const char *pname = f->parent_name;
+	const char *pname = weft__fiber_parent_name(f);
 	if (!pid)
 		put(line, sizeof line, &n, "by a thread");
 	for (int depth = 0; pid && depth < MAX_CHAIN; depth++) {
@@ -179,8 +178,10 @@ static void print_one(struct weft__fiber *f, void *arg)
 	if (!parked || st != PS_PARKED)
 		return;
 	uintptr_t pcs[MAX_FRAMES];
-	uintptr_t lo = (uintptr_t)f->stack.base;
-	size_t k = arch_backtrace(f->ctx.sp, lo, lo + f->stack.size, pcs, MAX_FRAMES);
+	struct shim_stack stk;
+	weft__stack_of(f, &stk);
+	uintptr_t lo = (uintptr_t)stk.base;
+	size_t k = arch_backtrace(f->ctx.sp, lo, lo + stk.size, pcs, MAX_FRAMES);
 	if (atomic_load_explicit(&f->park, memory_order_acquire) != pw)
 		k = 0; /* it moved while we read: the addresses mean nothing */
 	if (k <= 1) {

@@ -43,6 +43,12 @@ int weft_fiber_spawn_at(weft_fiber_t *out, const weft_attr_t *attr, weft_fn fn, 
 	return spawn(out, attr, fn, arg, file, line, 0);
 }
 
+int weft__spawn_cold(weft_fiber_t *out, const weft_attr_t *attr, weft_fn fn, void *arg,
+		     const char *file, int line)
+{
+	return spawn(out, attr, fn, arg, file, line, FF_COLD);
+}
+
 int weft__spawn_service(weft_fiber_t *out, const char *name, weft_fn fn, void *arg)
 {
 	weft_attr_t a = {.name = name};
@@ -74,9 +80,9 @@ static int spawn(weft_fiber_t *out, const weft_attr_t *attr, weft_fn fn, void *a
 		return -EINVAL;
 
 	struct weft__worker *w = weft__worker_self();
+	struct weft__fiber *parent = w ? w->cur : NULL;
 	struct weft__fls *fls = NULL;
-	int err =
-		fls_mode == WEFT_FLS_EMPTY ? 0 : cx->fls_inherit(w ? w->cur : NULL, fls_mode, &fls);
+	int err = fls_mode == WEFT_FLS_EMPTY ? 0 : cx->fls_inherit(parent, fls_mode, &fls);
 	if (err)
 		return err;
 	struct shim_stack stack;
@@ -87,20 +93,25 @@ static int spawn(weft_fiber_t *out, const weft_attr_t *attr, weft_fn fn, void *a
 		return err;
 	}
 	struct weft__fiber *f = weft__fiber_record_get(w);
+	if (!f)
+		goto no_memory;
 	/* Every record has room in the timer heap before its fiber can park,
 	 * so that arming a deadline never allocates (timer.c). */
-	if (f && weft__timer_reserve(
-			 atomic_load_explicit(&weft__fiber_nrecords, memory_order_relaxed))) {
-		atomic_store_explicit(&f->refs, 1, memory_order_relaxed);
-		weft__fiber_unref(f); /* back to the pool */
-		f = NULL;
-	}
-	if (!f) {
-		weft__stack_put(w, &stack);
-		if (fls)
-			cx->fls_drop(fls);
-		return -ENOMEM;
-	}
+	if (weft__timer_reserve(atomic_load_explicit(&weft__fiber_nrecords, memory_order_relaxed)))
+		goto no_record;
+	/* What most fibers never use is in the record's cold block (made
+	 * here when this fiber needs one, kept from an earlier life if the
+	 * record has one): an unnamed spawn by an unnamed spawner allocates
+	 * nothing, and tells so in four tests. */
+	struct weft__fiber_cold *pc = parent ? weft__cold(parent) : NULL;
+	const char *pname = pc ? pc->name : "";
+	bool common = weft__stack_common(&stack);
+	struct weft__fiber_cold *c = weft__cold(f);
+	if (!c && (attr || flags || pc || !common) &&
+	    ((attr && (attr->name || fls || sup || (aflags & WEFT_ATTR_FPENV))) ||
+	     (flags & FF_COLD) || *pname || !common) &&
+	    !(c = weft__fiber_cold(f)))
+		goto no_record;
 
 	/* A pooled struct keeps its park generation, so no wake meant for its
 	 * previous life can match a park of this one; and a
@@ -109,47 +120,48 @@ static int spawn(weft_fiber_t *out, const weft_attr_t *attr, weft_fn fn, void *a
 	uint64_t pw = atomic_load_explicit(&f->park, memory_order_relaxed);
 	atomic_store_explicit(&f->park, PW_MAKE(PW_GEN(pw) + 1, 0, PS_RUNNING),
 			      memory_order_release);
-	f->flags = flags | ((aflags & WEFT_ATTR_HIGH) ? FF_HIGH : 0);
+	f->flags = (uint8_t)((flags & ~FF_COLD) | (aflags & (WEFT_ATTR_HIGH | WEFT_ATTR_FPENV)) |
+			     (common ? 0 : FF_STACK));
 	/* WEFT_ATTR_PIN: the spawner's worker, worker 0 from a plain thread */
-	atomic_store_explicit(
-		&f->pin, (aflags & WEFT_ATTR_PIN) ? (uint32_t)(w && w->cur ? w->index : 0) + 1 : 0,
-		memory_order_relaxed);
+	uint32_t pin = (aflags & WEFT_ATTR_PIN) ? (uint32_t)(w && w->cur ? w->index : 0) + 1 : 0;
+	atomic_store_explicit(&f->life, (out ? FL_HELD : 0) | (pin << FL_PIN_SHIFT),
+			      memory_order_relaxed);
 	f->next = NULL;
 	f->timer_slot = 0;
 	f->cancel_hold = 0;
-	atomic_store_explicit(&f->mbox, NULL, memory_order_relaxed); /* processes: none yet */
-	f->fls = fls; /* fiber context (fls.c, generator.c, supervise.c) */
-	f->gen = NULL;
-	f->supervisor = sup;
-	f->status = 0;
-	f->status_set = 0;
-	f->ending = 0;
-	atomic_store_explicit(&f->cancelled, 0, memory_order_relaxed);
-	atomic_store_explicit(&f->joining, 0, memory_order_relaxed);
-	f->name[0] = 0; /* strings: the rest is never read */
-	f->parent_name[0] = 0;
-	f->parent = 0;
+	f->status = WEFT__STATUS_UNSET;
 	weft__fiber_count_spawn(w);
 	f->fn = fn;
 	f->arg = arg;
-	f->stack = stack;
+	f->stack = stack.base;
 	f->file = file;
 	f->line = line;
-	if (attr && attr->name) {
-		strncpy(f->name, attr->name, WEFT_NAME_MAX - 1);
-		f->name[WEFT_NAME_MAX - 1] = 0;
-	}
-	struct weft__fiber *parent = w ? w->cur : NULL;
-	if (parent) {
-		f->parent = parent->handle;
-		memcpy(f->parent_name, parent->name, WEFT_NAME_MAX);
+	f->parent = parent ? parent->handle : 0;
+	if (c) {
+		/* strings: the rest is never read */
+		c->name[0] = 0;
+		if (attr && attr->name) {
+			strncpy(c->name, attr->name, WEFT_NAME_MAX - 1);
+			c->name[WEFT_NAME_MAX - 1] = 0;
+		}
+		weft__name_copy(c->parent_name, pname);
+		/* processes: no mailbox yet */
+		atomic_store_explicit(&c->mbox, NULL, memory_order_relaxed);
+		c->fls = fls; /* fiber context (fls.c, generator.c, supervise.c) */
+		c->gen = NULL;
+		c->supervisor = sup;
+		c->step_runner = NULL;
+		if (!common)
+			c->stack = stack;
+		if (aflags & WEFT_ATTR_FPENV)
+			arch_fpenv_save(&c->fpenv); /* the spawner's, to start from */
 	}
 	weft__future_init(&f->done);
+	f->ctx.sp = NULL; /* its frame is made when it first runs */
 	/* The stores above are relaxed (a locked instruction each would cost
 	 * more than the rest of spawn): this seq_cst store of refs publishes
 	 * them to anyone who finds the record through the handle table, which
 	 * takes its reference with a CAS on refs. */
-	atomic_store_explicit(&f->handle_held, out ? 1 : 0, memory_order_relaxed);
 	atomic_store(&f->refs, out ? 2 : 1);
 	/* Spawned while shutdown cancels everything: start with the request.
 	 * The sweep sets draining before it walks the table, and this looks
@@ -157,11 +169,6 @@ static int spawn(weft_fiber_t *out, const weft_attr_t *attr, weft_fn fn, void *a
 	 * the fiber is seen by one or both; two requests merge. */
 	if (!(flags & FF_SERVICE) && atomic_load(&weft__rt.draining))
 		weft__cancel_request(f);
-	if (aflags & WEFT_ATTR_FPENV) {
-		f->flags |= FF_FPENV;
-		arch_fpenv_save(&f->ctx.fpenv); /* the spawner's, to start from */
-	}
-	f->ctx.sp = NULL; /* its frame is made when it first runs */
 	if (out)
 		*out = f->handle;
 	if (flags & FF_SERVICE)
@@ -170,16 +177,29 @@ static int spawn(weft_fiber_t *out, const weft_attr_t *attr, weft_fn fn, void *a
 		weft__live_inc(w);
 	if (f->flags & FF_HIGH) /* before it is queued: find_work looks then */
 		atomic_fetch_add_explicit(&weft__rt.high_alive, 1, memory_order_relaxed);
+	if (f->flags & FF_FPENV) /* before it is queued: its first switch looks */
+		atomic_fetch_add_explicit(&weft__rt.fp_alive, 1, memory_order_relaxed);
 	weft__ready(f);
 	return 0;
+
+no_record:
+	atomic_store_explicit(&f->refs, 1, memory_order_relaxed);
+	weft__fiber_unref(f); /* back to the pool */
+no_memory:
+	weft__stack_put(w, &stack);
+	if (fls)
+		cx->fls_drop(fls);
+	return -ENOMEM;
 }
 
 /* Give up the handle's reference, once. */
 static int release_handle(struct weft__fiber *f)
 {
-	int held = 1;
-	if (!atomic_compare_exchange_strong(&f->handle_held, &held, 0))
-		return -ESRCH;
+	uint32_t l = atomic_load(&f->life);
+	do {
+		if (!(l & FL_HELD))
+			return -ESRCH;
+	} while (!atomic_compare_exchange_weak(&f->life, &l, l & ~(uint32_t)FL_HELD));
 	weft__fiber_unref(f);
 	return 0;
 }
@@ -188,9 +208,10 @@ static int release_handle(struct weft__fiber *f)
  * cannot both use the handle: the loser gets -EBUSY. */
 static bool claim(struct weft__fiber *f)
 {
-	int zero = 0;
-	return atomic_compare_exchange_strong(&f->joining, &zero, 1);
+	return !(atomic_fetch_or(&f->life, FL_JOINING) & FL_JOINING);
 }
+
+static void unclaim(struct weft__fiber *f) { atomic_fetch_and(&f->life, ~(uint32_t)FL_JOINING); }
 
 int weft_fiber_join(weft_fiber_t h, int64_t deadline, void **result)
 {
@@ -215,7 +236,7 @@ int weft_fiber_join_status(weft_fiber_t h, int64_t deadline, void **result, int 
 	void *value = NULL;
 	err = weft__future_wait_why(&f->done, deadline, &value, "join");
 	if (err) {
-		atomic_store(&f->joining, 0);
+		unclaim(f);
 		weft__fiber_unref(f);
 		return err;
 	}
@@ -224,9 +245,9 @@ int weft_fiber_join_status(weft_fiber_t h, int64_t deadline, void **result, int 
 	if (status)
 		*status = f->status; /* written before done settled */
 	/* The claim keeps detach and other joins out, so the handle is
-	 * released with a store, and its reference and ours go in one step. */
-	atomic_store_explicit(&f->handle_held, 0, memory_order_release);
-	atomic_store_explicit(&f->joining, 0, memory_order_relaxed);
+	 * released with the claim, and its reference and ours go in one step. */
+	atomic_fetch_and_explicit(&f->life, ~(uint32_t)(FL_HELD | FL_JOINING),
+				  memory_order_release);
 	weft__fiber_unref_n(f, 2);
 	return 0;
 }
@@ -244,7 +265,7 @@ int weft_fiber_detach(weft_fiber_t h)
 		err = -EBUSY;
 	} else {
 		err = release_handle(f);
-		atomic_store(&f->joining, 0);
+		unclaim(f);
 	}
 	weft__fiber_unref(f);
 	return err;
@@ -269,7 +290,7 @@ int weft_fiber_exit(void *result)
 	struct weft__worker *w = weft__worker_self();
 	if (!w || !w->cur)
 		return -EPERM;
-	if (w->cur->ending)
+	if (atomic_load_explicit(&w->cur->life, memory_order_relaxed) & FL_ENDING)
 		return -EALREADY; /* a destructor run by its own exit */
 	finish(w->cur, result);
 }
@@ -281,10 +302,9 @@ int weft_fiber_fail(int err)
 		return -EPERM;
 	if (err >= 0)
 		return -EINVAL;
-	if (w->cur->ending)
+	if (atomic_load_explicit(&w->cur->life, memory_order_relaxed) & FL_ENDING)
 		return -EALREADY;
 	w->cur->status = err;
-	w->cur->status_set = 1;
 	finish(w->cur, NULL);
 }
 
@@ -297,5 +317,5 @@ weft_fiber_t weft_fiber_self(void)
 const char *weft_fiber_name(void)
 {
 	struct weft__worker *w = weft__worker_self();
-	return w && w->cur ? w->cur->name : NULL;
+	return w && w->cur ? weft__fiber_name_of(w->cur) : NULL;
 }

@@ -12,7 +12,8 @@
  * no value is ever issued twice. Bit 63 is never set: it marks the pids of
  * step-processes, which share weft_msg_send with fibers.
  *
- * Each fiber record owns its slot for good, and records are never returned
+ * Each fiber record owns its slot for good (a free record's handle is
+ * WEFT__HANDLE_FREE | slot + 1, which no lookup matches), and records are never returned
  * to malloc while the runtime runs, so a lookup may read one that was just
  * freed: it takes a reference only if the count is not zero and then checks
  * the value again. Free records wait in a cache on the worker that freed
@@ -20,8 +21,15 @@
  * exit on a worker take no lock.
  *
  * The table also lists every fiber, held or detached, for shutdown and the
- * diagnostics: they walk the slots the same way (weft__fibers_each). */
+ * diagnostics: they walk the slots the same way (weft__fibers_each).
+ *
+ * Records are carved from slabs of SLAB_RECS (8 KiB, cache-line aligned,
+ * no allocator header per record): a parked fiber's record costs 128
+ * bytes and its slot 16. weft_shutdown frees each slab whose records are
+ * all free; a slab with a finished fiber whose handle is still held stays,
+ * its free records pooled for the next weft_init. */
 #include <stdlib.h>
+#include <string.h>
 
 #include "internal.h"
 
@@ -31,6 +39,18 @@
 #define SLOT_BITS WEFT__FIBER_SLOT_BITS /* slot + 1, up to CHUNK * MAX_CHUNKS = 2^22 */
 #define SLOT_MASK ((UINT64_C(1) << SLOT_BITS) - 1)
 #define GEN_LAST ((UINT64_C(1) << 40) - 1) /* bits 23-62 */
+/* A free record's handle: WEFT__HANDLE_FREE | slot + 1, and this bit too
+ * once its slot is retired (no generation is left for it). */
+#define HANDLE_RETIRED (UINT64_C(1) << 62)
+
+#define SLAB_BYTES 8192
+#define SLAB_RECS ((SLAB_BYTES - 64) / sizeof(struct weft__fiber))
+struct slab {
+	_Alignas(64) struct slab *next; /* newest first: the head is being carved */
+	unsigned used;                  /* records carved from it */
+	_Alignas(64) struct weft__fiber recs[SLAB_RECS];
+};
+_Static_assert(sizeof(struct slab) <= SLAB_BYTES, "a slab is 8 KiB");
 
 /* 16 bytes: the generation and the free list share a word. */
 struct slot {
@@ -44,6 +64,7 @@ static weft__lock_t table_lock = WEFT__LOCK_INIT;
 static struct slot *_Atomic chunks[MAX_CHUNKS];
 static uint32_t nslots, free_head;       /* table_lock */
 static struct weft__fiber *pool;         /* free records, table_lock */
+static struct slab *slabs;               /* table_lock */
 _Atomic size_t weft__fiber_nrecords;     /* records made and not freed (written under table_lock) */
 static _Atomic uint64_t spawned_outside; /* by plain threads, and by workers gone */
 
@@ -70,24 +91,51 @@ static struct weft__fiber *pool_take(void)
 			return NULL;
 		idx = nslots;
 	}
-	if (!(f = calloc(1, sizeof *f)))
-		return NULL;
-	if (!free_head && nslots % CHUNK == 0) {
+	if (!free_head && nslots % CHUNK == 0 && !slot_at(nslots)) {
 		struct slot *c = calloc(CHUNK, sizeof *c);
-		if (!c) {
-			free(f);
+		if (!c)
 			return NULL;
-		}
 		atomic_store_explicit(&chunks[nslots / CHUNK], c, memory_order_release);
 	}
+	if (!slabs || slabs->used == SLAB_RECS) {
+		struct slab *sl = aligned_alloc(_Alignof(struct slab), sizeof *sl);
+		if (!sl)
+			return NULL;
+		memset(sl, 0, sizeof *sl);
+		sl->next = slabs;
+		slabs = sl;
+	}
+	f = &slabs->recs[slabs->used++];
 	if (free_head)
 		free_head = slot_at(idx)->next_free;
 	else
 		nslots++;
 	atomic_fetch_add_explicit(&weft__fiber_nrecords, 1, memory_order_relaxed);
-	f->slot = idx;
+	atomic_store_explicit(&f->handle, WEFT__HANDLE_FREE | (idx + 1), memory_order_relaxed);
 	atomic_store_explicit(&slot_at(idx)->f, f, memory_order_release);
 	return f;
+}
+
+/* The slot a record owns: its handle says, free or not. */
+static uint32_t slot_idx(struct weft__fiber *f)
+{
+	return (uint32_t)(atomic_load_explicit(&f->handle, memory_order_relaxed) & SLOT_MASK) - 1;
+}
+
+struct weft__fiber_cold *weft__fiber_cold(struct weft__fiber *f)
+{
+	struct weft__fiber_cold *c = weft__cold(f);
+	if (c)
+		return c;
+	/* Zeroed: empty names, no mailbox, no context. The fiber and a
+	 * sender may race to make it: one block wins, for good. */
+	struct weft__fiber_cold *n = calloc(1, sizeof *n);
+	if (!n)
+		return NULL;
+	if (atomic_compare_exchange_strong(&f->cold, &c, n)) /* seq_cst: mailbox.c */
+		return n;
+	free(n);
+	return c;
 }
 
 /* A free record for a spawn on w (NULL: a plain thread), its value set. */
@@ -114,8 +162,8 @@ struct weft__fiber *weft__fiber_record_get(struct weft__worker *w)
 	}
 	/* Before the park word's new generation is stored (release) at the
 	 * spawn: weft_fiber_interrupt relies on that order. */
-	atomic_store_explicit(&f->handle,
-			      ((uint64_t)slot_at(f->slot)->gen << SLOT_BITS) | (f->slot + 1),
+	uint32_t idx = slot_idx(f);
+	atomic_store_explicit(&f->handle, ((uint64_t)slot_at(idx)->gen << SLOT_BITS) | (idx + 1),
 			      memory_order_relaxed);
 	return f;
 }
@@ -146,10 +194,15 @@ void weft__fiber_cache_drain(struct weft__worker *w)
  * the slot and its record then stay out of use for good. */
 static void record_free(struct weft__fiber *f)
 {
-	struct slot *s = slot_at(f->slot);
-	atomic_store_explicit(&f->handle, 0, memory_order_relaxed); /* for weft__fiber_peek */
-	if (s->gen == GEN_LAST)
+	uint32_t idx = slot_idx(f);
+	struct slot *s = slot_at(idx);
+	/* No value names it now (weft__fiber_peek); it keeps its slot. */
+	atomic_store_explicit(&f->handle, WEFT__HANDLE_FREE | (idx + 1), memory_order_relaxed);
+	if (s->gen == GEN_LAST) {
+		atomic_store_explicit(&f->handle, WEFT__HANDLE_FREE | HANDLE_RETIRED | (idx + 1),
+				      memory_order_relaxed);
 		return;
+	}
 	s->gen++;
 	struct weft__worker *w = weft__worker_self();
 	if (w) {
@@ -228,24 +281,45 @@ void weft__fiber_slot_age(weft_fiber_t h, uint64_t gen)
 void weft__fibers_reset(void)
 {
 	/* Only after every fiber is gone and every worker's cache drained
-	 * (weft_shutdown): each free record is freed through its slot, which
-	 * waits for a new one. A finished fiber whose handle is still held
-	 * keeps its record (its handle stays valid after shutdown). */
+	 * (weft_shutdown): a slab whose records are all free is freed, and
+	 * their slots wait for new ones. A finished fiber whose handle is
+	 * still held keeps its record (its handle stays valid after
+	 * shutdown), and so its slab: that slab's free records are the pool
+	 * the next weft_init starts with. */
 	weft__lock(&table_lock);
-	for (uint32_t idx = 0; idx < nslots; idx++) {
-		struct slot *s = slot_at(idx);
-		struct weft__fiber *f = atomic_load_explicit(&s->f, memory_order_relaxed);
-		if (!f || atomic_load(&f->refs) != 0)
-			continue;
-		free(f);
-		atomic_fetch_sub_explicit(&weft__fiber_nrecords, 1, memory_order_relaxed);
-		atomic_store_explicit(&s->f, NULL, memory_order_relaxed);
-		if (s->gen == GEN_LAST)
-			continue; /* retired */
-		s->next_free = free_head;
-		free_head = idx + 1;
-	}
 	pool = NULL;
+	for (struct slab **pp = &slabs, *sl; (sl = *pp);) {
+		bool held = false;
+		for (unsigned i = 0; i < sl->used && !held; i++)
+			held = atomic_load(&sl->recs[i].refs) != 0;
+		if (held) {
+			for (unsigned i = 0; i < sl->used; i++) {
+				struct weft__fiber *f = &sl->recs[i];
+				if (atomic_load(&f->refs) == 0 &&
+				    !(atomic_load_explicit(&f->handle, memory_order_relaxed) &
+				      HANDLE_RETIRED)) {
+					f->next = pool;
+					pool = f;
+				}
+			}
+			pp = &sl->next;
+			continue;
+		}
+		for (unsigned i = 0; i < sl->used; i++) {
+			struct weft__fiber *f = &sl->recs[i];
+			uint32_t idx = slot_idx(f);
+			struct slot *s = slot_at(idx);
+			free(atomic_load_explicit(&f->cold, memory_order_relaxed));
+			atomic_fetch_sub_explicit(&weft__fiber_nrecords, 1, memory_order_relaxed);
+			atomic_store_explicit(&s->f, NULL, memory_order_relaxed);
+			if (s->gen == GEN_LAST)
+				continue; /* retired */
+			s->next_free = free_head;
+			free_head = idx + 1;
+		}
+		*pp = sl->next;
+		free(sl);
+	}
 	weft__unlock(&table_lock);
 }
 

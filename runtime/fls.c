@@ -114,18 +114,25 @@ static struct vals *vals_copy(const struct vals *v, unsigned n)
 	return c;
 }
 
+/* f is in its exit path (only f itself asks). */
+static bool ending(struct weft__fiber *f)
+{
+	return atomic_load_explicit(&f->life, memory_order_relaxed) & FL_ENDING;
+}
+
 int weft__fls_inherit(struct weft__fiber *parent, unsigned mode, struct weft__fls **out)
 {
 	*out = NULL;
 	/* A plain thread has no table; a fiber in its exit path has let go of
 	 * its own (a spawn from a destructor starts empty). */
-	if (mode == WEFT_FLS_EMPTY || !parent || parent->ending)
+	if (mode == WEFT_FLS_EMPTY || !parent || ending(parent))
 		return 0;
-	struct weft__fls *t = parent->fls;
+	struct weft__fiber_cold *pc = weft__cold(parent);
+	struct weft__fls *t = pc ? pc->fls : NULL;
 	if (mode == WEFT_FLS_SHARE) {
 		/* Both must see the same table from now on, so the parent gets
 		 * one if it has none. */
-		if (!t && !(t = parent->fls = table_new(NULL)))
+		if (!t && (!(pc = weft__fiber_cold(parent)) || !(t = pc->fls = table_new(NULL))))
 			return -ENOMEM;
 		atomic_fetch_add_explicit(&t->refs, 1, memory_order_relaxed);
 		*out = t;
@@ -146,8 +153,9 @@ int weft__fls_inherit(struct weft__fiber *parent, unsigned mode, struct weft__fl
 
 void weft__fls_exit(struct weft__fiber *self)
 {
-	struct weft__fls *t = self->fls;
-	self->fls = NULL;
+	struct weft__fiber_cold *c = weft__cold(self);
+	struct weft__fls *t = c->fls;
+	c->fls = NULL;
 	weft__fls_drop(t);
 }
 
@@ -160,7 +168,8 @@ static struct weft__fiber *self_fiber(void)
 void *weft_fls_get(weft_fls_key_t key)
 {
 	struct weft__fiber *self = self_fiber();
-	struct weft__fls *t = self ? self->fls : NULL;
+	struct weft__fiber_cold *c = self ? weft__cold(self) : NULL;
+	struct weft__fls *t = c ? c->fls : NULL;
 	if (!t || key == 0 || key > WEFT_FLS_KEYS)
 		return NULL;
 	void *value = NULL;
@@ -177,15 +186,16 @@ int weft_fls_set(weft_fls_key_t key, void *value)
 	if (key == 0 || key > atomic_load(&nkeys))
 		return -EINVAL;
 	struct weft__fiber *self = self_fiber();
-	if (!self || self->ending)
+	if (!self || ending(self))
 		return -EPERM;
-	if (!self->fls) {
+	struct weft__fiber_cold *c = weft__cold(self);
+	if (!c || !c->fls) {
 		if (!value)
 			return 0;
-		if (!(self->fls = table_new(NULL)))
+		if (!(c = weft__fiber_cold(self)) || !(c->fls = table_new(NULL)))
 			return -ENOMEM;
 	}
-	struct weft__fls *t = self->fls;
+	struct weft__fls *t = c->fls;
 	struct cell *nc = NULL;
 	if (value) {
 		if (!(nc = malloc(sizeof *nc)))

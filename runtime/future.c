@@ -5,27 +5,30 @@
 
 #include "internal.h"
 
+/* A weft_future_t: the core that select, the combinators and a fiber's
+ * result share, then what only a future made by weft_future_create has. */
+struct heap_future {
+	struct weft__future f; /* first: a weft_future_t * points here */
+	_Atomic int refs;
+	void (*cancel_fn)(void *arg); /* weft_future_on_cancel, until settled */
+	void *cancel_arg;
+};
+
 void weft__future_init(struct weft__future *f)
 {
 	f->lock = (weft__lock_t)WEFT__LOCK_INIT;
 	atomic_store_explicit(&f->state, FS_PENDING, memory_order_relaxed);
 	f->value = NULL;
-	f->error = 0;
 	f->waiters = NULL;
-	atomic_store_explicit(&f->refs, 1, memory_order_relaxed);
-	f->cancel_fn = NULL;
-	f->cancel_arg = NULL;
 }
 
-/* Settle a pending future, f's lock held: the cancel hook is dropped, and
- * every waiter that may be completed is (a select's waiter whose select has
- * already been decided is dropped instead). */
+/* Settle a pending future, f's lock held: every waiter that may be
+ * completed is (a select's waiter whose select has already been decided is
+ * dropped instead). A rejected future keeps its error where a resolved one
+ * keeps its value. */
 static void settle_locked(struct weft__future *f, int state, void *value, int error)
 {
-	f->value = value;
-	f->error = error;
-	f->cancel_fn = NULL;
-	f->cancel_arg = NULL;
+	f->value = state == FS_REJECTED ? (void *)(intptr_t)error : value;
 	atomic_store_explicit(&f->state, state, memory_order_release);
 	struct weft__waiter *w;
 	while ((w = weft__waitq_take(&f->waiters)))
@@ -47,7 +50,7 @@ int weft__future_settle(struct weft__future *f, int state, void *value, int erro
 int weft__future_outcome(struct weft__future *f, void **value)
 {
 	if (atomic_load_explicit(&f->state, memory_order_acquire) == FS_REJECTED)
-		return f->error;
+		return (int)(intptr_t)f->value;
 	if (value)
 		*value = f->value;
 	return 0;
@@ -76,27 +79,30 @@ int weft_future_create(weft_future_t **out)
 {
 	if (!out)
 		return -EINVAL;
-	struct weft__future *f = malloc(sizeof *f);
-	if (!f)
+	struct heap_future *h = malloc(sizeof *h);
+	if (!h)
 		return -ENOMEM;
-	weft__future_init(f);
-	*out = (weft_future_t *)f;
+	weft__future_init(&h->f);
+	atomic_store_explicit(&h->refs, 1, memory_order_relaxed);
+	h->cancel_fn = NULL;
+	h->cancel_arg = NULL;
+	*out = (weft_future_t *)h;
 	return 0;
 }
 
 weft_future_t *weft_future_retain(weft_future_t *pub)
 {
-	struct weft__future *f = (struct weft__future *)pub;
-	if (f)
-		atomic_fetch_add_explicit(&f->refs, 1, memory_order_relaxed);
+	struct heap_future *h = (struct heap_future *)pub;
+	if (h)
+		atomic_fetch_add_explicit(&h->refs, 1, memory_order_relaxed);
 	return pub;
 }
 
 int weft_future_destroy(weft_future_t *pub)
 {
-	struct weft__future *f = (struct weft__future *)pub;
-	if (f && atomic_fetch_sub_explicit(&f->refs, 1, memory_order_acq_rel) == 1)
-		free(f);
+	struct heap_future *h = (struct heap_future *)pub;
+	if (h && atomic_fetch_sub_explicit(&h->refs, 1, memory_order_acq_rel) == 1)
+		free(h);
 	return 0;
 }
 
@@ -127,14 +133,15 @@ int weft_future_await(weft_future_t *pub, int64_t deadline, void **value)
 
 int weft_future_on_cancel(weft_future_t *pub, void (*fn)(void *arg), void *arg)
 {
-	struct weft__future *f = (struct weft__future *)pub;
-	if (!f)
+	struct heap_future *h = (struct heap_future *)pub;
+	if (!h)
 		return -EINVAL;
+	struct weft__future *f = &h->f;
 	weft__lock(&f->lock);
 	int r = -EALREADY;
 	if (atomic_load_explicit(&f->state, memory_order_relaxed) == FS_PENDING) {
-		f->cancel_fn = fn;
-		f->cancel_arg = fn ? arg : NULL;
+		h->cancel_fn = fn;
+		h->cancel_arg = fn ? arg : NULL;
 		r = 0;
 	}
 	weft__unlock(&f->lock);
@@ -143,16 +150,18 @@ int weft_future_on_cancel(weft_future_t *pub, void (*fn)(void *arg), void *arg)
 
 int weft_future_cancel(weft_future_t *pub)
 {
-	struct weft__future *f = (struct weft__future *)pub;
-	if (!f)
+	struct heap_future *h = (struct heap_future *)pub;
+	if (!h)
 		return -EINVAL;
+	struct weft__future *f = &h->f;
 	weft__lock(&f->lock);
 	if (atomic_load_explicit(&f->state, memory_order_relaxed) != FS_PENDING) {
 		weft__unlock(&f->lock);
 		return -EALREADY;
 	}
-	void (*fn)(void *) = f->cancel_fn;
-	void *arg = f->cancel_arg;
+	/* Settled, the hook is never read again. */
+	void (*fn)(void *) = h->cancel_fn;
+	void *arg = h->cancel_arg;
 	settle_locked(f, FS_REJECTED, NULL, -ECANCELED);
 	weft__unlock(&f->lock);
 	/* Outside the lock: the hook may settle or cancel other futures. The

@@ -42,7 +42,7 @@ static int closed_result(struct weft__fiber *self)
 	/* Its status says cancelled: marked here, where the generator learns
 	 * of the close, so it holds however the close reached it (woken in
 	 * gwait, or seeing the flag before the closer's weft_fiber_cancel). */
-	atomic_store(&self->cancelled, 1);
+	atomic_fetch_or(&self->life, FL_CANCELLED);
 	uint64_t pw = atomic_load_explicit(&self->park, memory_order_acquire);
 	while (PW_DELIVERABLE(pw) &&
 	       !atomic_compare_exchange_weak_explicit(&self->park, &pw, pw & ~PW_CANCEL,
@@ -70,7 +70,7 @@ static void *gen_main(void *arg)
 {
 	struct weft_gen *g = arg;
 	struct weft__fiber *self = weft__self();
-	self->gen = g;
+	weft__cold(self)->gen = g; /* made at the spawn (weft__spawn_cold) */
 	weft__lock(&g->lock);
 	int r = wait_resume(g, self);
 	weft__unlock(&g->lock);
@@ -79,10 +79,11 @@ static void *gen_main(void *arg)
 
 void weft__gen_exit(struct weft__fiber *self, void *result)
 {
-	struct weft_gen *g = self->gen;
+	struct weft__fiber_cold *c = weft__cold(self);
+	struct weft_gen *g = c ? c->gen : NULL;
 	if (!g)
 		return;
-	self->gen = NULL;
+	c->gen = NULL;
 	weft__lock(&g->lock);
 	g->state = GS_DONE;
 	g->value = result;
@@ -104,7 +105,7 @@ int weft_gen_create_at(weft_gen_t **out, const weft_attr_t *attr, weft_fn fn, vo
 	g->state = GS_IDLE;
 	g->fn = fn;
 	g->arg = arg;
-	int r = weft_fiber_spawn_at(&g->fiber, attr, gen_main, g, file, line);
+	int r = weft__spawn_cold(&g->fiber, attr, gen_main, g, file, line);
 	if (r) {
 		free(g);
 		return r;
@@ -161,7 +162,8 @@ int weft_gen_yield(void *value)
 {
 	struct weft__worker *wk = weft__worker_self();
 	struct weft__fiber *self = wk ? wk->cur : NULL;
-	struct weft_gen *g = self ? self->gen : NULL;
+	struct weft__fiber_cold *c = self ? weft__cold(self) : NULL;
+	struct weft_gen *g = c ? c->gen : NULL;
 	if (!g)
 		return -EPERM;
 	weft__lock(&g->lock);

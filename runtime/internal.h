@@ -58,13 +58,13 @@ enum {
 /* ---- Contexts and fibers ------------------------------------------------ */
 
 /* Something arch_switch can switch to: a fiber, or a worker's scheduler
- * running on the thread's own stack. */
+ * running on the thread's own stack. Whether it keeps its own FP control
+ * state is its fiber's (FF_FPENV; the state is in its cold block). */
 struct weft__ctx {
 	void *sp;
-	arch_fpenv_t fpenv; /* its own FP control state, saved while switched out ... */
-	bool fp_own;        /* ... when it keeps one (WEFT_ATTR_FPENV) */
-#ifdef WEFT_SAN             /* only in sanitizer builds (san.h): */
-	void *stack_lo;     /* the stack's lowest address */
+	/* only in sanitizer builds (san.h): */
+#ifdef WEFT_SAN
+	void *stack_lo; /* the stack's lowest address */
 	size_t stack_len;
 	void *san_fake;  /* ASan's fake-stack handle while switched out */
 	void *san_fiber; /* TSan's fiber handle */
@@ -74,74 +74,155 @@ struct weft__ctx {
 struct weft__future {
 	weft__lock_t lock;
 	_Atomic int state; /* FS_* */
-	void *value;
+	void *value;       /* resolved: the value; rejected: the error (intptr_t) */
 	struct weft__waiter *waiters;
-	int error;
-	_Atomic int refs;             /* heap futures only */
-	void (*cancel_fn)(void *arg); /* weft_future_on_cancel, until settled */
-	void *cancel_arg;
 };
 enum { FS_PENDING = 0, FS_RESOLVED = 1, FS_REJECTED = 2 };
 
 enum {
-	FF_THREAD = 1,  /* a plain OS thread standing in as a fiber */
+	FF_FPENV = 1,   /* keeps its own FP control state (WEFT_ATTR_FPENV), in cold */
 	FF_SERVICE = 2, /* the runtime's own: weft_run does not wait for it */
-	FF_FPENV = 4,   /* keeps its own FP control state (WEFT_ATTR_FPENV) */
-	FF_HIGH = 8,    /* the latency-sensitive class (WEFT_ATTR_HIGH) */
+	FF_HIGH = 4,    /* the latency-sensitive class (WEFT_ATTR_HIGH) */
+	FF_THREAD = 8,  /* a plain OS thread standing in as a fiber */
+	FF_STACK = 16,  /* its stack is not of the common shape: cold->stack says */
+	FF_COLD = 32,   /* to spawn: make its cold block now (a generator's fiber) */
 };
+/* The attribute flags a spawn copies as they are. */
+_Static_assert((int)FF_FPENV == (int)WEFT_ATTR_FPENV && (int)FF_HIGH == (int)WEFT_ATTR_HIGH,
+	       "FF_ = WEFT_ATTR_");
 
-struct weft__fiber {
-	struct weft__ctx ctx;
-	_Atomic uint64_t park; /* the park word (a plain thread sleeps on its low half) */
-	unsigned flags;
-	/* the worker it is pinned to, plus one; 0 = none (weft_fiber_pin).
-	 * Written only by the fiber itself and its spawner; read by whoever
-	 * queues it (relaxed: a plain load on every CPU) */
-	_Atomic uint32_t pin;
-	struct weft__fiber *next; /* run-queue and pool link */
+/* The bits of a fiber's life word: set and cleared with atomic operations
+ * by anyone; its pin (the worker it is pinned to, plus one; 0 = none) is
+ * written only by the fiber itself and its spawner, read by whoever queues
+ * it (relaxed: a plain load on every CPU). */
+enum {
+	FL_HELD = 1,      /* its weft_fiber_t is held (not joined or detached yet) */
+	FL_JOINING = 2,   /* a join or detach is using the handle */
+	FL_CANCELLED = 4, /* a cancellation request was made (its exit status) */
+	FL_ENDING = 8,    /* in its exit path (finish); set by the fiber */
+};
+#define FL_PIN_SHIFT 8
+#define FL_PIN(l) ((l) >> FL_PIN_SHIFT)
+/* status before weft_fiber_set_status: no status is positive */
+#define WEFT__STATUS_UNSET 1
 
-	/* identity and lifetime */
-	_Atomic uint64_t handle; /* the weft_fiber_t naming it; 0 while free */
-	uint32_t slot;           /* its slot in the fiber table, for good (fibtab.c) */
-	_Atomic int refs;        /* one for being alive, one for a held handle */
-	_Atomic int handle_held;
-	_Atomic int joining;
-	struct weft__future done; /* settles with the result at exit */
+struct weft__fls;
+struct weft__mbox;
 
-	/* what it runs */
-	weft_fn fn;
-	void *arg;
-	struct shim_stack stack;
-
-	uint32_t timer_slot;  /* timer heap index + 1, 0 when not armed */
-	unsigned cancel_hold; /* weft_fiber_cancel_hold depth; only the fiber touches it */
+/* What most fibers never use, behind one pointer allocated on first use
+ * (weft__fiber_cold) and kept with the record from then on, for its next
+ * lives too (a spawn clears it). A spawn that names the fiber, or whose
+ * spawner has a name, or that asks for local storage, a supervisor, its own
+ * FP state or an uncommon stack makes it then; a first message to the fiber
+ * makes it from the sender's thread (published with a CAS). */
+struct weft__fiber_cold {
+	char name[WEFT_NAME_MAX];
+	char parent_name[WEFT_NAME_MAX];
 	/* processes (mailbox.c): NULL until the first message is sent to it
 	 * or it asks for one, then its mailbox; WEFT__MBOX_GONE once it has
 	 * exited */
 	struct weft__mbox *_Atomic mbox;
-
-	/* diagnostics */
-	char name[WEFT_NAME_MAX];
-	const char *file;
-	weft_fiber_t parent; /* its spawner, 0 for a plain thread */
-	char parent_name[WEFT_NAME_MAX];
-	/* what its latest park waits on (weft__park_begin_why; a string
-	 * literal) and since when (its worker's stamp, stored only when it
-	 * really switches out): read by weft_dump, meaningful while parked */
-	_Atomic(const char *) wait_why;
-	_Atomic int64_t wait_since;
-
 	/* fiber context (fls.c, generator.c, supervise.c) */
 	struct weft__fls *fls;        /* local-storage table, NULL = empty; only
 				       * the fiber itself (and its spawns) use it */
 	struct weft_gen *gen;         /* the generator it runs, or NULL */
 	struct weft_chan *supervisor; /* where its end is reported, or NULL */
-	int status;                   /* exit status; read once done settles */
-	int status_set;               /* weft_fiber_set_status was called */
-	int ending;                   /* in its exit path (finish) */
-	_Atomic int cancelled;        /* a cancellation request was made */
-	int line;                     /* diagnostics: the spawn site's, with file */
+	void *step_runner;            /* the step-process runner it is (step.c) */
+	struct shim_stack stack;      /* with FF_STACK: its stack */
+	arch_fpenv_t fpenv;           /* with FF_FPENV: its FP control state,
+				       * saved while switched out */
 };
+
+/* A fiber's record: 128 bytes on a 64-bit CPU (outside sanitizer builds),
+ * one per fiber alive or held (fibtab.c). */
+struct weft__fiber {
+	struct weft__ctx ctx;
+	_Atomic uint64_t park;    /* the park word (a plain thread sleeps on its low half) */
+	struct weft__fiber *next; /* run-queue and pool link */
+	/* identity and lifetime: the weft_fiber_t naming it; once free,
+	 * WEFT__HANDLE_FREE | its slot + 1 (it keeps its slot for good) */
+	_Atomic uint64_t handle;
+	struct weft__future done; /* settles with the result at exit */
+	union {
+		/* what it runs: read when it first runs */
+		struct {
+			weft_fn fn;
+			void *arg;
+		};
+		/* once it runs: what its latest park waits on
+		 * (weft__park_begin_why; a string literal) and since when (its
+		 * worker's stamp, stored only when it really switches out):
+		 * read by weft_dump, meaningful while parked */
+		struct {
+			_Atomic(const char *) wait_why;
+			_Atomic int64_t wait_since;
+		};
+	};
+	/* its stack's base: size and guard are the common shape's
+	 * (weft__stack_of), or with FF_STACK its cold block's */
+	void *stack;
+	struct weft__fiber_cold *_Atomic cold; /* NULL until first needed */
+	const char *file;                      /* diagnostics: the spawn site */
+	weft_fiber_t parent;                   /* its spawner, 0 for a plain thread */
+	_Atomic int refs;                      /* one for being alive, one for a held handle */
+	_Atomic uint32_t life;                 /* FL_* and the pin */
+	int line;                              /* the spawn site's, with file */
+	uint32_t timer_slot;                   /* timer heap index + 1, 0 when not armed */
+	/* exit status (WEFT__STATUS_UNSET until set); read once done settles */
+	int status;
+	uint8_t flags;        /* FF_*, set at spawn */
+	uint16_t cancel_hold; /* weft_fiber_cancel_hold depth; only the fiber touches it */
+};
+#define WEFT__HANDLE_FREE (UINT64_C(1) << 63)
+#if !defined(WEFT_SAN) && UINTPTR_MAX == UINT64_MAX
+_Static_assert(sizeof(struct weft__fiber) == 128, "a fiber record is 128 bytes");
+#endif
+
+/* f's cold block, or NULL while it has none. */
+static inline struct weft__fiber_cold *weft__cold(struct weft__fiber *f)
+{
+	return atomic_load_explicit(&f->cold, memory_order_acquire);
+}
+/* f's cold block, made if it has none (fibtab.c): NULL only for -ENOMEM.
+ * Any thread that holds a reference to f, or f itself. */
+struct weft__fiber_cold *weft__fiber_cold(struct weft__fiber *f);
+/* f's name ("" when it has none). */
+static inline const char *weft__fiber_name_of(struct weft__fiber *f)
+{
+	struct weft__fiber_cold *c = weft__cold(f);
+	return c ? c->name : "";
+}
+/* The name of f's spawner when f was spawned ("" for none). */
+static inline const char *weft__fiber_parent_name(struct weft__fiber *f)
+{
+	struct weft__fiber_cold *c = weft__cold(f);
+	return c ? c->parent_name : "";
+}
+/* Copy a fiber's name (as read from another thread: perhaps changing)
+ * into dst[WEFT_NAME_MAX], ended. No library call: the fault handler uses
+ * it. */
+static inline void weft__name_copy(char *dst, const char *src)
+{
+	size_t i = 0;
+	for (; i < WEFT_NAME_MAX - 1 && src[i]; i++)
+		dst[i] = src[i];
+	dst[i] = 0;
+}
+/* The worker f is pinned to, plus one; 0 = none. */
+static inline uint32_t weft__fiber_pin_of(struct weft__fiber *f)
+{
+	return FL_PIN(atomic_load_explicit(&f->life, memory_order_relaxed));
+}
+/* Pin f (the caller) to worker pin - 1, or unpin it (0): a CAS, since
+ * others set and clear the life word's bits. */
+static inline void weft__fiber_set_pin(struct weft__fiber *f, uint32_t pin)
+{
+	uint32_t l = atomic_load_explicit(&f->life, memory_order_relaxed);
+	while (!atomic_compare_exchange_weak_explicit(
+		&f->life, &l, (l & ((1u << FL_PIN_SHIFT) - 1)) | (pin << FL_PIN_SHIFT),
+		memory_order_relaxed, memory_order_relaxed))
+		;
+}
 
 /* Actions a context leaves for the next one to finish once it is off its
  * stack: a fiber is only made visible to other workers after its registers
@@ -232,6 +313,8 @@ struct weft__rt {
 	const struct weft__context_ops *context; /* weft__context_ops */
 	_Atomic int draining;                    /* weft_shutdown_grace: spawns start cancelled */
 	_Atomic int64_t high_alive; /* WEFT_ATTR_HIGH fibers alive: 0 skips their queues */
+	_Atomic int64_t fp_alive;   /* WEFT_ATTR_FPENV fibers not yet off their stacks for
+				     * good: 0 skips a switch's look at the FP state */
 	_Atomic int irq_sweep;      /* weft_fiber_interrupt hit a parked fiber */
 	/* fibers alive, on a cache line of their own: spawned and not yet
 	 * finished, plus what the workers hold as credit (weft__live_inc) */
@@ -327,6 +410,18 @@ void weft__workers_stop(void);
  * never run again. Returns the worker from resumed on. */
 struct weft__worker *weft__ctx_switch(struct weft__worker *w, struct weft__ctx *from,
 				      struct weft__ctx *to, bool dying);
+/* The same when either side may keep its own FP control state: from_fp,
+ * to_fp say where (weft__fiber_fp), NULL for one that does not. */
+struct weft__worker *weft__ctx_switch_fp(struct weft__worker *w, struct weft__ctx *from,
+					 arch_fpenv_t *from_fp, struct weft__ctx *to,
+					 arch_fpenv_t *to_fp, bool dying);
+/* Where f keeps its own FP control state, or NULL (f NULL: the scheduler). */
+static inline arch_fpenv_t *weft__fiber_fp(struct weft__fiber *f)
+{
+	if (!f || !(f->flags & FF_FPENV))
+		return NULL;
+	return &atomic_load_explicit(&f->cold, memory_order_relaxed)->fpenv;
+}
 
 /* First call on a new fiber's stack, completing the sanitizers' view. */
 void weft__ctx_entered(struct weft__ctx *self);
@@ -469,8 +564,22 @@ void weft__stack_start(struct weft__worker *w, struct weft__fiber *f);
 void weft__stack_release(struct weft__worker *w, struct weft__fiber *f);
 /* fiber.c: where every fiber starts (through weft__rt.fiber_main). */
 void weft__fiber_main(void *arg);
-/* Trade *s (taken at spawn, never run on) for the stack w freed last. */
-void weft__stack_swap(struct weft__worker *w, struct shim_stack *s);
+/* weft_fiber_spawn_at for a fiber that will need its cold block (a
+ * generator's): made at the spawn, where -ENOMEM can still be told. */
+int weft__spawn_cold(weft_fiber_t *out, const weft_attr_t *attr, weft_fn fn, void *arg,
+		     const char *file, int line);
+/* The stacks the pools keep are of the common shape: the default size,
+ * the guard of the first default-size stack the shim gave since weft_init
+ * (stack.c), no tool id. A fiber's record keeps only the base of such a
+ * stack. */
+extern _Atomic size_t weft__stack_guard;
+static inline bool weft__stack_common(const struct shim_stack *s)
+{
+	return s->size == weft__rt.stack_size && !s->tool_id &&
+	       s->guard == atomic_load_explicit(&weft__stack_guard, memory_order_relaxed);
+}
+/* f's stack, whole. */
+void weft__stack_of(const struct weft__fiber *f, struct shim_stack *out);
 int weft__stack_get(struct weft__worker *w, size_t size, struct shim_stack *out);
 void weft__stack_put(struct weft__worker *w, const struct shim_stack *s);
 void weft__stack_cache_drain(struct weft__worker *w);
@@ -510,7 +619,7 @@ int weft__fiber_lookup(weft_fiber_t h, bool owned, struct weft__fiber **out);
  * its worker lets go of it). */
 static inline bool weft__fiber_named(struct weft__fiber *f, bool owned)
 {
-	if (atomic_load(&f->handle_held))
+	if (atomic_load(&f->life) & FL_HELD)
 		return true;
 	return !owned && atomic_load_explicit(&f->done.state, memory_order_acquire) == FS_PENDING;
 }

@@ -88,11 +88,19 @@ void weft__mbox_unref(struct weft__mbox *mb)
 }
 
 /* ---- A fiber's mailbox --------------------------------------------------
- * f->mbox is written by its creator (f itself, or a sender holding a
+ * The mailbox pointer is in the fiber's cold block (made by whoever needs
+ * it first), written by its creator (f itself, or a sender holding a
  * reference to f's record) and by f's exit. Creators, and readers
  * other than f, work under a lock striped by fiber, which the exit takes
  * once after swapping the pointer out: a reader that saw the mailbox is
- * done with it before the exit frees it. */
+ * done with it before the exit frees it.
+ *
+ * The exit sets FL_ENDING (context.c) and then looks for a cold block and
+ * a mailbox, all seq_cst; a sender makes a mailbox and then looks at
+ * FL_ENDING. So either the exit finds the sender's mailbox and closes it,
+ * or the sender sees the exit begun and takes its mailbox back, and a
+ * fiber that never had a mailbox costs its exit no locked instruction
+ * beyond the one that sets FL_ENDING. */
 
 #define NSTRIPE 16
 static weft__lock_t stripes[NSTRIPE];
@@ -102,11 +110,19 @@ static weft__lock_t *stripe_of(struct weft__fiber *f)
 	return &stripes[((uintptr_t)f / 64) % NSTRIPE];
 }
 
-/* f's mailbox, made if it has none (stripe locked). -ESRCH once f has
- * exited, -ENOMEM. */
-static int mbox_of(struct weft__fiber *f, struct weft__mbox **out)
+static bool ending(struct weft__fiber *f) { return atomic_load(&f->life) & FL_ENDING; }
+
+/* f's mailbox, made if it has none (stripe locked). sender: the caller is
+ * not f, and makes none once f's exit has begun. -ESRCH once f has exited,
+ * -ENOMEM. */
+static int mbox_of(struct weft__fiber *f, bool sender, struct weft__mbox **out)
 {
-	struct weft__mbox *mb = atomic_load(&f->mbox);
+	if (sender && ending(f))
+		return -ESRCH;
+	struct weft__fiber_cold *c = weft__fiber_cold(f);
+	if (!c)
+		return -ENOMEM;
+	struct weft__mbox *mb = atomic_load(&c->mbox);
 	if (mb == WEFT__MBOX_GONE)
 		return -ESRCH;
 	if (!mb) {
@@ -114,9 +130,17 @@ static int mbox_of(struct weft__fiber *f, struct weft__mbox **out)
 			return -ENOMEM;
 		weft__mbox_init(mb, f->handle, false);
 		struct weft__mbox *none = NULL;
-		if (!atomic_compare_exchange_strong(&f->mbox, &none, mb)) {
+		if (!atomic_compare_exchange_strong(&c->mbox, &none, mb)) {
 			/* f exited meanwhile: nobody has seen this mailbox. */
 			free(mb);
+			return -ESRCH;
+		}
+		if (sender && ending(f)) {
+			/* Its exit began: take the mailbox back, unless the
+			 * exit found it (then the exit closes it). */
+			struct weft__mbox *mine = mb;
+			if (atomic_compare_exchange_strong(&c->mbox, &mine, WEFT__MBOX_GONE))
+				free(mb);
 			return -ESRCH;
 		}
 	}
@@ -132,14 +156,15 @@ static int self_mbox(struct weft__mbox **out)
 	if (!f)
 		return -EPERM;
 	/* Only f's own exit could take it away, and f is here. */
-	struct weft__mbox *mb = atomic_load_explicit(&f->mbox, memory_order_acquire);
+	struct weft__fiber_cold *c = weft__cold(f);
+	struct weft__mbox *mb = c ? atomic_load_explicit(&c->mbox, memory_order_acquire) : NULL;
 	if (mb && mb != WEFT__MBOX_GONE) {
 		*out = mb;
 		return 0;
 	}
 	weft__lock_t *l = stripe_of(f);
 	weft__lock(l);
-	int e = mbox_of(f, out);
+	int e = mbox_of(f, false, out);
 	weft__unlock(l);
 	return e;
 }
@@ -155,8 +180,13 @@ static int current_mbox(struct weft__mbox **out)
 
 void weft__mbox_exit(struct weft__fiber *self)
 {
-	struct weft__mbox *mb = atomic_exchange(&self->mbox, WEFT__MBOX_GONE);
-	if (!mb)
+	/* FL_ENDING is set: a sender makes no mailbox from now on, or takes
+	 * back the one it made (mbox_of). */
+	struct weft__fiber_cold *c = atomic_load(&self->cold);
+	if (!c)
+		return;
+	struct weft__mbox *mb = atomic_exchange(&c->mbox, WEFT__MBOX_GONE);
+	if (!mb || mb == WEFT__MBOX_GONE)
 		return;
 	weft__lock_t *l = stripe_of(self);
 	weft__lock(l);
@@ -186,7 +216,8 @@ static int mbox_get(weft_pid_t pid, struct weft__mbox **out)
 		return e;
 	weft__lock_t *l = stripe_of(f);
 	weft__lock(l);
-	if ((e = mbox_of(f, out)) == 0)
+	struct weft__worker *w = weft__worker_self();
+	if ((e = mbox_of(f, !(w && w->cur == f), out)) == 0)
 		atomic_fetch_add_explicit(&(*out)->refs, 1, memory_order_relaxed);
 	weft__unlock(l);
 	weft__fiber_unref(f);

@@ -39,9 +39,11 @@ static bool in_guard(const struct weft__fiber *f, uintptr_t addr, int reach)
 {
 	if (!f)
 		return false;
-	uintptr_t base = (uintptr_t)f->stack.base;
-	uintptr_t lo = base - f->stack.guard - (reach == 1 ? f->stack.size : 0);
-	return addr < base + (reach == 2 ? f->stack.size : 0) && addr >= lo;
+	struct shim_stack s;
+	weft__stack_of(f, &s);
+	uintptr_t base = (uintptr_t)s.base;
+	uintptr_t lo = base - s.guard - (reach == 1 ? s.size : 0);
+	return addr < base + (reach == 2 ? s.size : 0) && addr >= lo;
 }
 
 size_t weft__name_fault(uintptr_t addr, char *buf, size_t cap)
@@ -61,20 +63,22 @@ size_t weft__name_fault(uintptr_t addr, char *buf, size_t cap)
 				f = cands[i];
 	if (!f)
 		return 0;
-	uintptr_t base = (uintptr_t)f->stack.base;
+	struct shim_stack stk;
+	weft__stack_of(f, &stk);
+	uintptr_t base = (uintptr_t)stk.base;
 	struct out o = {buf, buf + cap - 1};
 	put(&o, "weft: fiber ");
 	put_num(&o, f->handle, 10);
 	put(&o, " \"");
-	put(&o, f->name);
+	put(&o, weft__fiber_name_of(f));
 	put(&o, addr < base ? "\" overflowed its stack of " : "\" got no memory for its stack of ");
-	put_num(&o, f->stack.size, 10);
+	put_num(&o, stk.size, 10);
 	put(&o, " bytes (fault at ");
 	put_num(&o, addr, 16);
 	put(&o, ", stack ");
 	put_num(&o, base, 16);
 	put(&o, "..");
-	put_num(&o, base + f->stack.size, 16);
+	put_num(&o, base + stk.size, 16);
 	put(&o, ")\n  spawned at ");
 	put(&o, f->file ? f->file : "?");
 	put(&o, ":");
@@ -83,7 +87,7 @@ size_t weft__name_fault(uintptr_t addr, char *buf, size_t cap)
 	 * prints it, each found in the fiber table without its lock. */
 	weft_fiber_t pid = f->parent;
 	char pname[WEFT_NAME_MAX];
-	memcpy(pname, f->parent_name, WEFT_NAME_MAX);
+	weft__name_copy(pname, weft__fiber_parent_name(f));
 	if (!pid)
 		put(&o, " by a plain thread");
 	for (int depth = 0; pid && depth < MAX_CHAIN; depth++) {
@@ -96,7 +100,7 @@ size_t weft__name_fault(uintptr_t addr, char *buf, size_t cap)
 		struct weft__fiber *p = weft__fiber_peek(pid);
 		weft_fiber_t next = p ? p->parent : 0;
 		if (p)
-			memcpy(pname, p->parent_name, WEFT_NAME_MAX);
+			weft__name_copy(pname, weft__fiber_parent_name(p));
 		if (!p || atomic_load_explicit(&p->handle, memory_order_acquire) != pid) {
 			put(&o, " (gone)");
 			break;

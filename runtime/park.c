@@ -194,7 +194,7 @@ void weft__cancel_repend(struct weft__fiber *self)
 
 void weft__cancel_request(struct weft__fiber *f)
 {
-	atomic_store(&f->cancelled, 1); /* its exit status (supervise.c) */
+	atomic_fetch_or(&f->life, FL_CANCELLED); /* its exit status (supervise.c) */
 	uint64_t w = atomic_load_explicit(&f->park, memory_order_acquire);
 	for (;;) {
 		unsigned st = PW_STATE(w);

@@ -276,13 +276,14 @@ static void report_one(struct weft__fiber *f, void *arg)
 		return;
 	r->n++;
 	if (r->fn) {
-		r->fn(f->handle, f->name, f->file, f->line, r->ctx);
+		r->fn(f->handle, weft__fiber_name_of(f), f->file, f->line, r->ctx);
 		return;
 	}
 	char buf[160];
 	int n = snprintf(buf, sizeof buf,
 			 "weft: shutdown: fiber %llu \"%s\" (spawned at %s:%d) did not finish\n",
-			 (unsigned long long)f->handle, f->name, f->file ? f->file : "?", f->line);
+			 (unsigned long long)f->handle, weft__fiber_name_of(f),
+			 f->file ? f->file : "?", f->line);
 	if (n > 0)
 		shim_console_write(buf, (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1);
 }

@@ -126,7 +126,7 @@ static void push_local(struct weft__worker *w, struct weft__fiber *f)
 /* The worker f is pinned to, or NULL. */
 static inline struct weft__worker *pinned_to(struct weft__fiber *f)
 {
-	uint32_t p = atomic_load_explicit(&f->pin, memory_order_relaxed);
+	uint32_t p = weft__fiber_pin_of(f);
 	return p ? &weft__rt.workers[p - 1] : NULL;
 }
 
@@ -544,7 +544,7 @@ void weft__ready_next(struct weft__fiber *f)
 	/* The slot holds bulk fibers: a latency-sensitive one goes to its
 	 * class's queue, which is looked at first anyway; one pinned to
 	 * another worker goes there. */
-	uint32_t pin = atomic_load_explicit(&f->pin, memory_order_relaxed);
+	uint32_t pin = weft__fiber_pin_of(f);
 	if (!w || !w->cur || (pin && pin - 1 != (uint32_t)w->index) || cls(f)) {
 		weft__ready(f);
 		return;
@@ -612,6 +612,8 @@ void weft__finish_switch(struct weft__worker *w)
 	}
 	case ACT_EXIT:
 		weft__stack_release(w, p);
+		if (p->flags & FF_FPENV) /* off its stack: its state is put back */
+			atomic_fetch_sub_explicit(&weft__rt.fp_alive, 1, memory_order_relaxed);
 		weft__fiber_unref(p); /* its reference for being alive */
 		break;
 	case ACT_MOVE:
@@ -621,6 +623,25 @@ void weft__finish_switch(struct weft__worker *w)
 }
 
 static inline void count_switch(struct weft__worker *w) { bump(&w->switches); }
+
+/* Whether any fiber may keep its own FP control state (WEFT_ATTR_FPENV):
+ * only then does a switch look at the fibers' flags. */
+static inline bool fp_any(void)
+{
+	return __builtin_expect(atomic_load_explicit(&weft__rt.fp_alive, memory_order_relaxed) > 0,
+				0);
+}
+
+/* From fiber self to next (NULL: the scheduler). */
+static inline struct weft__worker *switch_to(struct weft__worker *w, struct weft__fiber *self,
+					     struct weft__fiber *next, bool dying)
+{
+	struct weft__ctx *to = next ? &next->ctx : &w->sched;
+	if (fp_any())
+		return weft__ctx_switch_fp(w, &self->ctx, weft__fiber_fp(self), to,
+					   weft__fiber_fp(next), dying);
+	return weft__ctx_switch(w, &self->ctx, to, dying);
+}
 
 void weft__switch_out(struct weft__fiber *self, int act)
 {
@@ -643,8 +664,7 @@ void weft__switch_out(struct weft__fiber *self, int act)
 			weft__stack_start(w, next);
 	}
 	/* Resumed, perhaps on another worker: the switch reads it afresh. */
-	weft__finish_switch(
-		weft__ctx_switch(w, &self->ctx, next ? &next->ctx : &w->sched, act == ACT_EXIT));
+	weft__finish_switch(switch_to(w, self, next, act == ACT_EXIT));
 }
 
 int weft_fiber_yield(void)
@@ -674,7 +694,7 @@ int weft_fiber_yield(void)
 		if (!next->ctx.sp)
 			weft__stack_start(w, next);
 	}
-	weft__finish_switch(weft__ctx_switch(w, &self->ctx, next ? &next->ctx : &w->sched, false));
+	weft__finish_switch(switch_to(w, self, next, false));
 	return 0;
 }
 
@@ -688,7 +708,7 @@ int weft_fiber_pin(int worker)
 	struct weft__fiber *self = w->cur;
 	if (worker == -1)
 		worker = w->index;
-	atomic_store_explicit(&self->pin, (uint32_t)worker + 1, memory_order_relaxed);
+	weft__fiber_set_pin(self, (uint32_t)worker + 1);
 	if (worker != w->index)
 		weft__switch_out(self, ACT_MOVE);
 	return 0;
@@ -699,7 +719,7 @@ int weft_fiber_unpin(void)
 	struct weft__worker *w = weft__worker_self();
 	if (!w || !w->cur)
 		return -EPERM;
-	atomic_store_explicit(&w->cur->pin, 0, memory_order_relaxed);
+	weft__fiber_set_pin(w->cur, 0);
 	return 0;
 }
 
@@ -712,7 +732,11 @@ void weft__run(struct weft__worker *w, struct weft__fiber *f)
 	set_cur(w, f);
 	w->runs++;
 	count_switch(w);
-	weft__finish_switch(weft__ctx_switch(w, &w->sched, &f->ctx, false));
+	if (fp_any())
+		w = weft__ctx_switch_fp(w, &w->sched, NULL, &f->ctx, weft__fiber_fp(f), false);
+	else
+		w = weft__ctx_switch(w, &w->sched, &f->ctx, false);
+	weft__finish_switch(w);
 }
 
 void weft__worker_main(void *arg)

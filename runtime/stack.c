@@ -30,6 +30,24 @@ static _Atomic unsigned pressure; /* moves on each -ENOMEM from the shim */
 
 static bool default_size(size_t size) { return size == weft__rt.stack_size; }
 
+/* The common shape's guard, learnt from the first default-size stack
+ * the shim gives after weft__stack_reset; 0 until then. */
+_Atomic size_t weft__stack_guard;
+
+void weft__stack_of(const struct weft__fiber *f, struct shim_stack *out)
+{
+	if (f->flags & FF_STACK) {
+		*out = atomic_load_explicit(&((struct weft__fiber *)f)->cold, memory_order_acquire)
+			       ->stack;
+		return;
+	}
+	*out = (struct shim_stack){
+		.base = f->stack,
+		.size = weft__rt.stack_size,
+		.guard = atomic_load_explicit(&weft__stack_guard, memory_order_relaxed),
+	};
+}
+
 int weft__stack_get(struct weft__worker *w, size_t size, struct shim_stack *out)
 {
 	if (default_size(size)) {
@@ -55,6 +73,10 @@ int weft__stack_get(struct weft__worker *w, size_t size, struct shim_stack *out)
 	int err = shim_stack_alloc(size, out);
 	if (err == -ENOMEM)
 		atomic_fetch_add(&pressure, 1);
+	size_t none = 0;
+	if (!err && default_size(size) &&
+	    !atomic_load_explicit(&weft__stack_guard, memory_order_relaxed))
+		atomic_compare_exchange_strong(&weft__stack_guard, &none, out->guard);
 	return err;
 }
 
@@ -74,7 +96,7 @@ static void give(const struct shim_stack *s, unsigned n)
 
 void weft__stack_put(struct weft__worker *w, const struct shim_stack *s)
 {
-	if (!default_size(s->size)) {
+	if (!weft__stack_common(s)) {
 		shim_stack_free(s);
 		return;
 	}
@@ -92,31 +114,45 @@ void weft__stack_put(struct weft__worker *w, const struct shim_stack *s)
 	w->cache[w->ncached++] = *s;
 }
 
-void weft__stack_swap(struct weft__worker *w, struct shim_stack *s)
-{
-	if (w && w->ncached && default_size(s->size)) {
-		struct shim_stack t = w->cache[w->ncached - 1];
-		w->cache[w->ncached - 1] = *s;
-		*s = t;
-	}
-}
-
 void weft__stack_start(struct weft__worker *w, struct weft__fiber *f)
 {
 	/* The stack taken at spawn (where running out can still be told to
 	 * the caller) is traded for the one this worker freed last, likely
 	 * still in the CPU's cache: a stream of short fibers runs on one
-	 * stack, and a stack taken but not yet run is never touched. */
-	weft__stack_swap(w, &f->stack);
-	weft__ctx_create(&f->ctx, f->stack.base, f->stack.size);
-	f->ctx.fp_own = f->flags & FF_FPENV;
-	f->ctx.sp = arch_frame_init((char *)f->stack.base + f->stack.size, weft__rt.fiber_main, f);
+	 * stack, and a stack taken but not yet run is never touched. The
+	 * pools keep only stacks of the common shape, so a trade is of bases. */
+	if (!(f->flags & FF_STACK)) {
+		if (w && w->ncached) {
+			void *b = w->cache[w->ncached - 1].base;
+			w->cache[w->ncached - 1].base = f->stack;
+			f->stack = b;
+		}
+		size_t size = weft__rt.stack_size;
+		weft__ctx_create(&f->ctx, f->stack, size);
+		f->ctx.sp = arch_frame_init((char *)f->stack + size, weft__rt.fiber_main, f);
+		return;
+	}
+	struct shim_stack s;
+	weft__stack_of(f, &s);
+	weft__ctx_create(&f->ctx, s.base, s.size);
+	f->ctx.sp = arch_frame_init((char *)s.base + s.size, weft__rt.fiber_main, f);
 }
 
 void weft__stack_release(struct weft__worker *w, struct weft__fiber *f)
 {
 	weft__ctx_destroy(&f->ctx);
-	weft__stack_put(w, &f->stack);
+	if (!(f->flags & FF_STACK) && w && w->ncached < CACHE_MAX) {
+		/* of the common shape: the cache takes it as it is */
+		struct shim_stack *s = &w->cache[w->ncached++];
+		s->base = f->stack;
+		s->size = weft__rt.stack_size;
+		s->guard = atomic_load_explicit(&weft__stack_guard, memory_order_relaxed);
+		s->tool_id = 0;
+		return;
+	}
+	struct shim_stack s;
+	weft__stack_of(f, &s);
+	weft__stack_put(w, &s);
 }
 
 void weft__stack_cache_drain(struct weft__worker *w)
@@ -160,4 +196,9 @@ void weft__stack_idle(void)
 		weft__stack_trim(SHARED_KEEP);
 }
 
-void weft__stack_reset(void) { weft__stack_trim(0); }
+void weft__stack_reset(void)
+{
+	weft__stack_trim(0);
+	/* The next weft_init may choose another guard (WEFT_GUARD_KB). */
+	atomic_store_explicit(&weft__stack_guard, 0, memory_order_relaxed);
+}

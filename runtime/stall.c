@@ -125,15 +125,17 @@ static void report_if(struct weft__fiber *f, void *arg)
 		return; /* it moved on just now: no stall left */
 	weft_fiber_t h = atomic_load_explicit(&f->handle, memory_order_acquire);
 	uintptr_t pcs[MAX_FRAMES];
-	uintptr_t lo = (uintptr_t)f->stack.base;
-	int n = shim_thread_backtrace(st->w->thread, lo, lo + f->stack.size, pcs, MAX_FRAMES,
+	struct shim_stack stk;
+	weft__stack_of(f, &stk);
+	uintptr_t lo = (uintptr_t)stk.base;
+	int n = shim_thread_backtrace(st->w->thread, lo, lo + stk.size, pcs, MAX_FRAMES,
 				      shim_now() + BACKTRACE_WAIT_NS);
 	take(st->w, &now);
 	if (n > 0 && !same(&now, &st->at))
 		n = -ESTALE; /* the addresses may be another fiber's */
 	say("weft: stall: fiber %llu \"%s\" (spawned at %s:%d) has run for %lld ms on worker %u "
 	    "without a suspension point\n",
-	    (unsigned long long)h, f->name, f->file ? f->file : "?", f->line,
+	    (unsigned long long)h, weft__fiber_name_of(f), f->file ? f->file : "?", f->line,
 	    (long long)(st->ran / 1000000), st->i);
 	if (n <= 0)
 		say("    (no backtrace: %s)\n", why_none(n));

@@ -50,15 +50,15 @@ static uint64_t nlive; /* step-processes spawned and not yet closed */
 /* A runner yields its worker to other fibers after this many calls. */
 #define YIELD_EVERY 16
 
-static void *runner_main(void *arg);
-
 struct weft__mbox *weft__step_current(void)
 {
 	struct weft__worker *w = weft__worker_self();
 	struct weft__fiber *f = w ? w->cur : NULL;
-	if (!f || f->fn != runner_main)
+	/* A runner is named: it has a cold block, which says it is one. */
+	struct weft__fiber_cold *c = f ? weft__cold(f) : NULL;
+	if (!c || !c->step_runner)
 		return NULL;
-	struct weft_step *p = ((struct runner *)f->arg)->cur;
+	struct weft_step *p = ((struct runner *)c->step_runner)->cur;
 	return p ? &p->mb : NULL;
 }
 
@@ -291,6 +291,7 @@ static void cancel_all(void) { weft__mbox_each_step(post_cancel); }
 static void *runner_main(void *arg)
 {
 	struct runner *r = arg;
+	weft__cold(weft__self())->step_runner = r; /* named: made at its spawn */
 	for (unsigned n = 1;; n++) {
 		timers_fire();
 		weft__lock(&rq_lock);
@@ -329,7 +330,7 @@ static int start_runner(void)
 	r->used = true;
 	r->cur = NULL;
 	weft_attr_t a = {.name = "weft-step-runner"};
-	int e = weft_fiber_spawn(NULL, &a, runner_main, r);
+	int e = weft__spawn_cold(NULL, &a, runner_main, r, __FILE__, __LINE__);
 	if (e) {
 		r->used = false;
 		return e;

@@ -14,14 +14,14 @@ int weft_fiber_set_status(int status)
 	if (status > 0)
 		return -EINVAL;
 	self->status = status;
-	self->status_set = 1;
 	return 0;
 }
 
 int weft__exit_status(struct weft__fiber *self)
 {
-	int status =
-		self->status_set ? self->status : (atomic_load(&self->cancelled) ? -ECANCELED : 0);
+	int status = self->status != WEFT__STATUS_UNSET          ? self->status
+		     : (atomic_load(&self->life) & FL_CANCELLED) ? -ECANCELED
+								 : 0;
 	/* The fiber has ended: a request it has not seen is spent (its status
 	 * says so), and a hold it forgot to release no longer protects
 	 * anything. What is left of its exit (destructors, the report) waits
@@ -38,7 +38,7 @@ int weft__exit_status(struct weft__fiber *self)
 
 void weft__supervise_exit(struct weft__fiber *self, void *result, int status)
 {
-	weft_chan_t *c = self->supervisor;
+	weft_chan_t *c = weft__cold(self)->supervisor;
 	if (!c)
 		return;
 	weft_exit_t e = {

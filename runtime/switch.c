@@ -16,14 +16,13 @@
 
 void weft__ctx_create(struct weft__ctx *c, void *lo, size_t len)
 {
-	c->fp_own = false;
 #ifdef WEFT_SAN
 	c->stack_lo = lo;
 	c->stack_len = len;
 	c->san_fake = NULL;
 	c->san_fiber = NULL;
 #else
-	(void)lo, (void)len;
+	(void)c, (void)lo, (void)len;
 #endif
 #ifdef WEFT_TSAN
 	c->san_fiber = __tsan_create_fiber(0);
@@ -43,12 +42,13 @@ void weft__ctx_destroy(struct weft__ctx *c)
 
 void weft__ctx_adopt_thread(struct weft__ctx *c)
 {
-	c->fp_own = false;
 #ifdef WEFT_SAN
 	c->stack_lo = NULL; /* learnt at the first switch away from it */
 	c->stack_len = 0;
 	c->san_fake = NULL;
 	c->san_fiber = NULL;
+#else
+	(void)c;
 #endif
 #ifdef WEFT_TSAN
 	c->san_fiber = __tsan_get_current_fiber();
@@ -85,19 +85,26 @@ void weft__ctx_entered(struct weft__ctx *self)
  * leaves, and the worker's state (saved as it came in) put back for whatever
  * runs next; on whichever worker it resumes, its own is loaded. Everything
  * between here and the switch is integer code, so loading early is safe. */
-static void fp_switch(struct weft__ctx *from, struct weft__ctx *to)
+static void fp_switch(arch_fpenv_t *from_fp, arch_fpenv_t *to_fp)
 {
 	struct weft__worker *w = weft__worker_self();
-	arch_fpenv_save(from->fp_own ? &from->fpenv : &w->fpenv);
-	arch_fpenv_load(to->fp_own ? &to->fpenv : &w->fpenv);
+	arch_fpenv_save(from_fp ? from_fp : &w->fpenv);
+	arch_fpenv_load(to_fp ? to_fp : &w->fpenv);
+}
+
+struct weft__worker *weft__ctx_switch_fp(struct weft__worker *w, struct weft__ctx *from,
+					 arch_fpenv_t *from_fp, struct weft__ctx *to,
+					 arch_fpenv_t *to_fp, bool dying)
+{
+	if ((uintptr_t)from_fp | (uintptr_t)to_fp)
+		fp_switch(from_fp, to_fp);
+	return weft__ctx_switch(w, from, to, dying);
 }
 
 struct weft__worker *weft__ctx_switch(struct weft__worker *w, struct weft__ctx *from,
 				      struct weft__ctx *to, bool dying)
 {
 	int saved_errno = *w->errno_loc;
-	if (from->fp_own | to->fp_own)
-		fp_switch(from, to);
 #ifdef WEFT_ASAN
 	__sanitizer_start_switch_fiber(dying ? NULL : &from->san_fake, to->stack_lo, to->stack_len);
 #endif

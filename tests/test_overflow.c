@@ -417,13 +417,21 @@ static void test_overflow_in_switch_names_outgoing(void **state)
 	(void)state;
 	static struct weft__worker wk;
 	static struct weft__fiber out, in;
+	static struct weft__fiber_cold out_cold, in_cold; /* names and uncommon stacks */
 	atomic_store(&out.handle, 7);
-	strcpy(out.name, "outgoing");
-	out.stack =
+	strcpy(out_cold.name, "outgoing");
+	out.flags = FF_STACK;
+	out_cold.stack =
 		(struct shim_stack){.base = (void *)0x10000000, .size = 0x4000, .guard = 0x1000};
+	out.stack = out_cold.stack.base;
+	atomic_store(&out.cold, &out_cold);
 	atomic_store(&in.handle, 8);
-	strcpy(in.name, "incoming");
-	in.stack = (struct shim_stack){.base = (void *)0x20000000, .size = 0x4000, .guard = 0x1000};
+	strcpy(in_cold.name, "incoming");
+	in.flags = FF_STACK;
+	in_cold.stack =
+		(struct shim_stack){.base = (void *)0x20000000, .size = 0x4000, .guard = 0x1000};
+	in.stack = in_cold.stack.base;
+	atomic_store(&in.cold, &in_cold);
 	struct weft__worker *saved = weft__worker_self();
 	weft__set_worker(&wk);
 	char buf[512];

@@ -135,8 +135,13 @@ def fibers():
             break
         for i in range(min(TABLE_CHUNK, nslots - c * TABLE_CHUNK)):
             f = _field(chunk[i], "f", need=True)
-            if int(f) != 0:
-                yield f.dereference()
+            if int(f) == 0:
+                continue
+            f = f.dereference()
+            # A free record keeps its slot: its handle then has bit 63 set.
+            h = _int(_field(f, "handle", need=True))
+            if h != 0 and not h >> 63:
+                yield f
 
 
 def _workers():
@@ -158,13 +163,23 @@ def _workers():
     return out
 
 
+def _cold_name(f, name):
+    """A name kept in the fiber's cold block ("" when it has none)."""
+    cold = _field(f, "cold")
+    if cold is None:
+        return "?"
+    if int(cold) == 0:
+        return ""
+    return _cstr(_field(cold.dereference(), name))
+
+
 class Fiber(object):
     """What `info fibers` shows of one fiber."""
 
     def __init__(self, f, workers):
         self.f = f
         self.id = _int(_field(f, "handle", need=True))
-        self.name = _cstr(_field(f, "name"))
+        self.name = _cold_name(f, "name")
         self.worker = workers.get(int(f.address))
         pw = _int(_field(f, "park"))
         done = _field(f, "done")
@@ -197,7 +212,7 @@ class Fiber(object):
         elif pid == 0:
             self.parent = "thread"
         else:
-            self.parent = '%d "%s"' % (pid, _cstr(_field(f, "parent_name")))
+            self.parent = '%d "%s"' % (pid, _cold_name(f, "parent_name"))
 
 
 def find(fid):
