@@ -101,16 +101,15 @@ static int spawn(weft_fiber_t *out, const weft_attr_t *attr, weft_fn fn, void *a
 		goto no_record;
 	/* What most fibers never use is in the record's cold block (made
 	 * here when this fiber needs one, kept from an earlier life if the
-	 * record has one): an unnamed spawn by an unnamed spawner allocates
-	 * nothing, and tells so in four tests. */
+	 * record has one): an unnamed spawn by an unnamed spawner, with
+	 * nothing else of the block's, allocates nothing. */
 	struct weft__fiber_cold *pc = parent ? weft__cold(parent) : NULL;
 	const char *pname = pc ? pc->name : "";
 	bool common = weft__stack_common(&stack);
+	bool needs_cold = (attr && (attr->name || (aflags & WEFT_ATTR_FPENV))) || fls || sup ||
+			  (flags & FF_COLD) || *pname || !common;
 	struct weft__fiber_cold *c = weft__cold(f);
-	if (!c && (attr || flags || pc || !common) &&
-	    ((attr && (attr->name || fls || sup || (aflags & WEFT_ATTR_FPENV))) ||
-	     (flags & FF_COLD) || *pname || !common) &&
-	    !(c = weft__fiber_cold(f)))
+	if (!c && needs_cold && !(c = weft__fiber_cold(f)))
 		goto no_record;
 
 	/* A pooled struct keeps its park generation, so no wake meant for its
