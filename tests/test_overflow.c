@@ -406,6 +406,19 @@ static void test_foreign_fault_default_or_ignored(void **state)
 	}
 }
 
+/* A fiber record made by hand: its handle, its name and a 16 KiB stack at
+ * base with a 4 KiB guard (an uncommon shape, so kept in its cold block). */
+static void fake_fiber(struct weft__fiber *f, struct weft__fiber_cold *cold, weft_fiber_t handle,
+		       const char *name, uintptr_t base)
+{
+	atomic_store(&f->handle, handle);
+	strcpy(cold->name, name);
+	f->flags = FF_STACK;
+	cold->stack = (struct shim_stack){.base = (void *)base, .size = 0x4000, .guard = 0x1000};
+	f->stack = cold->stack.base;
+	atomic_store(&f->cold, cold);
+}
+
 /* An overflow in the outgoing fiber's last frames during a switch: the
  * worker already names the incoming fiber (or none, for the scheduler) as
  * current, and the outgoing one is its prev until the switch is finished.
@@ -418,20 +431,8 @@ static void test_overflow_in_switch_names_outgoing(void **state)
 	static struct weft__worker wk;
 	static struct weft__fiber out, in;
 	static struct weft__fiber_cold out_cold, in_cold; /* names and uncommon stacks */
-	atomic_store(&out.handle, 7);
-	strcpy(out_cold.name, "outgoing");
-	out.flags = FF_STACK;
-	out_cold.stack =
-		(struct shim_stack){.base = (void *)0x10000000, .size = 0x4000, .guard = 0x1000};
-	out.stack = out_cold.stack.base;
-	atomic_store(&out.cold, &out_cold);
-	atomic_store(&in.handle, 8);
-	strcpy(in_cold.name, "incoming");
-	in.flags = FF_STACK;
-	in_cold.stack =
-		(struct shim_stack){.base = (void *)0x20000000, .size = 0x4000, .guard = 0x1000};
-	in.stack = in_cold.stack.base;
-	atomic_store(&in.cold, &in_cold);
+	fake_fiber(&out, &out_cold, 7, "outgoing", 0x10000000);
+	fake_fiber(&in, &in_cold, 8, "incoming", 0x20000000);
 	struct weft__worker *saved = weft__worker_self();
 	weft__set_worker(&wk);
 	char buf[512];
