@@ -85,8 +85,13 @@ static int spawn(weft_fiber_t *out, const weft_attr_t *attr, weft_fn fn, void *a
 	int err = fls_mode == WEFT_FLS_EMPTY ? 0 : cx->fls_inherit(parent, fls_mode, &fls);
 	if (err)
 		return err;
-	struct shim_stack stack;
-	err = weft__stack_get(w, size, &stack);
+	/* A stack of the default size is taken when the fiber first runs
+	 * (stack.c): here only the worker's cache is made sure of, so that a
+	 * spawn is refused with -ENOMEM when the pools are empty and the
+	 * shim has none either. Another size is the fiber's from now on. */
+	bool lazy = size == weft__rt.stack_size;
+	struct shim_stack stack = {0};
+	err = lazy ? weft__stack_admit(w) : weft__stack_get(w, size, &stack);
 	if (err) {
 		if (fls)
 			cx->fls_drop(fls);
@@ -105,9 +110,8 @@ static int spawn(weft_fiber_t *out, const weft_attr_t *attr, weft_fn fn, void *a
 	 * nothing else of the block's, allocates nothing. */
 	struct weft__fiber_cold *pc = parent ? weft__cold(parent) : NULL;
 	const char *pname = pc ? pc->name : "";
-	bool common = weft__stack_common(&stack);
 	bool needs_cold = (attr && (attr->name || (aflags & WEFT_ATTR_FPENV))) || fls || sup ||
-			  (flags & FF_COLD) || *pname || !common;
+			  (flags & FF_COLD) || *pname || !lazy;
 	struct weft__fiber_cold *c = weft__cold(f);
 	if (!c && needs_cold && !(c = weft__fiber_cold(f)))
 		goto no_record;
@@ -120,7 +124,7 @@ static int spawn(weft_fiber_t *out, const weft_attr_t *attr, weft_fn fn, void *a
 	atomic_store_explicit(&f->park, PW_MAKE(PW_GEN(pw) + 1, 0, PS_RUNNING),
 			      memory_order_release);
 	f->flags = (uint8_t)((flags & ~FF_COLD) | (aflags & (WEFT_ATTR_HIGH | WEFT_ATTR_FPENV)) |
-			     (common ? 0 : FF_STACK));
+			     (lazy ? 0 : FF_STACK));
 	/* WEFT_ATTR_PIN: the spawner's worker, worker 0 from a plain thread */
 	uint32_t pin = (aflags & WEFT_ATTR_PIN) ? (uint32_t)(w && w->cur ? w->index : 0) + 1 : 0;
 	atomic_store_explicit(&f->life, (out ? FL_HELD : 0) | (pin << FL_PIN_SHIFT),
@@ -132,7 +136,7 @@ static int spawn(weft_fiber_t *out, const weft_attr_t *attr, weft_fn fn, void *a
 	weft__fiber_count_spawn(w);
 	f->fn = fn;
 	f->arg = arg;
-	f->stack = stack.base;
+	__atomic_store_n(&f->stack, NULL, __ATOMIC_RELAXED); /* at its first run (stack.c) */
 	f->file = file;
 	f->line = line;
 	f->parent = parent ? parent->handle : 0;
@@ -150,7 +154,7 @@ static int spawn(weft_fiber_t *out, const weft_attr_t *attr, weft_fn fn, void *a
 		c->gen = NULL;
 		c->supervisor = sup;
 		c->step_runner = NULL;
-		if (!common)
+		if (!lazy)
 			c->stack = stack;
 		if (aflags & WEFT_ATTR_FPENV)
 			arch_fpenv_save(&c->fpenv); /* the spawner's, to start from */
@@ -185,7 +189,8 @@ no_record:
 	atomic_store_explicit(&f->refs, 1, memory_order_relaxed);
 	weft__fiber_unref(f); /* back to the pool */
 no_memory:
-	weft__stack_put(w, &stack);
+	if (!lazy)
+		weft__stack_put(w, &stack);
 	if (fls)
 		cx->fls_drop(fls);
 	return -ENOMEM;

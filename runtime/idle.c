@@ -160,6 +160,13 @@ bool weft__sleep_idle(struct weft__worker *w, int64_t cap)
 	idle_list[n] = w;
 	atomic_store_explicit(&nidle, n + 1, memory_order_relaxed);
 	weft__unlock(&idle_lock);
+	/* Its cached stacks go to the shared tier, pages and all: a sleeper
+	 * looks at stack.c's pressure only once woken, and a spawn on a busy
+	 * worker refused for want of a stack while sleepers held dozens was
+	 * a refusal with memory to spare (test_full_memory_refuses_new_work
+	 * on four harts). First, so that the trim below covers them. */
+	if (w->ncached)
+		weft__stack_cache_drain(w);
 	/* The last worker to go idle gives back what a burst of fibers left
 	 * (a worker idle beside a busy one would only make the stacks it
 	 * gives back fault in again, and every trim costs the other CPUs a

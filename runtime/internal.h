@@ -159,7 +159,8 @@ struct weft__fiber {
 		};
 	};
 	/* its stack's base: size and guard are the common shape's
-	 * (weft__stack_of), or with FF_STACK its cold block's */
+	 * (weft__stack_of), or with FF_STACK its cold block's; NULL until
+	 * its first run (stack.c), so read and written with __atomic */
 	void *stack;
 	struct weft__fiber_cold *_Atomic cold; /* NULL until first needed */
 	const char *file;                      /* diagnostics: the spawn site */
@@ -273,6 +274,7 @@ struct weft__worker {
 	unsigned ncached;
 	struct shim_stack cache[64]; /* default-size stacks for reuse (stack.c) */
 	unsigned stack_pressure;     /* stack.c's pressure count, as last seen */
+	bool starved_tried;          /* idle, it readied the starved fibers (sched.c) */
 	/* fibtab.c: free fiber records (each keeps its slot), moved to and
 	 * from the shared pool in batches */
 	struct weft__fiber *fpool;
@@ -388,7 +390,15 @@ int weft__idle_count(void);
  * earliest timer or cap (-1: none). sleep_idle returns true when a waker
  * picked w: it then counts as spinning (weft__rt.nspinning) until it looks. */
 void weft__set_worker(struct weft__worker *w);
-void weft__run(struct weft__worker *w, struct weft__fiber *f);
+bool weft__run(struct weft__worker *w, struct weft__fiber *f); /* false: f found no stack */
+/* sched.c: fibers whose first run found no stack (weft__stack_start) wait
+ * on the starved list, still alive: each fiber that ends readies one, and
+ * an idle worker (or the host loop) readies them all once before it
+ * sleeps. */
+bool weft__starved(void); /* any waits */
+void weft__unstarve(unsigned max);
+/* How many times a first run found no stack (for tests). */
+extern _Atomic uint64_t weft__starves;
 bool weft__sleep_idle(struct weft__worker *w, int64_t cap);
 /* Something is queued to run: the global queue, any worker's deque, next-run
  * slot or pinned inbox. */
@@ -558,9 +568,12 @@ void weft__fiber_unref(struct weft__fiber *f);
 /* Drop n references at once. */
 void weft__fiber_unref_n(struct weft__fiber *f, int n);
 /* stack.c: before f first runs on w (its context's sp is NULL until then):
- * its frame, entering weft__rt.fiber_main, on the stack it runs on; once it
- * has exited and is off its stack: the stack back to the pools. */
-void weft__stack_start(struct weft__worker *w, struct weft__fiber *f);
+ * its stack, unless it has one of another size already, and its frame on
+ * it, entering weft__rt.fiber_main; -ENOMEM when no stack could be had (f
+ * is unchanged: the scheduler puts it on its starved list). Once f has
+ * exited and is off its stack: the stack back to the pools. */
+__attribute__((warn_unused_result)) int weft__stack_start(struct weft__worker *w,
+							  struct weft__fiber *f);
 void weft__stack_release(struct weft__worker *w, struct weft__fiber *f);
 /* fiber.c: where every fiber starts (through weft__rt.fiber_main). */
 void weft__fiber_main(void *arg);
@@ -581,6 +594,13 @@ static inline bool weft__stack_common(const struct shim_stack *s)
 /* f's stack, whole. */
 void weft__stack_of(const struct weft__fiber *f, struct shim_stack *out);
 int weft__stack_get(struct weft__worker *w, size_t size, struct shim_stack *out);
+/* Spawn of a default-size fiber: 0 if w's cache (with no w: the shared
+ * tier) holds a stack or one could be put there, else -ENOMEM. */
+int weft__stack_admit_slow(struct weft__worker *w);
+static inline int weft__stack_admit(struct weft__worker *w)
+{
+	return w && w->ncached ? 0 : weft__stack_admit_slow(w);
+}
 void weft__stack_put(struct weft__worker *w, const struct shim_stack *s);
 void weft__stack_cache_drain(struct weft__worker *w);
 /* Called as a worker looks for work: if the shim ran out of stacks since

@@ -31,12 +31,21 @@ int weft__host_drive(int64_t deadline)
 	 * none, so what is ready runs. */
 	w->limit = deadline > 0 ? deadline : 0;
 	uint64_t runs = w->runs;
+	bool retried = false;
 	for (;;) {
 		struct weft__fiber *f;
 		while ((f = weft__find_work(w)))
 			weft__run(w, f);
 		if (w->runs != runs || atomic_load(&weft__rt.stopping))
 			break;
+		/* Fibers that found no stack for their first run are tried
+		 * again once before the host loop sleeps (sched.c does the
+		 * same for a worker). */
+		if (weft__starved() && !retried) {
+			retried = true;
+			weft__unstarve(UINT_MAX);
+			continue;
+		}
 		if (deadline >= 0 && (deadline == 0 || weft__now() >= deadline))
 			break;
 		if (weft__sleep_idle(w, deadline))

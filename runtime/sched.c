@@ -24,6 +24,8 @@
  * stack, so chains of wakes stay flat. A fiber is only made visible to other
  * workers by the context that runs after it (weft__finish_switch), once its
  * registers are saved. */
+#include <limits.h>
+
 #include "internal.h"
 
 /* Runs in a row a worker takes from its next-run slot before it looks at
@@ -362,11 +364,17 @@ static inline struct weft__fiber *take_yielded(struct weft__worker *w)
 	return f;
 }
 
-/* A fiber yielded while another worker sleeps: the yielded fibers go to the
- * global queue, oldest first, where any worker takes them, and one idle
- * worker is woken. Otherwise two fibers that yield to each other would
- * share one worker for good while the other sits idle: the private list is
- * seen by nobody else, and nothing wakes a sleeper for it. */
+/* A fiber yielded while another worker sleeps, or has been woken and not
+ * yet looked for work: the yielded fibers go to the global queue, oldest
+ * first, where any worker takes them, and one idle worker is woken.
+ * Otherwise two fibers that yield to each other would share one worker for
+ * good while the other sits idle: the private list is seen by nobody else,
+ * and nothing wakes a sleeper for it. The woken worker counts as spinning
+ * (no longer idle) until it looks: the yields meanwhile are shared too, or
+ * where it cannot run until the busy one is preempted (threads on one
+ * hart), the busy worker would have taken the one shared fiber back and
+ * kept the next on its list, and the woken one would find nothing, for
+ * thousands of yields (test_yielders_use_both_workers). */
 COLD static void share_yielded(struct weft__worker *w)
 {
 	struct weft__fiber *f = w->yielded, *head = NULL, *tail = NULL;
@@ -592,7 +600,9 @@ void weft__finish_switch(struct weft__worker *w)
 		else
 			w->yielded = p;
 		w->yielded_tail = p;
-		if (!alone() && weft__idle_count() > 0)
+		if (!alone() &&
+		    (weft__idle_count() > 0 ||
+		     atomic_load_explicit(&weft__rt.nspinning, memory_order_relaxed) > 0))
 			share_yielded(w);
 		break;
 	case ACT_PARK: {
@@ -612,7 +622,9 @@ void weft__finish_switch(struct weft__worker *w)
 	}
 	case ACT_EXIT:
 		weft__stack_release(w, p);
-		if (p->flags & FF_FPENV) /* off its stack: its state is put back */
+		if (__builtin_expect(weft__starved(), 0))
+			weft__unstarve(1); /* the stack just freed is its */
+		if (p->flags & FF_FPENV)   /* off its stack: its state is put back */
 			atomic_fetch_sub_explicit(&weft__rt.fp_alive, 1, memory_order_relaxed);
 		weft__fiber_unref(p); /* its reference for being alive */
 		break;
@@ -643,10 +655,79 @@ static inline struct weft__worker *switch_to(struct weft__worker *w, struct weft
 	return weft__ctx_switch(w, &self->ctx, to, dying);
 }
 
+/* ---- Fibers that found no stack at their first run ------------------------
+ * (docs/decisions/lazy-stacks.md) They wait here, still counted alive and
+ * not in any queue, until a fiber ends (its stack is then in the pools:
+ * finish_switch readies one) or an idle worker tries them all again. */
+static weft__lock_t starved_lock = WEFT__LOCK_INIT;
+static struct weft__fiber *starved_head, *starved_tail;
+static _Alignas(64) _Atomic unsigned nstarved; /* read without the lock: a hint */
+_Atomic uint64_t weft__starves;
+
+static void starve(struct weft__fiber *f)
+{
+	atomic_fetch_add_explicit(&weft__starves, 1, memory_order_relaxed);
+	f->next = NULL;
+	weft__lock(&starved_lock);
+	if (starved_tail)
+		starved_tail->next = f;
+	else
+		starved_head = f;
+	starved_tail = f;
+	atomic_store_explicit(&nstarved, atomic_load_explicit(&nstarved, memory_order_relaxed) + 1,
+			      memory_order_relaxed);
+	weft__unlock(&starved_lock);
+}
+
+bool weft__starved(void) { return atomic_load_explicit(&nstarved, memory_order_relaxed) > 0; }
+
+void weft__unstarve(unsigned max)
+{
+	while (max-- && weft__starved()) {
+		weft__lock(&starved_lock);
+		struct weft__fiber *f = starved_head;
+		if (f) {
+			starved_head = f->next;
+			if (!starved_head)
+				starved_tail = NULL;
+			atomic_store_explicit(
+				&nstarved,
+				atomic_load_explicit(&nstarved, memory_order_relaxed) - 1,
+				memory_order_relaxed);
+		}
+		weft__unlock(&starved_lock);
+		if (!f)
+			break;
+		f->next = NULL;
+		weft__ready(f);
+	}
+}
+
+/* next is about to run for the first time and found no stack: it waits on
+ * the starved list, and w looks for other work. Out of line and
+ * rare: only when the pools and the shim are both out of stacks. */
+COLD static struct weft__fiber *no_stack(struct weft__worker *w, struct weft__fiber *next)
+{
+	do {
+		starve(next);
+		next = weft__find_work(w);
+	} while (next && !next->ctx.sp && weft__stack_start(w, next));
+	return next;
+}
+
+/* The fiber w switches to next: next itself, or with no stack to be had
+ * for its first run, whatever w finds instead. */
+static inline struct weft__fiber *startable(struct weft__worker *w, struct weft__fiber *next)
+{
+	if (next && !next->ctx.sp && __builtin_expect(weft__stack_start(w, next), 0))
+		return no_stack(w, next);
+	return next;
+}
+
 void weft__switch_out(struct weft__fiber *self, int act)
 {
 	struct weft__worker *w = weft__tls_worker;
-	struct weft__fiber *next = weft__find_work(w);
+	struct weft__fiber *next = startable(w, weft__find_work(w));
 	w->prev = self;
 	w->prev_act = act;
 	set_cur(w, next);
@@ -658,11 +739,8 @@ void weft__switch_out(struct weft__fiber *self, int act)
 		 * per channel round trip). */
 		atomic_store_explicit(&self->wait_since, (int64_t)w->stamp, memory_order_relaxed);
 	}
-	if (next) {
+	if (next)
 		w->runs++;
-		if (!next->ctx.sp)
-			weft__stack_start(w, next);
-	}
 	/* Resumed, perhaps on another worker: the switch reads it afresh. */
 	weft__finish_switch(switch_to(w, self, next, act == ACT_EXIT));
 }
@@ -680,7 +758,7 @@ int weft_fiber_yield(void)
 		atomic_fetch_and_explicit(&self->park, ~PW_CANCEL, memory_order_acq_rel);
 		return -ECANCELED;
 	}
-	struct weft__fiber *next = weft__find_work(w);
+	struct weft__fiber *next = startable(w, weft__find_work(w));
 	/* Nothing else to run: carry on, unless the host loop's time is up
 	 * (then back to weft_poll, which returns to the host). */
 	if (!next && !past_limit(w))
@@ -689,11 +767,8 @@ int weft_fiber_yield(void)
 	w->prev_act = ACT_YIELD;
 	set_cur(w, next);
 	count_switch(w);
-	if (next) {
+	if (next)
 		w->runs++;
-		if (!next->ctx.sp)
-			weft__stack_start(w, next);
-	}
 	weft__finish_switch(switch_to(w, self, next, false));
 	return 0;
 }
@@ -725,10 +800,12 @@ int weft_fiber_unpin(void)
 
 /* ---- The worker loop ---------------------------------------------------- */
 
-void weft__run(struct weft__worker *w, struct weft__fiber *f)
+bool weft__run(struct weft__worker *w, struct weft__fiber *f)
 {
-	if (!f->ctx.sp)
-		weft__stack_start(w, f);
+	if (!f->ctx.sp && weft__stack_start(w, f)) {
+		starve(f);
+		return false;
+	}
 	set_cur(w, f);
 	w->runs++;
 	count_switch(w);
@@ -737,6 +814,7 @@ void weft__run(struct weft__worker *w, struct weft__fiber *f)
 	else
 		w = weft__ctx_switch(w, &w->sched, &f->ctx, false);
 	weft__finish_switch(w);
+	return true;
 }
 
 void weft__worker_main(void *arg)
@@ -764,24 +842,43 @@ void weft__worker_main(void *arg)
 				arch_relax();
 			f = weft__find_work(w);
 		}
+		bool was_spinning = spinning;
 		if (spinning) {
 			spinning = false;
 			atomic_fetch_sub(&weft__rt.nspinning, 1);
 		}
 		/* The wakes that queued this work may have seen us spinning
-		 * and woken nobody else: if more is queued, pass the baton, as
-		 * Go's last spinner does, or it waits behind this fiber. Also
-		 * when the work was found after the spin ended (by the look
-		 * weft__sleep_idle makes after joining the idle list, or the
-		 * next one): those wakes counted on us all the same. */
-		if (f && (weft__deque_size(&w->dq) > 0 || weft__deque_size(&w->dq_hi) > 0 ||
+		 * and woken nobody else: pass the baton, as Go's spinner does
+		 * when it stops spinning with work (resetspinning), or what
+		 * else was queued waits behind this fiber. Always when we were
+		 * spinning: the rest may be in a busy worker's deque, which
+		 * neither we nor anyone else would look at again (with three
+		 * workers, three fibers made runnable at once: the first woken
+		 * takes a batch from the global queue, the second steals half
+		 * of what is left, and the third fiber waited in the first's
+		 * deque for as long as the first one's fiber ran:
+		 * test_busy_fibers_get_every_worker with WEFT_WORKERS=3). Also
+		 * when more is queued here, or globally, though the work was
+		 * found after the spin ended (by the look weft__sleep_idle
+		 * makes after joining the idle list, or the next one): those
+		 * wakes counted on us all the same. */
+		if (f && (was_spinning || weft__deque_size(&w->dq) > 0 ||
+			  weft__deque_size(&w->dq_hi) > 0 ||
 			  atomic_load_explicit(&weft__rt.gq[0].len, memory_order_acquire) > 0 ||
 			  atomic_load_explicit(&weft__rt.gq[1].len, memory_order_acquire) > 0))
 			weft__wake_one(false);
-		if (f)
-			weft__run(w, f);
-		else
+		if (f) {
+			if (weft__run(w, f))
+				w->starved_tried = false;
+		} else if (weft__starved() && !w->starved_tried) {
+			/* Fibers wait for a stack for their first run: try them
+			 * again once before sleeping, and again only after a
+			 * fiber has run here (a spin, were memory out). */
+			w->starved_tried = true;
+			weft__unstarve(UINT_MAX);
+		} else {
 			spinning = weft__sleep_idle(w, -1);
+		}
 	}
 	if (spinning)
 		atomic_fetch_sub(&weft__rt.nspinning, 1);

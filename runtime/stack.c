@@ -9,7 +9,14 @@
  * pages are backed): when the last busy worker runs out of work the shared
  * tier keeps at most SHARED_KEEP and the shim gives the pages of what it
  * pools back (shim_stack_trim); when the shim says -ENOMEM, every worker's
- * cache goes back to it at its next look for work (weft__stack_pressure). */
+ * cache goes back to it at its next look for work (weft__stack_pressure).
+ *
+ * A fiber of the default size gets its stack when it first runs, not at its
+ * spawn (docs/decisions/lazy-stacks.md): a fiber spawned and not yet run is
+ * its record alone. Spawn only makes sure the worker's cache is not empty
+ * (weft__stack_admit), so that running out is still told to the spawner. A
+ * fiber that finds no stack at its first run all the same waits on the
+ * scheduler's starved list (sched.c) for one to be freed. */
 #include "internal.h"
 
 #define CACHE_MAX                                             \
@@ -42,7 +49,7 @@ void weft__stack_of(const struct weft__fiber *f, struct shim_stack *out)
 		return;
 	}
 	*out = (struct shim_stack){
-		.base = f->stack,
+		.base = __atomic_load_n(&f->stack, __ATOMIC_RELAXED),
 		.size = weft__rt.stack_size,
 		.guard = atomic_load_explicit(&weft__stack_guard, memory_order_relaxed),
 	};
@@ -114,28 +121,66 @@ void weft__stack_put(struct weft__worker *w, const struct shim_stack *s)
 	w->cache[w->ncached++] = *s;
 }
 
-void weft__stack_start(struct weft__worker *w, struct weft__fiber *f)
+int weft__stack_admit_slow(struct weft__worker *w)
 {
-	/* The stack taken at spawn (where running out can still be told to
-	 * the caller) is traded for the one this worker freed last, likely
-	 * still in the CPU's cache: a stream of short fibers runs on one
-	 * stack, and a stack taken but not yet run is never touched. The
-	 * pools keep only stacks of the common shape, so a trade is of bases. */
+	if (!w && NSHARED() > 0)
+		return 0;
+	struct shim_stack s;
+	int err = weft__stack_get(w, weft__rt.stack_size, &s);
+	if (!err)
+		weft__stack_put(w, &s);
+	return err;
+}
+
+/* The base is set at the first run, when f is already in the fiber table:
+ * the stall detector and weft_dump read it from other threads (an atomic
+ * store, a plain one on every CPU). */
+static void set_base(struct weft__fiber *f, void *base)
+{
+	__atomic_store_n(&f->stack, base, __ATOMIC_RELAXED);
+}
+
+/* A default-size stack for f, which has none yet: the one this worker
+ * freed last (likely still in the CPU's cache: a stream of short fibers
+ * runs on one stack), else from the shared tier or the shim. One the pools
+ * would not keep (a tool's, or a guard other than the common one) goes in
+ * f's cold block. */
+static int take(struct weft__worker *w, struct weft__fiber *f)
+{
+	if (w && w->ncached) {
+		set_base(f, w->cache[--w->ncached].base);
+		return 0;
+	}
+	struct shim_stack s;
+	int err = weft__stack_get(w, weft__rt.stack_size, &s);
+	if (err)
+		return err;
+	if (weft__stack_common(&s)) {
+		set_base(f, s.base);
+		return 0;
+	}
+	struct weft__fiber_cold *c = weft__fiber_cold(f);
+	if (!c) {
+		weft__stack_put(w, &s);
+		return -ENOMEM;
+	}
+	c->stack = s;
+	f->flags |= FF_STACK;
+	return 0;
+}
+
+int weft__stack_start(struct weft__worker *w, struct weft__fiber *f)
+{
 	if (!(f->flags & FF_STACK)) {
-		if (w && w->ncached) {
-			void *b = w->cache[w->ncached - 1].base;
-			w->cache[w->ncached - 1].base = f->stack;
-			f->stack = b;
-		}
-		size_t size = weft__rt.stack_size;
-		weft__ctx_create(&f->ctx, f->stack, size);
-		f->ctx.sp = arch_frame_init((char *)f->stack + size, weft__rt.fiber_main, f);
-		return;
+		int err = take(w, f);
+		if (err)
+			return err;
 	}
 	struct shim_stack s;
 	weft__stack_of(f, &s);
 	weft__ctx_create(&f->ctx, s.base, s.size);
 	f->ctx.sp = arch_frame_init((char *)s.base + s.size, weft__rt.fiber_main, f);
+	return 0;
 }
 
 void weft__stack_release(struct weft__worker *w, struct weft__fiber *f)
@@ -144,7 +189,7 @@ void weft__stack_release(struct weft__worker *w, struct weft__fiber *f)
 	if (!(f->flags & FF_STACK) && w && w->ncached < CACHE_MAX) {
 		/* of the common shape: the cache takes it as it is */
 		struct shim_stack *s = &w->cache[w->ncached++];
-		s->base = f->stack;
+		s->base = __atomic_load_n(&f->stack, __ATOMIC_RELAXED);
 		s->size = weft__rt.stack_size;
 		s->guard = atomic_load_explicit(&weft__stack_guard, memory_order_relaxed);
 		s->tool_id = 0;

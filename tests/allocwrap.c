@@ -104,10 +104,19 @@ void __wrap_free(void *p)
 	inside = 0;
 }
 
+static _Atomic long stacks;    /* shim_stack_alloc calls, all along */
+static _Atomic int fail_stack; /* fail the next shim_stack_alloc */
+
 int __wrap_shim_stack_alloc(size_t size, struct shim_stack *out)
 {
+	atomic_fetch_add(&stacks, 1);
+	if (atomic_exchange(&fail_stack, 0))
+		return -ENOMEM;
 	return inject() ? -ENOMEM : __real_shim_stack_alloc(size, out);
 }
+
+long wt_alloc_stacks(void) { return atomic_load(&stacks); }
+void wt_alloc_fail_next_stack(void) { atomic_store(&fail_stack, 1); }
 
 void wt_alloc_arm(long n)
 {

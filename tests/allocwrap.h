@@ -15,6 +15,11 @@ void wt_alloc_disarm(void);
 /* Allocations seen while armed, and how many of them were failed (0 or 1). */
 long wt_alloc_counted(void);
 long wt_alloc_failed(void);
+/* Stacks asked of the shim (shim_stack_alloc), counted since the process
+ * started, armed or not. */
+long wt_alloc_stacks(void);
+/* Fail the next stack asked of the shim, whoever asks. */
+void wt_alloc_fail_next_stack(void);
 /* Blocks allocated and not yet freed, counted since the process started. */
 long wt_alloc_live(void);
 /* Under ASan, LeakSanitizer's check now (it prints what it finds): 1 if a
