@@ -325,12 +325,12 @@ $(O)/examples/%.checked: $(O)/examples/% $(O)/examples/%.itb $(BOARD_DTB) board/
 # Run this configuration's suites; prints "<name>: N passed, N failed".
 # WEFT_BOOTARGS=NAME=value... goes on a bare-metal image's command line;
 # WEFT_IO=uring runs a Linux target's suites on the io_uring reactor, and
-# QEMU_MEM=64M gives qemu-virt's machine that much RAM (make exports both
-# to them; the tally line names them).
+# QEMU_MEM=64M gives qemu-virt's machine that much RAM and QEMU_SMP=2 that
+# many harts (make exports them to them; the tally line names them).
 check: tests
 	@if [ "$(SHIM)" = bare ] && [ -z "$(RUN)" ]; then \
 		echo "$(TARGET): nothing here can run its images (make builds and checks them)" >&2; exit 1; fi
-	@WEFT_SHIM=$(SHIM) mk/run-tests.sh "$(TARGET)$(if $(VARIANT),-$(VARIANT))$(if $(WEFT_BOOTARGS), $(WEFT_BOOTARGS))$(if $(WEFT_IO), WEFT_IO=$(WEFT_IO))$(if $(QEMU_MEM), QEMU_MEM=$(QEMU_MEM))" \
+	@WEFT_SHIM=$(SHIM) mk/run-tests.sh "$(TARGET)$(if $(VARIANT),-$(VARIANT))$(if $(WEFT_BOOTARGS), $(WEFT_BOOTARGS))$(if $(WEFT_IO), WEFT_IO=$(WEFT_IO))$(if $(QEMU_MEM), QEMU_MEM=$(QEMU_MEM))$(if $(QEMU_SMP), QEMU_SMP=$(QEMU_SMP))" \
 		"$(VARIANT)" "$(RUN)" $(CHECK_TESTS)
 
 deps:

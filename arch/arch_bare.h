@@ -16,6 +16,7 @@
  *                              they were on
  *   void irq_restore(int on)   back on if on (what irq_save returned)
  *   void wfi(void)             wait for an interrupt (it may return early)
+ *   void cpu_relax(void)       in a spin loop: this hart waits for another
  *   void dma_mb(void)          every earlier memory and device access before
  *                              every later one (descriptors, then the
  *                              register write that tells the device)
@@ -42,6 +43,15 @@
  * and calls shim_boot, which never returns.
  */
 void shim_boot(unsigned long hartid, const void *dtb);
+/*
+ * arch_hart_entry, where a secondary hart starts (start.S; riscv64: given
+ * to SBI HSM's hart_start): entered in supervisor mode, translation and
+ * interrupts off, with its hart id and an opaque pointer whose first word
+ * is the top of the stack it is to boot on. Sets up what C needs and calls
+ * shim_hart_boot(hartid, opaque), which never returns.
+ */
+void arch_hart_entry(void);
+void shim_hart_boot(unsigned long hartid, void *opaque);
 /* The time counter (rdtime) read by _start's first instruction. */
 extern uint64_t arch_boot_entry;
 

@@ -40,6 +40,14 @@
 #error "board.h: BOARD_TIMEBASE_HZ is required"
 #endif
 
+/* ---- Harts ---------------------------------------------------------------
+ * BOARD_HARTS_MAX         how many harts the shim runs on at most: the boot
+ *                         hart and those among hart ids 0..BOARD_HARTS_MAX-1
+ *                         that SBI HSM starts (1: the boot hart alone) */
+#if !defined(BOARD_HARTS_MAX) || BOARD_HARTS_MAX < 1 || BOARD_HARTS_MAX > 64
+#error "board.h: BOARD_HARTS_MAX (1..64) is required"
+#endif
+
 /* ---- Interrupt controller: a RISC-V PLIC (kernel-shim/bare/drivers/plic.c) --
  * BOARD_PLIC_BASE         its registers
  * BOARD_PLIC_NDEV         its highest source number (the tree's riscv,ndev)

@@ -6,7 +6,7 @@
 # Usage: qemu/run-qemu-virt.sh IMAGE.elf [NAME=value ...]
 #   NAME=value words go on the kernel command line; weft makes them the
 #   environment (WEFT_WORKERS=2, WEFT_STACK_KB=128).
-# Environment: QEMU_MEM (default 256M), QEMU_TIMEOUT in seconds (default 900),
+# Environment: QEMU_MEM (default 256M), QEMU_SMP (harts, default 1), QEMU_TIMEOUT in seconds (default 900),
 #   QEMU_EXTRA (more qemu-system-riscv64 options), WEFT_BOOTARGS (NAME=value
 #   words put before the arguments), QEMU_SERIAL_IN (a file or fifo the
 #   guest's console reads: what is written there arrives on its UART, as
@@ -72,7 +72,7 @@ fi
 # is no limit.
 # No Sstc, as on the Duo's C906: the timer goes through OpenSBI.
 # shellcheck disable=SC2086
-timeout --foreground "${QEMU_TIMEOUT:-900}" qemu-system-riscv64 -M virt -cpu rv64,sstc=off -smp 1 \
+timeout --foreground "${QEMU_TIMEOUT:-900}" qemu-system-riscv64 -M virt -cpu rv64,sstc=off -smp "${QEMU_SMP:-1}" \
 	-m "${QEMU_MEM:-256M}" -bios default -display none -monitor none "${console[@]}" \
 	-no-reboot ${net[@]+"${net[@]}"} -kernel "$img" -append "${WEFT_BOOTARGS:-} $*" ${QEMU_EXTRA:-} \
 	<&3 > >(stdbuf -oL tr -d '\r') &

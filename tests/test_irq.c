@@ -37,6 +37,29 @@ static int on(const char *name)
 	return v && strcmp(v, "1") == 0;
 }
 
+/* The runtime without the stall detector: while the UART loops back, a
+ * report it printed (a worker's thread that the host did not run for a
+ * while looks stalled to the guest's clock) would come back as input. */
+static int irq_init(unsigned workers)
+{
+	weft_config_t c = {.workers = workers, .stall_ms = WEFT_STALL_OFF};
+	return weft_init(&c);
+}
+
+static int irq_start(void **state)
+{
+	(void)state;
+	return irq_init(0) == 0 ? 0 : -1;
+}
+
+/* Restart with workers (0: the default). */
+static void irq_restart(unsigned workers)
+{
+	assert_int_equal(weft_run(), 0);
+	assert_int_equal(weft_shutdown(), 0);
+	assert_int_equal(irq_init(workers), 0);
+}
+
 static int cmp64(const void *a, const void *b)
 {
 	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
@@ -320,7 +343,7 @@ static void test_irq_console_input_polled_fallback(void **state)
 	report("polled fallback (UART byte -> fd 0 ready -> fiber)", lat, 100);
 }
 
-/* Two workers on the one hart: a fiber that never stops computing (it
+/* Two workers (on one hart: on two, each has its own): a fiber that never stops computing (it
  * yields, so its worker never goes idle) writes each byte itself, so the
  * UART interrupts while that worker's thread runs; the reader's worker,
  * idle in the reactor's poll, must preempt it (thread_irq_woke) instead of
@@ -352,7 +375,7 @@ static void test_irq_latency_console_input_busy_worker(void **state)
 {
 	(void)state;
 	enum { N = 200 };
-	wt_restart(2, 0);
+	irq_restart(2);
 	struct busy *b = calloc(1, sizeof *b);
 	assert_non_null(b);
 	b->rd.rounds = N;
@@ -373,7 +396,7 @@ static void test_irq_latency_console_input_busy_worker(void **state)
 		weft_fiber_cancel(r);
 	wt_join(w);
 	wt_join(r);
-	wt_restart_default();
+	irq_restart(0);
 	assert_true(ok);
 	assert_int_equal(b->rd.bad, 0);
 	for (int i = 0; i < N; i++)
@@ -412,6 +435,67 @@ static void test_irq_latency_timer(void **state)
 }
 
 /* ---- virtio-net ------------------------------------------------------------ */
+
+/* Several harts: two threads that each turn interrupts off on their hart
+ * (so nothing switches either of them out) and spin, each counting up and
+ * watching the other's count. Each sees the other's count advance only if
+ * the two run at the same time, on two harts. With one hart (QEMU_SMP=1)
+ * it skips: the first to spin would never let the other run. */
+#define SPIN_STEPS (1ull << 20) /* counts one thread must see the other make */
+#define SPIN_MAX (1ull << 32)   /* the bound of either's spin */
+
+struct two_harts {
+	_Atomic uint64_t count[2];
+	_Atomic int seen[2];
+};
+
+struct spinner {
+	struct two_harts *h;
+	int me;
+	uint64_t spins;
+};
+
+static void *spin_with_irq_off(void *arg)
+{
+	struct spinner *s = arg;
+	struct two_harts *h = s->h;
+	int other = !s->me;
+	int was = irq_save();
+	uint64_t first = atomic_load(&h->count[other]);
+	uint64_t n;
+	for (n = 0; n < SPIN_MAX; n++) {
+		atomic_fetch_add(&h->count[s->me], 1);
+		if (!atomic_load(&h->seen[s->me]) &&
+		    atomic_load(&h->count[other]) - first >= SPIN_STEPS)
+			atomic_store(&h->seen[s->me], 1);
+		if (atomic_load(&h->seen[0]) && atomic_load(&h->seen[1]))
+			break;
+	}
+	irq_restore(was);
+	s->spins = n;
+	return NULL;
+}
+
+static void test_irq_off_threads_run_on_two_harts(void **state)
+{
+	(void)state;
+	if (shim_cpu_count() < 2) {
+		print_message("one hart (QEMU_SMP=1): nothing can run beside a thread "
+			      "with interrupts off\n");
+		skip();
+	}
+	struct two_harts h = {0};
+	struct spinner s[2] = {{.h = &h, .me = 0}, {.h = &h, .me = 1}};
+	wt_thread_t t0 = wt_thread_start(spin_with_irq_off, &s[0]);
+	wt_thread_t t1 = wt_thread_start(spin_with_irq_off, &s[1]);
+	wt_thread_join(t0);
+	wt_thread_join(t1);
+	print_message("%u harts; the two spinners counted %llu and %llu\n", shim_cpu_count(),
+		      (unsigned long long)atomic_load(&h.count[0]),
+		      (unsigned long long)atomic_load(&h.count[1]));
+	assert_int_equal(atomic_load(&h.seen[0]), 1);
+	assert_int_equal(atomic_load(&h.seen[1]), 1);
+}
 
 #ifdef BOARD_VIRTIO_MMIO_BASE
 struct net {
@@ -590,11 +674,12 @@ int main(void)
 		IRQ_TEST(test_irq_latency_external_interrupt),
 		IRQ_TEST(test_irq_latency_console_input),
 		IRQ_TEST(test_irq_latency_console_input_busy_worker),
+		IRQ_TEST(test_irq_off_threads_run_on_two_harts),
 	};
 #if WT_LINUX
 	return wt_skip_group("irq", tests, sizeof tests / sizeof tests[0],
 			     "bare metal only (the PLIC, the UART, virtio-net)");
 #else
-	return WT_MAIN("irq", tests, wt_start, wt_stop);
+	return WT_MAIN("irq", tests, irq_start, wt_stop);
 #endif
 }

@@ -36,6 +36,8 @@
 /* The UART's PLIC source, for console input by interrupt: the CV1800B's device tree (Linux's cv18xx.dtsi): interrupts = <44 IRQ_TYPE_LEVEL_HIGH>, SOC_PERIPHERAL_IRQ(28). */
 #define BOARD_CONSOLE_IRQ 44
 
+#define BOARD_HARTS_MAX 1 /* one hart: the C906 that OpenSBI and Linux run on */
+
 /* rdtime ticks per second (the CLINT's timebase). */
 #define BOARD_TIMEBASE_HZ 25000000UL
 

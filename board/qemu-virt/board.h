@@ -24,6 +24,8 @@
 /* The UART's PLIC source, for console input by interrupt: QEMU's virt.h: UART0_IRQ 10; its device tree's interrupts = <0x0a>. */
 #define BOARD_CONSOLE_IRQ 10
 
+#define BOARD_HARTS_MAX 8 /* -smp: the harts QEMU gives, up to this */
+
 /* rdtime ticks per second. */
 #define BOARD_TIMEBASE_HZ 10000000UL
 

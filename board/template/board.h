@@ -21,6 +21,8 @@
 #define BOARD_MMIO_BASE 0x00000000UL
 #define BOARD_MMIO_SIZE (1UL << 30)
 
+#define BOARD_HARTS_MAX 1 /* raise it for a board with more cores */
+
 /* rdtime ticks per second: the device tree's /cpus timebase-frequency. */
 #define BOARD_TIMEBASE_HZ 10000000UL
 

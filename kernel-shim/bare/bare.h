@@ -13,16 +13,56 @@
 #include "driver.h" /* pages, device interrupts, I/O sources */
 #include "fdt.h"    /* the device tree and the command line */
 
+/* ---- The shim lock (lock.c; big_lock and big_unlock are in driver.h) ---- */
+/* 1 if this hart holds the shim lock. */
+int big_held(void);
+/* Its nesting on the holding hart: a thread switch keeps the switching
+ * thread's (thread.c). */
+unsigned big_depth(void);
+void big_depth_set(unsigned d);
+/* Let go of it whatever the nesting (returned), and take it back with it. */
+unsigned big_drop(void);
+void big_retake(unsigned d);
+
+/* ---- Harts (hart.c) --------------------------------------------------------
+ * The boot hart is harts[0]; secondary harts started through SBI HSM
+ * follow, hart_count in all. */
+struct shim_thread;
+struct hart {
+	void *boot_sp; /* first: arch_hart_entry's stack top */
+	unsigned index;
+	unsigned long hartid;     /* the SBI's */
+	struct shim_thread *idle; /* its idle context (thread.c) */
+	int64_t slice_end;        /* when the running thread's slice ends */
+	int asleep;               /* in its idle wfi, not kicked yet: under the shim lock */
+	void *trap_top;           /* the top of its trap stack */
+};
+extern struct hart harts[BOARD_HARTS_MAX];
+extern unsigned hart_count;
+/* The hart the caller runs on (thread.c: through the running thread). */
+struct hart *hart_self(void);
+/* The running thread (thread.c). */
+struct shim_thread *thread_cur(void);
+/* Record the boot hart (before anything takes the shim lock). */
+void hart_boot_init(unsigned long hartid);
+/* Start the secondary harts (memory and the runtime's environment ready). */
+void harts_start(void);
+/* Wake hart h from its idle wfi (an IPI). */
+void hart_kick(struct hart *h);
+/* sfence.vma for [va, va + size) on every other hart that runs with
+ * translation on; done when it returns. */
+void hart_fence_others(uintptr_t va, size_t size);
+
 /* ---- Memory (page.c, heap.c, vm.c, stack.c, demand.c) --------------------
- * One memory lock guards the pages, the stack window's tables and the stack
- * pools: interrupts off (one hart) and a depth. Taken nested, it is held
- * until the outermost unlock. The rule for faults: a demand fault may arrive
- * with the lock held (the holder's own frame on a stack page not yet
- * mapped), and then touches nothing the holder may be changing: it takes its
- * page from page.c's reserve and writes one entry of a table that exists. */
+ * The shim lock guards the pages, the stack window's tables and the stack
+ * pools; mem_lock is that lock. The rule for faults: a demand fault may
+ * arrive while its own hart holds the lock (the holder's own frame on a
+ * stack page not yet mapped), and then touches nothing the holder may be
+ * changing: it takes its page from page.c's reserve and writes one entry
+ * of a table that exists. A fault on another hart waits for the lock. */
 int mem_lock(void); /* returns the interrupt state for mem_unlock */
 void mem_unlock(int on);
-int mem_locked(void); /* the hart holds the memory lock */
+int mem_locked(void); /* this hart holds the lock */
 
 /* Give the allocator the free RAM [start, end). */
 void page_init(uintptr_t start, uintptr_t end);
@@ -57,13 +97,17 @@ int64_t memstat_poll(int64_t now);
 
 /* Build the Sv39 tables (identity RAM and MMIO) and turn translation on. */
 void vm_init(uintptr_t ram_base, uintptr_t ram_end);
+/* Turn translation on with the same tables on a secondary hart. */
+void vm_hart_init(void);
 /* Entries of the stack window: none (a guard; touching it faults), lazy (a
  * stack page to be mapped on its first touch) or mapped. */
 /* Make va's entry lazy if it is none (its tables made now). 0 or -ENOMEM. */
 int vm_reserve(uintptr_t va);
 /* Map a lazy va to the page pa. 0, or -EFAULT if va is not lazy. */
 int vm_map(uintptr_t va, uintptr_t pa);
-/* Unmap va, leaving it lazy (keep) or none; returns its page or 0. */
+/* Unmap va, leaving it lazy (keep) or none; returns its page or 0. Fences
+ * this hart only: the caller fences the others (hart_fence_others) before
+ * the page is used again. */
 uintptr_t vm_unmap(uintptr_t va, int keep);
 /* 1 if va is in a mapped page of the stack window (for tests). */
 int vm_mapped(uintptr_t va);
@@ -73,21 +117,42 @@ int vm_lazy(uintptr_t va);
 #define VM_STACK_BASE 0x2000000000UL /* 128 GiB */
 #define VM_STACK_SIZE (1UL << 30)
 
-/* Give the pages of every pooled stack back (stack.c); 1 if any were. */
+/* Give the pages of every pooled stack back (stack.c), and those waiting
+ * for the other harts' fence; 1 if any were. */
 int stack_reclaim(void);
 
-/* A page fault at va (demand.c): if va is a lazy stack page, map a page
- * there and return 0 (the instruction runs again); -EFAULT if va is not
- * one (a guard, a wild address: fault.c reports it); -ENOMEM if no page
- * could be had. Trap context, interrupts off. */
-int demand_fault(uintptr_t va);
+/* A page unmapped from the stack window (fence.c): free once every other
+ * hart has fenced its TLB: at once with one hart, else with the next batch
+ * (fence_release, which frees the waiting pages now: 1 if there were
+ * any). Either takes the memory lock. */
+void fence_defer(uintptr_t pa);
+int fence_release(void);
+/* The fence count now (under the memory lock), and: make sure a fence has
+ * come since it was e (before addresses unmapped at e are used again). */
+unsigned long fence_epoch(void);
+void fence_after(unsigned long e);
+
+/* A page fault at va (demand.c; fetch: an instruction fetch): if va is a
+ * lazy stack page, map a page there and return 0 (the instruction runs
+ * again); a load or store on a stack page mapped already (this hart's TLB
+ * was stale) is fenced and returns 0; -EFAULT if va is neither (a guard, a
+ * wild address: fault.c reports it); -ENOMEM if no page could be had. Trap
+ * context, interrupts off. */
+int demand_fault(uintptr_t va, int fetch);
 /* Demand faults served so far (for tests and measurements). */
 uint64_t demand_faults(void);
 
 /* ---- Threads, time, traps (thread.c, clock.c, trap.c) --------------------- */
 
-/* Make the boot context thread 0 ("main") with the given TLS block. */
+/* Make the boot context thread 0 ("main") with the given TLS block, on
+ * harts[0]. */
 void thread_init(void *tls);
+/* Make hart h's idle context: on a stack of its own (own_stack: the boot
+ * hart's, switched to when it has nothing to run), or on the stack the hart
+ * boots on (thread_idle_run). 0 or -ENOMEM. */
+int thread_idle_new(struct hart *h, int own_stack);
+/* A secondary hart, set up: run threads. Never returns. */
+_Noreturn void thread_idle_run(struct hart *h);
 /* Timer interrupt: wake sleepers, and preempt if another thread may run.
  * Returns 1 if the trap should resume in arch_preempt_resume. */
 int thread_tick(void);
@@ -99,8 +164,10 @@ int thread_irq_woke(void);
 /* Program the one timer interrupt for a shim_now() time. */
 void clock_set_timer(int64_t deadline_ns); /* -1: none */
 
-/* Trap stack set-up (sscratch, stvec). */
+/* Trap stack set-up (sscratch, stvec): the boot hart's, and a secondary
+ * hart's on a trap stack whose top is given. */
 void trap_init(void);
+void trap_hart_init(void *trap_top);
 
 /* An exception (fault.c): report it and end the run. */
 _Noreturn void trap_fault(struct trap_frame *f);

@@ -70,11 +70,14 @@ static void main_entry(void *arg)
 
 void shim_boot(unsigned long hartid, const void *dtb)
 {
-	trap_init();
-	board_console_init();
+	/* The running thread names its hart (thread.c), through its TLS:
+	 * first, before anything takes the shim lock. */
 	_init_tls(__tls_base);
 	_set_tls(__tls_base);
+	hart_boot_init(hartid);
 	thread_init(__tls_base);
+	trap_init();
+	board_console_init();
 
 	struct fdt_info fdt;
 	uintptr_t ram_end = BOARD_RAM_BASE + BOARD_RAM_SIZE_DEFAULT;
@@ -95,11 +98,18 @@ void shim_boot(unsigned long hartid, const void *dtb)
 	env_from_bootargs();
 
 	/* Device interrupts: every PLIC source off for this hart's S-mode
-	 * until a driver registers a handler (trap.c). */
+	 * until a driver registers a handler (trap.c). They stay with this
+	 * hart; the others take their timer and the kick from an idle wfi
+	 * (hart.c). */
 	plic_init(BOARD_PLIC_BASE, BOARD_PLIC_NDEV, BOARD_PLIC_CONTEXT(hartid));
-	csr_set(sie, SIE_STIE | SIE_SEIE);
+	csr_set(sie, SIE_STIE | SIE_SEIE | SIE_SSIE);
 	clock_set_timer(-1);
 	tty_init(); /* the console's input: I/O source 0 */
+	if (thread_idle_new(&harts[0], 1) != 0) {
+		bare_puts("weft: no memory for the idle context\n");
+		_exit(1);
+	}
+	harts_start();
 
 	struct shim_stack st;
 	if (shim_stack_alloc(MAIN_STACK, &st) != 0) {

@@ -10,7 +10,13 @@
  * its page comes from the reserve and nothing else is touched. Otherwise it
  * takes the lock like any caller, and when no page is free it first takes
  * back the pages of the stacks pooled in stack.c. With none to be had it
- * says so (-ENOMEM) and fault.c ends the run, naming the fiber. */
+ * says so (-ENOMEM) and fault.c ends the run, naming the fiber.
+ *
+ * With several harts, a load or store may fault on a page that is mapped
+ * already: this hart's TLB kept the entry from before another hart mapped
+ * it (the privileged spec lets a hart cache an invalid entry; vm_map
+ * fences only the hart that maps). A local fence and the instruction runs
+ * again. */
 #include <errno.h>
 
 #include "bare.h"
@@ -19,10 +25,15 @@ static uint64_t served;
 
 uint64_t demand_faults(void) { return served; }
 
-int demand_fault(uintptr_t va)
+int demand_fault(uintptr_t va, int fetch)
 {
-	if (!vm_lazy(va))
-		return -EFAULT;
+	if (!vm_lazy(va)) {
+		if (fetch || va < VM_STACK_BASE || va >= VM_STACK_BASE + VM_STACK_SIZE ||
+		    !vm_mapped(va))
+			return -EFAULT;
+		__asm__ volatile("sfence.vma %0, zero" ::"r"(va) : "memory");
+		return 0;
+	}
 	int held = mem_locked();
 	int on = mem_lock();
 	void *pg = page_take_fault(held);

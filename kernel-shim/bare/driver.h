@@ -1,18 +1,25 @@
 /* SPDX-License-Identifier: MIT */
 /* What the bare kernel-shim offers its device drivers (drivers/): pages,
- * interrupt handlers, I/O sources, messages, and from the arch interrupt masking and
- * the device barriers (arch_bare.h). A driver takes its device's addresses
- * as arguments and includes no board header. One hart: interrupts off is
- * the lock. */
+ * interrupt handlers, I/O sources, messages, the shim lock, and from the
+ * arch the device barriers (arch_bare.h). A driver takes its device's
+ * addresses as arguments and includes no board header. Its state shared
+ * between threads and its interrupt handler is under the shim lock. */
 #ifndef WEFT_BARE_DRIVER_H
 #define WEFT_BARE_DRIVER_H
 
 #include <stdint.h>
 
-#include "arch_bare.h" /* irq_save, irq_restore, dma_mb, dma_wmb, dma_rmb */
+#include "arch_bare.h" /* dma_mb, dma_wmb, dma_rmb */
 #include "shim.h"      /* SHIM_IO_IN, SHIM_IO_OUT, SHIM_IO_ERR */
 
 #define PAGE_SIZE 4096UL
+
+/* ---- The shim lock (lock.c) ------------------------------------------------
+ * One lock for the shim's state, every hart's: taken with interrupts off on
+ * the taking hart, recursive on that hart. big_lock returns the interrupt
+ * state for big_unlock. Never held across a wait. Any context. */
+int big_lock(void);
+void big_unlock(int on);
 
 /* ---- Pages (page.c) ------------------------------------------------------
  * RAM is identity-mapped: a page's address is the one a device uses. */
@@ -22,8 +29,9 @@ void *page_alloc(void);
 void page_free(void *p);
 
 /* ---- Device interrupts (trap.c) ------------------------------------------
- * External interrupts come through the board's PLIC. A handler runs with
- * interrupts off, either on the trap stack or in the idle loop of thread.c
+ * External interrupts come through the board's PLIC, to the boot hart. A
+ * handler runs with interrupts off and the shim lock held, either on the
+ * trap stack or in the idle loop of thread.c
  * (which takes pending interrupts itself: it waits with interrupts off). It
  * must not wait, allocate or use stdio; it may call io_report and
  * shim_wake. */
@@ -56,8 +64,12 @@ void io_source_irq(int src, int on);
 void io_report(int src, unsigned events);
 
 /* ---- Messages (console.c) -------------------------------------------------
- * Print without stdio or locks: any context, trap context too. */
+ * Print without stdio or the shim lock: any context, trap context too. Each
+ * call's text goes out whole, not mixed with another hart's. */
 void bare_puts(const char *s);
+/* The calling thread's stdio output not yet written (a line in the
+ * making), written now. */
+void console_flush(void);
 void bare_put_hex(uint64_t v);
 void bare_put_dec(uint64_t v);
 

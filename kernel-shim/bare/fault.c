@@ -49,6 +49,7 @@ static const char *cause_name(uint64_t c)
  * overflow: say so, name the fiber, stop. */
 _Noreturn void trap_no_page(struct trap_frame *f)
 {
+	console_flush(); /* what the thread printed before, first */
 	bare_puts("weft: out of memory: no page for the stack at ");
 	bare_put_hex(f->stval);
 	bare_puts(" (sepc ");
@@ -66,6 +67,7 @@ _Noreturn void trap_no_page(struct trap_frame *f)
 _Noreturn void trap_fault(struct trap_frame *f)
 {
 	uint64_t cause = f->scause;
+	console_flush(); /* what the thread printed before, first */
 	/* Only a fault on an entry that is none can be a guard's: one inside a
 	 * stack (lazy or mapped) is something else, and the namer, which also
 	 * names addresses inside a stack for trap_no_page, is not asked. */

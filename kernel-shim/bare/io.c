@@ -14,11 +14,12 @@
  * POLL_NS to ask again: polling costs a wake-up a millisecond, interrupts
  * none.
  *
- * One hart: interrupts off is the lock. io_seq changes whenever the poller
- * has something to look at; the poller sleeps while it does not, so a report
- * made from an interrupt handler needs no wake of its own: the scheduler sees
- * the word change (thread.c). */
+ * The shim lock guards the sources. io_seq changes whenever the poller has
+ * something to look at, and the poller sleeps in shim_wait while it does
+ * not; every change is followed by a shim_wake, which on several harts also
+ * wakes a sleeping hart to run the poller (thread.c). */
 #include <errno.h>
+#include <limits.h>
 #include <stdatomic.h>
 
 #include "bare.h"
@@ -49,7 +50,7 @@ static struct source *source_of(int src)
 	return &sources[src];
 }
 
-/* Interrupts off. ERR is reported whatever was asked for, with IN and OUT
+/* Under the shim lock. ERR is reported whatever was asked for, with IN and OUT
  * (as epoll reports a hang-up): whoever waits for either should look. */
 static void report(struct source *s, unsigned events)
 {
@@ -62,13 +63,14 @@ static void report(struct source *s, unsigned events)
 	s->pending |= got;
 	s->armed = 0;
 	atomic_fetch_add_explicit(&io_seq, 1, memory_order_relaxed);
+	shim_wake(&io_seq, INT_MAX);
 }
 
 int io_source_add(unsigned (*ready)(void *arg), void *arg)
 {
 	if (!ready)
 		return -EINVAL;
-	int on = irq_save(), r = -EMFILE;
+	int on = big_lock(), r = -EMFILE;
 	for (int i = 0; i < IO_SOURCES; i++) {
 		if (!sources[i].ready) {
 			sources[i] = (struct source){.ready = ready, .arg = arg};
@@ -76,35 +78,35 @@ int io_source_add(unsigned (*ready)(void *arg), void *arg)
 			break;
 		}
 	}
-	irq_restore(on);
+	big_unlock(on);
 	return r;
 }
 
 void io_source_remove(int src)
 {
-	int on = irq_save();
+	int on = big_lock();
 	struct source *s = source_of(src);
 	if (s)
 		*s = (struct source){0};
-	irq_restore(on);
+	big_unlock(on);
 }
 
 void io_source_irq(int src, int on)
 {
-	int on_ = irq_save();
+	int on_ = big_lock();
 	struct source *s = source_of(src);
 	if (s)
 		s->by_irq = on;
-	irq_restore(on_);
+	big_unlock(on_);
 }
 
 void io_report(int src, unsigned events)
 {
-	int on = irq_save();
+	int on = big_lock();
 	struct source *s = source_of(src);
 	if (s)
 		report(s, events);
-	irq_restore(on);
+	big_unlock(on);
 }
 
 /* Nothing to set up: the sources are the drivers'. */
@@ -112,23 +114,23 @@ int shim_io_init(void) { return 0; }
 
 void shim_io_fini(void)
 {
-	int on = irq_save();
+	int on = big_lock();
 	for (int i = 0; i < IO_SOURCES; i++)
 		sources[i].armed = sources[i].pending = 0;
 	wake_pending = 0;
-	irq_restore(on);
+	big_unlock(on);
 }
 
 /* A device is watched only while armed: 1, one report per arm. */
 int shim_io_add(int src, uint32_t tag)
 {
-	int on = irq_save(), r = -EBADF;
+	int on = big_lock(), r = -EBADF;
 	struct source *s = source_of(src);
 	if (s && tag) {
 		s->tag = tag;
 		r = 1;
 	}
-	irq_restore(on);
+	big_unlock(on);
 	return r;
 }
 
@@ -136,7 +138,7 @@ int shim_io_add(int src, uint32_t tag)
  * device at once: what arrived before the arming is reported, not lost. */
 int shim_io_arm(int src, uint32_t tag, unsigned events)
 {
-	int on = irq_save(), r = -EBADF;
+	int on = big_lock(), r = -EBADF;
 	struct source *s = source_of(src);
 	if (s && tag) {
 		s->tag = tag;
@@ -145,20 +147,20 @@ int shim_io_arm(int src, uint32_t tag, unsigned events)
 		report(s, s->ready(s->arg));
 		r = 0;
 	}
-	irq_restore(on);
+	big_unlock(on);
 	return r;
 }
 
 void shim_io_del(int src)
 {
-	int on = irq_save();
+	int on = big_lock();
 	struct source *s = source_of(src);
 	if (s)
 		s->armed = s->pending = s->tag = 0;
-	irq_restore(on);
+	big_unlock(on);
 }
 
-/* Interrupts off. Ask every armed device that is polled (*polled: there
+/* Under the shim lock. Ask every armed device that is polled (*polled: there
  * is one), then hand out up to max reports, starting after the source the
  * last poll stopped at. */
 static int collect(struct shim_io_event *ev, int max, int *polled)
@@ -191,12 +193,12 @@ int shim_io_poll(struct shim_io_event *ev, int max, int64_t deadline)
 	if (!ev || max <= 0)
 		return -EINVAL;
 	for (;;) {
-		int on = irq_save(), polled;
+		int on = big_lock(), polled;
 		int n = collect(ev, max, &polled);
 		int woken = wake_pending;
 		wake_pending = 0;
 		uint32_t seq = atomic_load_explicit(&io_seq, memory_order_relaxed);
-		irq_restore(on);
+		big_unlock(on);
 		if (n || woken)
 			return n;
 		int64_t now = shim_now();
@@ -220,8 +222,9 @@ int shim_io_poll(struct shim_io_event *ev, int max, int64_t deadline)
 
 void shim_io_wake(void)
 {
-	int on = irq_save();
+	int on = big_lock();
 	wake_pending = 1;
 	atomic_fetch_add_explicit(&io_seq, 1, memory_order_relaxed);
-	irq_restore(on);
+	shim_wake(&io_seq, INT_MAX);
+	big_unlock(on);
 }

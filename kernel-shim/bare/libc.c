@@ -2,17 +2,22 @@
 /* The rest of what picolibc (and CMocka on it) expects from an operating
  * system: _exit ends the run through the board (the environment is
  * env.c's), read(0) takes the console's input (tty.c), write(1 or 2)
- * prints, and the other file calls that CMocka and abort() pull in fail
- * with ENOSYS. */
+ * prints, the other file calls that CMocka and abort() pull in fail with
+ * ENOSYS, and its locks are real ones. */
 #include <errno.h>
 #include <stdlib.h>
+#include <sys/lock.h>
 #include <sys/types.h>
 #include <unistd.h>
 
 #include "bare.h"
 #include "shim.h"
 
-_Noreturn void _exit(int status) { board_exit(status); }
+_Noreturn void _exit(int status)
+{
+	console_flush(); /* a last line without its newline */
+	board_exit(status);
+}
 
 pid_t getpid(void) { return 1; }
 
@@ -71,3 +76,58 @@ off_t lseek(int fd, off_t off, int whence)
 	errno = ENOSYS;
 	return -1;
 }
+
+/* ---- picolibc's locks (malloc, environ, stdio) ---------------------------
+ * Recursive, owned by a shim thread. Held briefly and never across a wait,
+ * so a contender just yields its hart until the holder (preempted inside,
+ * or running on another hart) has let go. A lock's own fields are under
+ * the shim lock. */
+struct __lock {
+	struct shim_thread *owner;
+	int depth;
+};
+struct __lock __lock___libc_recursive_mutex;
+
+void __retarget_lock_init(_LOCK_T *lock) { *lock = calloc(1, sizeof(struct __lock)); }
+void __retarget_lock_init_recursive(_LOCK_T *lock) { __retarget_lock_init(lock); }
+void __retarget_lock_close(_LOCK_T lock) { free(lock); }
+void __retarget_lock_close_recursive(_LOCK_T lock) { free(lock); }
+
+int __retarget_lock_try_acquire_recursive(_LOCK_T lock)
+{
+	if (!lock)
+		return 1;
+	int on = big_lock(), got = 0;
+	if (!lock->owner || lock->owner == thread_cur()) {
+		lock->owner = thread_cur();
+		lock->depth++;
+		got = 1;
+	}
+	big_unlock(on);
+	return got;
+}
+
+int __retarget_lock_try_acquire(_LOCK_T lock)
+{
+	return __retarget_lock_try_acquire_recursive(lock);
+}
+
+void __retarget_lock_acquire_recursive(_LOCK_T lock)
+{
+	while (!__retarget_lock_try_acquire_recursive(lock))
+		shim_thread_yield();
+}
+
+void __retarget_lock_acquire(_LOCK_T lock) { __retarget_lock_acquire_recursive(lock); }
+
+void __retarget_lock_release_recursive(_LOCK_T lock)
+{
+	if (!lock)
+		return;
+	int on = big_lock();
+	if (lock->owner == thread_cur() && --lock->depth == 0)
+		lock->owner = NULL;
+	big_unlock(on);
+}
+
+void __retarget_lock_release(_LOCK_T lock) { __retarget_lock_release_recursive(lock); }

@@ -36,7 +36,7 @@ int64_t memstat_poll(int64_t now)
 		return next_at;
 	next_at = now + period;
 	struct mallinfo mi = mallinfo();
-	int on = irq_save(); /* one line, not interleaved with another thread's */
+	int on = big_lock(); /* one line, not interleaved with another thread's */
 	bare_puts("weft: mem: pages_free=");
 	bare_put_dec(page_free_count());
 	bare_puts(" pages_total=");
@@ -50,6 +50,6 @@ int64_t memstat_poll(int64_t now)
 	bare_puts(" faults=");
 	bare_put_dec(demand_faults());
 	bare_puts("\n");
-	irq_restore(on);
+	big_unlock(on);
 	return next_at;
 }

@@ -17,13 +17,14 @@
  * free pages elsewhere cannot move.
  *
  * The memory lock guards the pages, the heap's edge, the stack window's
- * tables (vm.c) and the stack pools (stack.c). One hart: it is interrupts
- * off, plus a depth that says the hart holds it. A demand fault (demand.c)
- * can arrive while it is held: the critical section's own frame may sit on
- * a stack page not mapped yet. Such a fault must not touch the free list
- * the holder is changing, and can wait for nobody, so it takes a page from
- * a small reserve that only those faults use and that the lock's holders
- * keep full. */
+ * tables (vm.c) and the stack pools (stack.c): it is the shim lock
+ * (lock.c), which a hart holds with interrupts off. A demand fault
+ * (demand.c) can arrive while its own hart holds it: the critical
+ * section's own frame may sit on a stack page not mapped yet. Such a fault
+ * must not touch the free list the holder is changing, and can wait for
+ * nobody, so it takes a page from a small reserve that only those faults
+ * use and that the lock's holders keep full. A fault on another hart is
+ * not the holder's: it waits for the lock like any caller. */
 #include <errno.h>
 #include <stdbool.h>
 #include <string.h>
@@ -41,7 +42,6 @@ static size_t nlisted; /* pages on free_list */
 static uintptr_t fresh, fresh_end;
 static uintptr_t range_end; /* the top of the range page_init was given */
 static size_t ntotal;       /* pages page_init was given */
-static unsigned depth;      /* the memory lock's holders, nested */
 
 /* Pages the heap leaves to the stacks of the fibers that run (256 KiB):
  * malloc fails before they run out. */
@@ -57,20 +57,11 @@ static size_t heap_keep;
 static void *reserve[RESERVE];
 static unsigned nreserve;
 
-int mem_lock(void)
-{
-	int on = irq_save();
-	depth++;
-	return on;
-}
+int mem_lock(void) { return big_lock(); }
 
-void mem_unlock(int on)
-{
-	depth--;
-	irq_restore(on);
-}
+void mem_unlock(int on) { big_unlock(on); }
 
-int mem_locked(void) { return depth != 0; }
+int mem_locked(void) { return big_held(); }
 
 /* A free page, not zeroed, or NULL. Under the memory lock. */
 static void *take(void)
@@ -154,10 +145,12 @@ __attribute__((optimize("no-tree-loop-distribute-patterns"))) static void zero(v
 void *page_take_fault(int held)
 {
 	void *p;
-	if (held)
+	if (held) {
 		p = nreserve ? reserve[--nreserve] : NULL;
-	else
+	} else {
+		refill();
 		p = take();
+	}
 	if (p)
 		zero(p);
 	return p;
@@ -213,6 +206,7 @@ int page_heap_grow(uintptr_t end)
 
 size_t page_free_count(void)
 {
+	fence_release(); /* those pages are free but for the fence */
 	int on = mem_lock();
 	size_t n = free_count();
 	mem_unlock(on);

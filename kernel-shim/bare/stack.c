@@ -27,7 +27,8 @@
 struct pooled {
 	struct pooled *next;
 	uintptr_t base;
-	int backed; /* may have pages mapped */
+	int backed;          /* may have pages mapped */
+	unsigned long epoch; /* fence.c's when its pages were last unmapped */
 };
 
 struct size_class {
@@ -61,14 +62,17 @@ size_t shim_stack_round(size_t size) { return (size + PAGE_SIZE - 1) & ~(PAGE_SI
 const char *shim_stack_guard_method(void) { return "sv39"; }
 
 /* Give back the pages mapped in [base, base + size); the entries stay lazy
- * (keep) or become none. */
+ * (keep) or become none. The pages go back once no other hart's TLB can
+ * hold them (fence.c). */
 static void unmap_range(uintptr_t base, size_t size, int keep)
 {
+	int on = mem_lock();
 	for (uintptr_t va = base; va < base + size; va += PAGE_SIZE) {
 		uintptr_t pa = vm_unmap(va, keep);
 		if (pa)
-			page_free((void *)pa);
+			fence_defer(pa);
 	}
+	mem_unlock(on);
 }
 
 /* Give back the pages of the pooled stacks beyond the first keep that
@@ -83,6 +87,7 @@ static int reclaim_beyond(unsigned keep)
 			if (p->backed && seen++ >= keep) {
 				unmap_range(p->base, classes[i].size, 1);
 				p->backed = 0;
+				p->epoch = fence_epoch();
 				atomic_fetch_sub_explicit(&nbacked, 1, memory_order_relaxed);
 				any = 1;
 			}
@@ -90,7 +95,11 @@ static int reclaim_beyond(unsigned keep)
 	return any;
 }
 
-int stack_reclaim(void) { return reclaim_beyond(0); }
+int stack_reclaim(void)
+{
+	int any = reclaim_beyond(0);
+	return fence_release() | any;
+}
 
 bool shim_stack_trim_due(void)
 {
@@ -138,6 +147,7 @@ static void pool_put(uintptr_t base, size_t size, size_t guard)
 	if (p && c) {
 		p->base = base;
 		p->backed = 1;
+		p->epoch = fence_epoch();
 		p->next = c->free;
 		c->free = p;
 		p = NULL;
@@ -167,6 +177,7 @@ int shim_stack_alloc(size_t size, struct shim_stack *out)
 		c->free = p->next;
 		if (p->backed)
 			atomic_fetch_sub_explicit(&nbacked, 1, memory_order_relaxed);
+		fence_after(p->epoch); /* no hart's TLB holds its old pages */
 	}
 	uintptr_t base = 0;
 	if (!p && next_va + guard + size <= VM_STACK_BASE + VM_STACK_SIZE) {

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* What happens on a trap: the timer interrupt drives sleeps, deadlines and
- * preemption; an external interrupt goes to the handler a driver registered
+ * preemption; the software interrupt (another hart's IPI) only ends an
+ * idle wfi and is cleared; an external interrupt goes to the handler a driver registered
  * for its PLIC source, and a thread that handler woke runs at once; an unexpected interrupt ends the run with status 135;
  * a page fault on a lazy stack page maps it (demand.c); any other exception
  * is fault.c's. Never a silent hang. */
@@ -14,13 +15,15 @@
 #define TRAP_STACK (16 * 1024)
 #define EXIT_TRAP 135
 
-static char trap_stack[TRAP_STACK] __attribute__((aligned(16)));
+static char trap_stack[TRAP_STACK] __attribute__((aligned(16))); /* the boot hart's */
 
-void trap_init(void)
+void trap_hart_init(void *trap_top)
 {
-	csr_write(sscratch, (uintptr_t)(trap_stack + TRAP_STACK));
+	csr_write(sscratch, (uintptr_t)trap_top);
 	csr_write(stvec, (uintptr_t)arch_trap_entry);
 }
+
+void trap_init(void) { trap_hart_init(trap_stack + TRAP_STACK); }
 
 /* ---- External interrupts ------------------------------------------------ */
 static struct {
@@ -32,14 +35,14 @@ int irq_register(unsigned irq, irq_handler fn, void *arg)
 {
 	if (irq == 0 || irq > BOARD_PLIC_NDEV || !fn)
 		return -EINVAL;
-	int on = irq_save(), r = -EBUSY;
+	int on = big_lock(), r = -EBUSY;
 	if (!handlers[irq].fn) {
 		handlers[irq].fn = fn;
 		handlers[irq].arg = arg;
 		plic_enable(irq, 1);
 		r = 0;
 	}
-	irq_restore(on);
+	big_unlock(on);
 	return r;
 }
 
@@ -47,24 +50,26 @@ void irq_unregister(unsigned irq)
 {
 	if (irq == 0 || irq > BOARD_PLIC_NDEV)
 		return;
-	int on = irq_save();
+	int on = big_lock();
 	plic_disable(irq);
 	handlers[irq].fn = NULL;
 	handlers[irq].arg = NULL;
-	irq_restore(on);
+	big_unlock(on);
 }
 
-/* Claim until the PLIC has nothing more for this context. A source with no
+/* Claim until the PLIC has nothing more for this context (the boot
+ * hart's: the only one that takes external interrupts). A source with no
  * handler (one that firmware left enabled) is disabled, once, with a
  * message: it would otherwise interrupt forever.
  * Bounded, so that the idle loop in thread.c looks at its threads between
  * rounds even while a device keeps interrupting. */
 void trap_external(void)
 {
+	int on = big_lock(); /* the handlers' state is the drivers', under it */
 	for (int n = 0; n < 64; n++) {
 		uint32_t irq = plic_claim();
 		if (irq == 0)
-			return;
+			break;
 		if (irq <= BOARD_PLIC_NDEV && handlers[irq].fn) {
 			handlers[irq].fn(handlers[irq].arg);
 		} else {
@@ -75,6 +80,7 @@ void trap_external(void)
 		}
 		plic_complete(irq);
 	}
+	big_unlock(on);
 }
 
 /* Make the trap return into arch_preempt_resume on the thread's own stack,
@@ -98,6 +104,10 @@ void shim__trap(struct trap_frame *f)
 				preempt(f);
 			return;
 		}
+		if ((cause & 0xff) == IRQ_S_SOFT) {
+			csr_clear(sip, SIP_SSIP); /* a kick that found this hart awake */
+			return;
+		}
 		if ((cause & 0xff) == IRQ_S_EXTERNAL) {
 			trap_external();
 			if (thread_irq_woke())
@@ -110,7 +120,7 @@ void shim__trap(struct trap_frame *f)
 		board_exit(EXIT_TRAP);
 	}
 	if (cause == EXC_LOAD_PAGE || cause == EXC_STORE_PAGE || cause == EXC_INST_PAGE) {
-		int r = demand_fault(f->stval);
+		int r = demand_fault(f->stval, cause == EXC_INST_PAGE);
 		if (r == 0)
 			return; /* mapped: the instruction runs again */
 		if (r == -ENOMEM)

@@ -11,7 +11,8 @@
  * WEFT_POLL=1 on the command line, the source is polled (io.c asks it at
  * every poll, and a waiting poll wakes every millisecond to ask).
  *
- * One hart: interrupts off is the lock. */
+ * The shim lock guards it; the interrupt handler runs under it too
+ * (trap.c). */
 #include <errno.h>
 #include <string.h>
 
@@ -29,7 +30,7 @@ static struct {
 	struct tty_stats st;
 } tty = {.src = -1};
 
-/* Interrupts off. Move what the UART holds into the ring; 1 if any came. */
+/* Under the shim lock. Move what the UART holds into the ring; 1 if any came. */
 static int drain(void)
 {
 	int got = 0, c;
@@ -66,7 +67,7 @@ static void tty_irq(void *arg)
 void tty_irq_take(int on)
 {
 #ifdef BOARD_CONSOLE_IRQ
-	int s = irq_save();
+	int s = big_lock();
 	if (on && !tty.by_irq && tty.src >= 0 &&
 	    irq_register(BOARD_CONSOLE_IRQ, tty_irq, NULL) == 0) {
 		tty.by_irq = 1;
@@ -79,7 +80,7 @@ void tty_irq_take(int on)
 		tty.by_irq = 0;
 	}
 	io_source_irq(tty.src, tty.by_irq);
-	irq_restore(s);
+	big_unlock(s);
 #else
 	(void)on;
 #endif
@@ -99,7 +100,7 @@ void tty_init(void)
 
 long tty_read(void *buf, size_t n)
 {
-	int s = irq_save();
+	int s = big_lock();
 	if (!tty.by_irq || !tty.len)
 		drain(); /* polled, or bytes the interrupt has not brought yet */
 	size_t k = n < tty.len ? n : tty.len;
@@ -111,13 +112,13 @@ long tty_read(void *buf, size_t n)
 		tty.masked = 0;
 		board_console_rx_irq(1);
 	}
-	irq_restore(s);
+	big_unlock(s);
 	return k ? (long)k : (n ? -EAGAIN : 0);
 }
 
 void tty_stats(struct tty_stats *out)
 {
-	int s = irq_save();
+	int s = big_lock();
 	*out = tty.st;
-	irq_restore(s);
+	big_unlock(s);
 }

@@ -36,6 +36,15 @@ static uint64_t *table_of(uint64_t pte)
 
 static void sfence(uintptr_t va) { __asm__ volatile("sfence.vma %0, zero" ::"r"(va) : "memory"); }
 
+static void satp_set(void)
+{
+	__asm__ volatile("sfence.vma zero, zero" ::: "memory");
+	csr_write(satp, SATP_SV39 | ((uintptr_t)root >> 12));
+	__asm__ volatile("sfence.vma zero, zero" ::: "memory");
+}
+
+void vm_hart_init(void) { satp_set(); }
+
 void vm_init(uintptr_t ram_base, uintptr_t ram_end)
 {
 	/* A (accessed) and D (dirty) are set up front: the C906 does not set
@@ -47,9 +56,7 @@ void vm_init(uintptr_t ram_base, uintptr_t ram_end)
 		root[g / GIGA] = pte_of(g, common | PTE_R | PTE_W | PTE_X) | board_pte_bits(0);
 	window = page_alloc();
 	root[VM_STACK_BASE / GIGA] = pte_of((uintptr_t)window, PTE_V);
-	__asm__ volatile("sfence.vma zero, zero" ::: "memory");
-	csr_write(satp, SATP_SV39 | ((uintptr_t)root >> 12));
-	__asm__ volatile("sfence.vma zero, zero" ::: "memory");
+	satp_set();
 }
 
 static uint64_t *leaf(uintptr_t va, int create)

@@ -25,12 +25,15 @@
 #define SSTATUS_SPP (1ull << 8)
 #define SSTATUS_FS_INITIAL (1ull << 13)
 #define SSTATUS_SUM (1ull << 18)
+#define SIE_SSIE (1ull << 1)
 #define SIE_STIE (1ull << 5)
 #define SIE_SEIE (1ull << 9)
+#define SIP_SSIP (1ull << 1)
 #define SIP_STIP (1ull << 5)
 #define SIP_SEIP (1ull << 9)
 
 #define SCAUSE_INTERRUPT (1ull << 63)
+#define IRQ_S_SOFT 1
 #define IRQ_S_TIMER 5
 #define IRQ_S_EXTERNAL 9
 #define EXC_INST_MISALIGNED 0
@@ -59,6 +62,13 @@ static inline void irq_restore(int on)
 }
 
 static inline void wfi(void) { __asm__ volatile("wfi" ::: "memory"); }
+
+/* In a spin loop: a hint that this hart waits (Zihintpause's pause; a
+ * no-op fence on harts without it). */
+static inline void cpu_relax(void)
+{
+	__asm__ volatile(".insn i 0x0f, 0, x0, x0, 0x010" ::: "memory");
+}
 
 /* Ordering for devices that read and write RAM: dma_mb() puts every earlier
  * memory and device access before every later one (ring writes before the

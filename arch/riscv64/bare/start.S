@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * void _start(unsigned long hartid, void *dtb);   entered by OpenSBI (or U-Boot)
+ * void arch_hart_entry(unsigned long hartid, void *opaque);   entered by SBI HSM
  *
  * The first instructions of an S-mode payload. picolibc's crt0 touches mstatus
  * and so cannot run in S-mode; this one sets up only what C needs: gp, a boot
@@ -47,6 +48,37 @@ _start:
 	j	3b
 	.cfi_endproc
 	.size	_start, .-_start
+
+/*
+ * A secondary hart, started by sbi_hart_start (kernel-shim/bare/hart.c)
+ * with translation off and interrupts off: opaque's first word is the top
+ * of the stack it boots on. The same set-up as _start but the bss and the
+ * time stamp, then shim_hart_boot(hartid, opaque), which never returns.
+ */
+	.text
+	.globl	arch_hart_entry
+	.type	arch_hart_entry, @function
+	.p2align 2
+arch_hart_entry:
+	.cfi_startproc
+	.cfi_undefined ra
+.option push
+.option norelax
+	la	gp, __global_pointer$
+.option pop
+	csrw	sie, zero
+	li	t0, 2			/* SIE */
+	csrc	sstatus, t0
+	li	t0, 1 << 13		/* FS = Initial */
+	csrs	sstatus, t0
+	fscsr	zero
+	ld	sp, 0(a1)
+	mv	tp, zero
+	call	shim_hart_boot
+1:	wfi
+	j	1b
+	.cfi_endproc
+	.size	arch_hart_entry, .-arch_hart_entry
 
 	.section .data.arch_boot_entry, "aw", @progbits
 	.p2align 3

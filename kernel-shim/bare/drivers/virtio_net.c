@@ -18,7 +18,8 @@
  * so the header is 10 bytes (legacy) or 12 (modern) and always zero on
  * transmit.
  *
- * One hart: interrupts off is the lock. The interrupt handler acknowledges
+ * The shim lock (big_lock) guards it; the interrupt handler runs under it
+ * too (trap.c). The interrupt handler acknowledges
  * the device, reclaims transmit slots and reports the I/O source: IN while
  * the used ring of the receive queue has entries, OUT while a transmit slot
  * is free, ERR once the device asked for a reset. The device interrupts
@@ -153,7 +154,7 @@ static void wr(const struct virtio_net *d, unsigned off, uint32_t v)
 
 int virtio_net_version(const struct virtio_net *d) { return d->version; }
 
-/* Interrupts off. After the ring writes are visible, unless the device
+/* Under the shim lock. After the ring writes are visible, unless the device
  * said it needs no kick (used->flags, read after a full fence). */
 static void vq_publish(struct virtio_net *d, struct vq *q, unsigned queue, unsigned slot)
 {
@@ -165,7 +166,7 @@ static void vq_publish(struct virtio_net *d, struct vq *q, unsigned queue, unsig
 		wr(d, MMIO_QUEUE_NOTIFY, queue);
 }
 
-/* Interrupts off. Take the next used entry: its slot, or -1 if there is
+/* Under the shim lock. Take the next used entry: its slot, or -1 if there is
  * none. An entry naming no slot of ours (a device bug) is skipped. */
 static int vq_take(struct vq *q, uint32_t *len)
 {
@@ -183,7 +184,7 @@ static int vq_take(struct vq *q, uint32_t *len)
 	return -1;
 }
 
-/* Interrupts off. Transmit slots the device is done with go back on the
+/* Under the shim lock. Transmit slots the device is done with go back on the
  * free list. */
 static void tx_reclaim(struct virtio_net *d)
 {
@@ -193,7 +194,7 @@ static void tx_reclaim(struct virtio_net *d)
 		d->tx_free[d->tx_nfree++] = (uint16_t)slot;
 }
 
-/* Interrupts off: what the device is ready for now (io.c asks when the
+/* Under the shim lock: what the device is ready for now (io.c asks when the
  * source is armed and at each poll). Transmit completions interrupt only
  * while the ring is full: then someone may wait for room. Turning them on
  * is followed by another look, for a completion that came before. */
@@ -243,12 +244,12 @@ static void vn_irq(void *arg)
 
 void virtio_net_stats(const struct virtio_net *d, struct virtio_net_stats *out)
 {
-	int on = irq_save();
+	int on = big_lock();
 	*out = d->st;
-	irq_restore(on);
+	big_unlock(on);
 }
 
-/* Interrupts off. The queue: its page, its size, its place told to the
+/* Under the shim lock. The queue: its page, its size, its place told to the
  * device. Buffers come later. */
 static int vq_setup(struct virtio_net *d, struct vq *q, unsigned queue)
 {
@@ -341,7 +342,7 @@ static int probe(struct virtio_net *d, const struct virtio_mmio_slot *slots, uns
 }
 
 /* 3.1.1: reset, ACKNOWLEDGE, DRIVER, features (FEATURES_OK on the modern
- * transport), the queues, DRIVER_OK. Interrupts off. */
+ * transport), the queues, DRIVER_OK. Under the shim lock. */
 static int bring_up(struct virtio_net *d, uint8_t mac[6])
 {
 	wr(d, MMIO_STATUS, 0);
@@ -419,9 +420,9 @@ static int bring_up(struct virtio_net *d, uint8_t mac[6])
 int virtio_net_open(const struct virtio_mmio_slot *slots, unsigned n, int poll,
 		    struct virtio_net **out, uint8_t mac[6], int *src)
 {
-	int on = irq_save();
+	int on = big_lock();
 	if (dev0_open) {
-		irq_restore(on);
+		big_unlock(on);
 		return -EBUSY;
 	}
 	struct virtio_net *d = &dev0;
@@ -457,14 +458,14 @@ int virtio_net_open(const struct virtio_mmio_slot *slots, unsigned n, int poll,
 			io_source_remove(d->src);
 		vq_free(&d->rx);
 		vq_free(&d->tx);
-		irq_restore(on);
+		big_unlock(on);
 		return e;
 	}
 	/* The device may notice the receive buffers only when told (the
 	 * driver must not notify before DRIVER_OK, which bring_up set). */
 	wr(d, MMIO_QUEUE_NOTIFY, RXQ);
 	dev0_open = 1;
-	irq_restore(on);
+	big_unlock(on);
 	*src = d->src;
 	*out = d;
 	return 0;
@@ -474,9 +475,9 @@ int virtio_net_recv(struct virtio_net *d, void *buf, size_t cap)
 {
 	for (unsigned n = 0; n < d->rx.size; n++) {
 		uint32_t len;
-		int on = irq_save();
+		int on = big_lock();
 		int slot = vq_take(&d->rx, &len);
-		irq_restore(on);
+		big_unlock(on);
 		if (slot < 0)
 			return -EAGAIN;
 		/* The slot is ours until published again: copy with interrupts on. */
@@ -486,11 +487,11 @@ int virtio_net_recv(struct virtio_net *d, void *buf, size_t cap)
 		int r = frame > cap ? -EMSGSIZE : (int)frame;
 		if (r > 0)
 			memcpy(buf, d->rx.buf[slot] + d->hdr_len, frame);
-		on = irq_save();
+		on = big_lock();
 		if (r > 0)
 			d->st.rx_frames++;
 		vq_publish(d, &d->rx, RXQ, (unsigned)slot);
-		irq_restore(on);
+		big_unlock(on);
 		if (r != 0)
 			return r;
 		/* An empty frame: nothing to hand out, try the next one. */
@@ -512,15 +513,15 @@ int virtio_net_send(struct virtio_net *d, const struct shim_iov *iov, int n)
 	}
 	if (total < FRAME_MIN)
 		return -EINVAL;
-	int on = irq_save();
+	int on = big_lock();
 	tx_reclaim(d);
 	if (!d->tx_nfree) {
 		d->st.tx_full++;
-		irq_restore(on);
+		big_unlock(on);
 		return -EAGAIN;
 	}
 	unsigned slot = d->tx_free[--d->tx_nfree];
-	irq_restore(on);
+	big_unlock(on);
 	char *p = d->tx.buf[slot];
 	memset(p, 0, d->hdr_len); /* no checksum offload, no GSO */
 	p += d->hdr_len;
@@ -528,11 +529,11 @@ int virtio_net_send(struct virtio_net *d, const struct shim_iov *iov, int n)
 		memcpy(p, iov[i].base, iov[i].len);
 		p += iov[i].len;
 	}
-	on = irq_save();
+	on = big_lock();
 	d->tx.desc[2 * slot + 1].len = (uint32_t)total;
 	d->st.tx_frames++;
 	vq_publish(d, &d->tx, TXQ, slot);
-	irq_restore(on);
+	big_unlock(on);
 	return 0;
 }
 
@@ -540,7 +541,7 @@ void virtio_net_close(struct virtio_net *d)
 {
 	if (!d)
 		return;
-	int on = irq_save();
+	int on = big_lock();
 	if (d->st.by_irq)
 		irq_unregister(d->irq);
 	io_source_remove(d->src);
@@ -550,5 +551,5 @@ void virtio_net_close(struct virtio_net *d)
 	vq_free(&d->rx);
 	vq_free(&d->tx);
 	dev0_open = 0;
-	irq_restore(on);
+	big_unlock(on);
 }

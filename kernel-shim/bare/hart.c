@@ -1,0 +1,91 @@
+/* SPDX-License-Identifier: MIT */
+/* Several harts (docs/decisions/bare-smp.md). The boot hart is harts[0].
+ * At boot it asks SBI HSM to start every other hart id below
+ * BOARD_HARTS_MAX; each one that starts gets a record here, a boot stack
+ * that becomes its idle context, a trap stack, and runs shim_hart_boot:
+ * the same page tables, its own trap vector and timer, then threads.
+ * External interrupts stay with the boot hart (its PLIC context alone is
+ * set up); a secondary hart takes its timer and the IPI that wakes it
+ * from wfi (sbi_send_ipi). Page-table changes reach the other harts'
+ * TLBs through SBI RFENCE (hart_fence_others). */
+#include <stdatomic.h>
+#include <stdlib.h>
+
+#include "bare.h"
+
+#define HART_STACK (16 * 1024) /* a secondary's boot stack, then its idle context's */
+#define TRAP_STACK (16 * 1024)
+
+struct hart harts[BOARD_HARTS_MAX];
+unsigned hart_count = 1;
+/* SBI hart ids of the harts that run with translation on: the ones a
+ * page-table change must reach. */
+static _Atomic unsigned long translating;
+
+void hart_boot_init(unsigned long hartid)
+{
+	harts[0].index = 0;
+	harts[0].hartid = hartid;
+}
+
+void hart_kick(struct hart *h) { sbi_send_ipi(1ul << h->hartid, 0); }
+
+void hart_fence_others(uintptr_t va, size_t size)
+{
+	unsigned long mask = atomic_load_explicit(&translating, memory_order_acquire) &
+			     ~(1ul << hart_self()->hartid);
+	if (mask)
+		sbi_remote_sfence_vma(mask, 0, va, size);
+}
+
+void shim_hart_boot(unsigned long hartid, void *opaque)
+{
+	struct hart *h = opaque;
+	(void)hartid;
+	vm_hart_init();
+	trap_hart_init(h->trap_top);
+	atomic_fetch_or_explicit(&translating, 1ul << h->hartid, memory_order_release);
+	csr_set(sie, SIE_STIE | SIE_SSIE);
+	clock_set_timer(-1);
+	thread_idle_run(h);
+}
+
+/* Give hart h what it boots with, once (a record whose hart did not start
+ * is used for the next); 0 or -1. */
+static int prepare(struct hart *h)
+{
+	if (h->boot_sp)
+		return 0;
+	char *stack = malloc(HART_STACK), *trap = malloc(TRAP_STACK);
+	if (!stack || !trap || thread_idle_new(h, 0) != 0) {
+		free(stack);
+		free(trap);
+		return -1;
+	}
+	h->boot_sp = stack + HART_STACK;
+	h->trap_top = trap + TRAP_STACK;
+	return 0;
+}
+
+void harts_start(void)
+{
+	atomic_fetch_or_explicit(&translating, 1ul << harts[0].hartid, memory_order_release);
+	for (unsigned long id = 0; id < BOARD_HARTS_MAX && hart_count < BOARD_HARTS_MAX; id++) {
+		struct sbiret st = sbi_hart_status(id);
+		if (id == harts[0].hartid || st.error || st.value != SBI_HSM_STOPPED)
+			continue;
+		struct hart *h = &harts[hart_count];
+		h->index = hart_count;
+		h->hartid = id;
+		if (prepare(h) != 0)
+			break;
+		/* The record is complete before the hart can read it: the
+		 * ecall is a full barrier on this side, and the hart reads
+		 * it only once started. */
+		atomic_thread_fence(memory_order_release);
+		if (sbi_hart_start(id, arch_hart_entry, h) == 0)
+			hart_count++; /* its stacks stay: the hart runs on them */
+	}
+}
+
+unsigned shim_cpu_count(void) { return hart_count; }
