@@ -10,6 +10,8 @@
  *                   as two WEFT_ATTR_FPENV fibers do (runtime/switch.c)
  *   spawn N W       N fibers spawned, run and joined in batches of 1,000 by
  *                   one fiber: ns per fiber
+ *   spawnwg N W     the same, the fibers detached and waited for on one
+ *                   wait group, as Go's spawn row does: ns per fiber
  *   chan N W        N round trips over two unbuffered channels between two
  *                   fibers: ns per round trip
  *   yield F Y W     F fibers x Y yields each: ns per yield
@@ -182,6 +184,51 @@ static void row_spawn(long n, unsigned workers)
 	in_fiber(spawner, NULL);
 	stop();
 	printf("bench: spawn %.3f ns\n", spawn_ns);
+}
+
+/* ---- spawnwg: the spawn row shaped as Go's ---------------------------------
+ * The same batches, the fibers detached and waited for on one wait group
+ * (weft_waitgroup), as Go's row does with sync.WaitGroup: no handle is
+ * joined, so this is spawn and run without the per-fiber join. */
+
+static weft_waitgroup_t *spawn_wg;
+
+static void *nop_done(void *arg)
+{
+	atomic_fetch_add_explicit(&spawn_sink, 1, memory_order_relaxed);
+	weft_waitgroup_done(spawn_wg);
+	return arg;
+}
+
+static void *spawner_wg(void *arg)
+{
+	(void)arg;
+	int64_t t0 = weft_now();
+	for (long done = 0; done < spawn_n; done += BATCH) {
+		long b = spawn_n - done < BATCH ? spawn_n - done : BATCH;
+		weft_waitgroup_add(spawn_wg, b);
+		for (long i = 0; i < b; i++) {
+			int err = weft_fiber_spawn(NULL, NULL, nop_done, NULL);
+			if (err)
+				die("spawn", err);
+		}
+		weft_waitgroup_wait(spawn_wg, -1);
+	}
+	spawn_ns = (double)(weft_now() - t0) / (double)spawn_n;
+	return NULL;
+}
+
+static void row_spawn_wg(long n, unsigned workers)
+{
+	start(workers);
+	int err = weft_waitgroup_create(&spawn_wg);
+	if (err)
+		die("weft_waitgroup_create", err);
+	spawn_n = n;
+	in_fiber(spawner_wg, NULL);
+	weft_waitgroup_destroy(spawn_wg);
+	stop();
+	printf("bench: spawnwg %.3f ns\n", spawn_ns);
 }
 
 /* ---- chan: unbuffered round trip --------------------------------------- */
@@ -525,6 +572,8 @@ int main(int argc, char **argv)
 		row_switch_fp(num(argc, argv, 2, 100000));
 	if (all || !strcmp(row, "spawn"))
 		row_spawn(num(argc, argv, 2, 10000), (unsigned)num(argc, argv, 3, 1));
+	if (all || !strcmp(row, "spawnwg"))
+		row_spawn_wg(num(argc, argv, 2, 10000), (unsigned)num(argc, argv, 3, 1));
 	if (all || !strcmp(row, "chan"))
 		row_chan(num(argc, argv, 2, 10000), (unsigned)num(argc, argv, 3, 1));
 	if (all || !strcmp(row, "yield"))

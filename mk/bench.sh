@@ -175,7 +175,8 @@ micro_rows()
 		"run_micro boost $P/boost switch $SWITCH_N"
 	run_group "run_micro weft1 $MICRO spawn $SPAWN_N 1" "run_micro boost $P/boost spawn $SPAWN_N" \
 		"run_micro go1 env GOMAXPROCS=1 $GOB spawn $SPAWN_N" \
-		"run_micro weft2 $MICRO spawn $SPAWN_N 2" "run_micro go2 env GOMAXPROCS=2 $GOB spawn $SPAWN_N"
+		"run_micro weft2 $MICRO spawn $SPAWN_N 2" "run_micro go2 env GOMAXPROCS=2 $GOB spawn $SPAWN_N" \
+		"run_micro weft1 $MICRO spawnwg $SPAWN_N 1" "run_micro weft2 $MICRO spawnwg $SPAWN_N 2"
 	local w row
 	for row in "chan $CHAN_N" "yield $YIELD_F $YIELD_Y" "ring $RING_R $RING_H" "tree $TREE_D" \
 		"fib $FIB_N $FIB_D $FIB_Y" "idle $IDLE_N"; do
@@ -604,6 +605,8 @@ spawn_boost	spawn + run + join, $(k $SPAWN_N), 1 worker	weft1.spawn	boost.spawn	
 spawn_go1	spawn + run + join, $(k $SPAWN_N), 1 worker	weft1.spawn	go1.spawn	Go go + WaitGroup, GOMAXPROCS=1	le	0.25	ns
 spawn_go2	spawn + run + join, $(k $SPAWN_N), 2 workers	weft2.spawn	go2.spawn	Go go + WaitGroup, GOMAXPROCS=2	le	0.25	ns
 spawn_2v1	spawn + run + join, $(k $SPAWN_N): 2 workers / 1 (serial: one spawner)	weft2.spawn	weft1.spawn	weft, 1 worker	le	1.0	ns
+spawnwg_go1	spawn + run, detached, one wait group per batch (Go's shape), $(k $SPAWN_N), 1 worker	weft1.spawnwg	go1.spawn	Go go + WaitGroup, GOMAXPROCS=1	le	0.25	ns
+spawnwg_go2	spawn + run, detached, one wait group per batch (Go's shape), $(k $SPAWN_N), 2 workers	weft2.spawnwg	go2.spawn	Go go + WaitGroup, GOMAXPROCS=2	le	0.25	ns
 chan1	unbuffered channel round trip, $(k $CHAN_N), 1 worker	weft1.chan	go1.chan	Go, GOMAXPROCS=1	le	0.35	ns
 chan2	unbuffered channel round trip, $(k $CHAN_N), 2 workers	weft2.chan	go2.chan	Go, GOMAXPROCS=2	le	0.35	ns
 chan_2v1	unbuffered channel round trip, $(k $CHAN_N): 2 workers / 1 (serial)	weft2.chan	weft1.chan	weft, 1 worker	le	1.0	ns
