@@ -37,10 +37,13 @@
 
 /*
  * _start, the image's entry point (start.S, first in .text by the linker
- * script): entered by firmware on one hart in supervisor mode with the hart
- * id and the device tree's address (riscv64: a0, a1). Sets up what C needs
- * (global pointer, a boot stack, the FPU on, interrupts off, .bss cleared)
- * and calls shim_boot, which never returns.
+ * script): entered by firmware in supervisor mode with the hart id and the
+ * device tree's address (riscv64: a0, a1). The first hart to enter boots:
+ * sets up what C needs (global pointer, a boot stack, the FPU on,
+ * interrupts off, .bss cleared) and calls shim_boot, which never returns.
+ * Any other hart that firmware sends here touches nothing and stops itself
+ * (riscv64: SBI HSM hart_stop), for shim_boot to start it as it starts the
+ * rest.
  */
 void shim_boot(unsigned long hartid, const void *dtb);
 /*

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* Several harts (docs/decisions/bare-smp.md). The boot hart is harts[0].
  * At boot it asks SBI HSM to start every other hart id below
- * BOARD_HARTS_MAX; each one that starts gets a record here, a boot stack
+ * BOARD_HARTS_MAX (or up to WEFT_HARTS harts in all), waiting for one
+ * that the firmware sent into _start beside it to stop itself there
+ * first; each one that starts gets a record here, a boot stack
  * that becomes its idle context, a trap stack, and runs shim_hart_boot:
  * the same page tables, its own trap vector and timer, then threads.
  * External interrupts stay with the boot hart (its PLIC context alone is
@@ -67,12 +69,45 @@ static int prepare(struct hart *h)
 	return 0;
 }
 
+/* Hart id's HSM status, once it is no longer on its way in or out: a hart
+ * the firmware sent into _start beside the boot hart stops itself there
+ * (start.S), and is waited for here, a second at most. -1: no such hart. */
+static long settled_status(unsigned long id)
+{
+	uint64_t until = rdtime() + BOARD_TIMEBASE_HZ;
+	for (;;) {
+		struct sbiret st = sbi_hart_status(id);
+		if (st.error)
+			return -1;
+		if (st.value != SBI_HSM_STARTED && st.value != SBI_HSM_START_PENDING &&
+		    st.value != SBI_HSM_STOP_PENDING)
+			return st.value;
+		if (rdtime() > until)
+			return st.value;
+		cpu_relax();
+	}
+}
+
+/* WEFT_HARTS=N on the command line: run on N harts at most (1: the boot
+ * hart alone); unset, empty or malformed: every hart there is. */
+static unsigned harts_wanted(void)
+{
+	const char *s = getenv("WEFT_HARTS");
+	char *end;
+	if (!s || !*s)
+		return BOARD_HARTS_MAX;
+	unsigned long n = strtoul(s, &end, 10);
+	if (*end || n == 0)
+		return BOARD_HARTS_MAX;
+	return n < BOARD_HARTS_MAX ? (unsigned)n : BOARD_HARTS_MAX;
+}
+
 void harts_start(void)
 {
+	unsigned want = harts_wanted();
 	atomic_fetch_or_explicit(&translating, 1ul << harts[0].hartid, memory_order_release);
-	for (unsigned long id = 0; id < BOARD_HARTS_MAX && hart_count < BOARD_HARTS_MAX; id++) {
-		struct sbiret st = sbi_hart_status(id);
-		if (id == harts[0].hartid || st.error || st.value != SBI_HSM_STOPPED)
+	for (unsigned long id = 0; id < BOARD_HARTS_MAX && hart_count < want; id++) {
+		if (id == harts[0].hartid || settled_status(id) != SBI_HSM_STOPPED)
 			continue;
 		struct hart *h = &harts[hart_count];
 		h->index = hart_count;

@@ -64,7 +64,10 @@ static inline struct sbiret sbi_hart_status(unsigned long hartid)
 {
 	return sbi_call(SBI_EXT_HSM, 2, (long)hartid, 0, 0);
 }
+#define SBI_HSM_STARTED 0
 #define SBI_HSM_STOPPED 1
+#define SBI_HSM_START_PENDING 2
+#define SBI_HSM_STOP_PENDING 3
 
 /* A supervisor software interrupt (sip.SSIP) to every hart whose bit is
  * set in mask, bit 0 being hart base (the IPI extension). */

@@ -12,6 +12,14 @@
  * Its first instruction reads the time counter into arch_boot_entry (in
  * .data: the bss clear below leaves it), the firmware's hand-off on the
  * guest clock, for WEFT_BOOT_TIME's report (boot.c).
+ *
+ * One hart boots: the first to swap boot_lottery. Firmware may send more
+ * than one hart here (an SBI without HSM does by design, and QEMU's OpenSBI
+ * v1.1 with -smp 2 did, in about 1 boot of 50: a second hart cleared the
+ * bss and ran shim_boot again under the first). Another hart touches
+ * nothing: it stops itself through HSM's hart_stop, so that the boot hart
+ * starts it the ordinary way (kernel-shim/bare/hart.c waits for it), and
+ * with no HSM it waits in wfi forever.
  */
 	.section .text.init.enter, "ax", @progbits
 	.globl	_start
@@ -20,11 +28,15 @@ _start:
 	.cfi_startproc
 	.cfi_undefined ra
 	rdtime	t2
+	csrw	sie, zero
+	la	t0, boot_lottery
+	li	t1, 1
+	amoswap.w.aq t1, t1, (t0)
+	bnez	t1, 4f
 .option push
 .option norelax
 	la	gp, __global_pointer$
 .option pop
-	csrw	sie, zero
 	li	t0, 2			/* SIE */
 	csrc	sstatus, t0
 	li	t0, 1 << 13		/* FS = Initial: the FPU is usable */
@@ -45,6 +57,12 @@ _start:
 	/* a0 = hartid, a1 = device tree, as OpenSBI passed them. */
 	call	shim_boot
 3:	wfi
+	j	3b
+	/* Not the boot hart: SBI HSM hart_stop (EID "HSM", FID 1); it returns
+	 * only on failure. */
+4:	li	a7, 0x48534D
+	li	a6, 1
+	ecall
 	j	3b
 	.cfi_endproc
 	.size	_start, .-_start
@@ -87,6 +105,15 @@ arch_hart_entry:
 arch_boot_entry:
 	.dword	0
 	.size	arch_boot_entry, 8
+
+	/* Nonzero once a hart has entered _start: in .data, which the bss
+	 * clear leaves. */
+	.section .data.boot_lottery, "aw", @progbits
+	.p2align 2
+	.type	boot_lottery, @object
+boot_lottery:
+	.word	0
+	.size	boot_lottery, 4
 
 	.section .bss.boot_stack, "aw", @nobits
 	.p2align 4
