@@ -410,7 +410,7 @@ static void walk(bool lwip)
 	long walked = 0, retried_before = atomic_load(&nomem), unreached = 0;
 	lost_total = lwip_failed_runs = 0;
 	longest_run = 0;
-	int64_t end = shim_now() + 50 * 1000000000LL; /* two walks within the runner's 120 s */
+	int64_t end = shim_now() + 120 * 1000000000LL; /* two walks within the runner's 300 s */
 	for (long n = 1; n <= total && shim_now() < end; n++) {
 		run_once(lwip, n, false);
 		walked = n;
