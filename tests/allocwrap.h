@@ -15,6 +15,12 @@ void wt_alloc_disarm(void);
 /* Allocations seen while armed, and how many of them were failed (0 or 1). */
 long wt_alloc_counted(void);
 long wt_alloc_failed(void);
+/* Where the failed allocation was called from (a return address: addr2line
+ * names the site), or NULL. */
+void *wt_alloc_failed_site(void);
+/* Print the blocks allocated while last armed that are still live, with
+ * where each was allocated from: a leak report's first clue. */
+void wt_alloc_report_live(void);
 /* Stacks asked of the shim (shim_stack_alloc), counted since the process
  * started, armed or not. */
 long wt_alloc_stacks(void);

@@ -418,10 +418,13 @@ static void walk(bool lwip)
 		long leaked = wt_alloc_live() - base;
 		int lsan = wt_alloc_leak_check();
 		if (line || leaked > 0 || lsan)
-			print_message("%s: allocation %ld of about %ld failed: check at line %d "
-				      "(%ld), %ld blocks leaked%s\n",
-				      name, n, total, line, atomic_load(&bad_value), leaked,
+			print_message("%s: allocation %ld of about %ld (called from %p) failed: "
+				      "check at line %d (%ld), %ld blocks leaked%s\n",
+				      name, n, total, wt_alloc_failed_site(), line,
+				      atomic_load(&bad_value), leaked,
 				      lsan ? ", LeakSanitizer found a leak" : "");
+		if (leaked > 0)
+			wt_alloc_report_live(); /* the lasting tables' included */
 		assert_int_equal(line, 0);
 		assert_true(leaked <= 0);
 		assert_int_equal(lsan, 0);
