@@ -372,6 +372,19 @@ static void run_once(bool lwip, long n, bool warm)
 	lwip_failed_runs += w.lwip_failed > 0;
 }
 
+#if !WT_LINUX
+size_t stack_pooled(void); /* kernel-shim/bare/stack.c */
+#else
+static size_t stack_pooled(void) { return 0; }
+#endif
+
+/* The blocks alive, less the nodes of the bare shim's pool of stack
+ * addresses: a lasting table as long as the most stacks ever out at once,
+ * which a run that holds one more than any before makes longer (with 4
+ * harts, 19 runs of 64 did, after a failed allocation). What is left must
+ * come back to the same count after every run. */
+static long blocks_kept(void) { return wt_alloc_live() - (long)stack_pooled(); }
+
 static void walk(bool lwip)
 {
 	const char *name = lwip ? "lwip" : "kernel";
@@ -386,12 +399,12 @@ static void walk(bool lwip)
 		if (atomic_load(&bad_line))
 			fail_msg("%s, warm-up: check at line %d failed (%ld)", name,
 				 atomic_load(&bad_line), atomic_load(&bad_value));
-		same = wt_alloc_live() == base ? same + 1 : 0;
-		base = seen[runs++] = wt_alloc_live();
+		same = blocks_kept() == base ? same + 1 : 0;
+		base = seen[runs++] = blocks_kept();
 	}
 	if (same < 3) /* a run that keeps a block for good leaks */
 		for (int i = 0; i < runs; i++)
-			print_message("warm-up run %d: %ld blocks live after it\n", i + 1, seen[i]);
+			print_message("warm-up run %d: %ld blocks kept after it\n", i + 1, seen[i]);
 	assert_int_equal(same, 3);
 	assert_int_equal(wt_alloc_leak_check(), 0);
 	/* The count: the most a few runs as the walk's made (with two
@@ -402,7 +415,7 @@ static void walk(bool lwip)
 		if (atomic_load(&bad_line))
 			fail_msg("%s, no failure: check at line %d failed (%ld)", name,
 				 atomic_load(&bad_line), atomic_load(&bad_value));
-		assert_int_equal(wt_alloc_live(), base);
+		assert_int_equal(blocks_kept(), base);
 		if (wt_alloc_counted() > total)
 			total = wt_alloc_counted();
 	}
@@ -415,7 +428,7 @@ static void walk(bool lwip)
 		run_once(lwip, n, false);
 		walked = n;
 		int line = atomic_load(&bad_line);
-		long leaked = wt_alloc_live() - base;
+		long leaked = blocks_kept() - base;
 		int lsan = wt_alloc_leak_check();
 		if (line || leaked > 0 || lsan)
 			print_message("%s: allocation %ld of about %ld (called from %p) failed: "

@@ -101,6 +101,17 @@ int stack_reclaim(void)
 	return fence_release() | any;
 }
 
+size_t stack_pooled(void)
+{
+	size_t n = 0;
+	int on = mem_lock();
+	for (int i = 0; i < NCLASS; i++)
+		for (struct pooled *p = classes[i].free; p; p = p->next)
+			n++;
+	mem_unlock(on);
+	return n;
+}
+
 bool shim_stack_trim_due(void)
 {
 	return atomic_load_explicit(&nbacked, memory_order_relaxed) > TRIM_KEEP;
