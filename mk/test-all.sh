@@ -19,6 +19,7 @@ configs=(
 	"TARGET=qemu-virt WEFT_BOOTARGS=WEFT_WORKERS=2"
 	"TARGET=qemu-virt QEMU_MEM=64M"
 	"TARGET=qemu-virt QEMU_SMP=2"
+	"TARGET=qemu-virt QEMU_SMP=4"
 )
 summary=()
 failures=()
