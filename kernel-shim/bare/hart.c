@@ -89,7 +89,7 @@ static long settled_status(unsigned long id)
 }
 
 /* WEFT_HARTS=N on the command line: run on N harts at most (1: the boot
- * hart alone); unset, empty or malformed: every hart there is. */
+ * hart alone); unset, empty, 0 or not a number: every hart there is. */
 static unsigned harts_wanted(void)
 {
 	const char *s = getenv("WEFT_HARTS");
