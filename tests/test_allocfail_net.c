@@ -30,8 +30,10 @@
  * - the bytes echoed are the ones sent, every client's every byte;
  * - nothing leaks: lwIP's blocks (weft_net_stats' mem_blocks) are back to
  *   what they were before the listener, and after shutdown the blocks
- *   alive are what they were after the warm-up runs (and under ASan,
- *   LeakSanitizer finds nothing unreachable, checked after every run).
+ *   alive, less the bare shim's pool of stack addresses (blocks_kept), are
+ *   what they were after the warm-up runs (and under ASan, LeakSanitizer
+ *   finds nothing unreachable, checked after every run); a leak names
+ *   the blocks still live from the run and their sites.
  * Inside lwIP a failed allocation drops a frame or a segment and TCP
  * retransmits (a SYN after 3 s, data after its RTO): lwIP's timers run on
  * the runtime's clock, so "lwip" runs on the virtual clock and those
