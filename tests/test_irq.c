@@ -86,6 +86,18 @@ static int await(_Atomic int *word, int want)
 	return atomic_load(word) >= want;
 }
 
+/* Let other threads run until I/O source src is armed (10 s at most): a
+ * byte sent before its waiter arms it would be found by the arming's own
+ * look at the UART, not by the interrupt (on several harts the waiter may
+ * still be on its way to the wait when its flag says it is armed). */
+static int await_source_armed(int src)
+{
+	int64_t end = shim_now() + 10000000000;
+	while (!io_source_armed(src) && shim_now() < end)
+		wt_thread_yield();
+	return io_source_armed(src);
+}
+
 /* ---- Console input, fed by tests/test_irq.bare.sh ------------------------- */
 
 struct input {
@@ -296,9 +308,7 @@ static void input_rounds(int rounds, int polled, int64_t *out)
 	weft_fiber_t f = wt_spawn(reader, rd);
 	int ok = 1;
 	for (int i = 0; i < rounds && ok; i++) {
-		ok = await(&rd->armed, i + 1);
-		for (int k = 0; k < 3; k++)
-			wt_thread_yield();
+		ok = await(&rd->armed, i + 1) && await_source_armed(0);
 		uint64_t sent = rdtime();
 		ns16550_putc(&uart, 'r');
 		ok = ok && await(&rd->done, i + 1);

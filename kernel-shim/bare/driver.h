@@ -62,6 +62,9 @@ void io_source_irq(int src, int on);
  * them (ERR always counts), queue one report, disarm src and wake the
  * poller. From an interrupt handler or a thread, interrupts on or off. */
 void io_report(int src, unsigned events);
+/* Whether src is armed now: a waiter asked for a report that has not come
+ * (0 for a source that is not registered). */
+int io_source_armed(int src);
 
 /* ---- Messages (console.c) -------------------------------------------------
  * Print without stdio or the shim lock: any context, trap context too. Each

@@ -109,6 +109,15 @@ void io_report(int src, unsigned events)
 	big_unlock(on);
 }
 
+int io_source_armed(int src)
+{
+	int on = big_lock();
+	struct source *s = source_of(src);
+	int armed = s && (s->armed & ARMED);
+	big_unlock(on);
+	return armed;
+}
+
 /* Nothing to set up: the sources are the drivers'. */
 int shim_io_init(void) { return 0; }
 
