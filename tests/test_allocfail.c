@@ -21,11 +21,13 @@
  *   from filling); under ASan, LeakSanitizer finds no block unreachable,
  *   checked after every run.
  * Sockets, and lwIP's pools and pbufs, are walked by test_allocfail_net. */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "allocwrap.h"
 #include "internal.h" /* weft__starves */
+#include "shim.h"     /* shim_stack_alloc, shim_stack_free */
 #include "testutil.h"
 
 /* ---- The scenario ------------------------------------------------------ */
@@ -374,12 +376,59 @@ static void test_fiber_without_stack_waits_for_one(void **state)
 	wt_restart_default();
 }
 
+/* ---- A stack's addresses survive a failed malloc --------------------------
+ * The shim's own stack calls, under the wrapper (which counts a stack as an
+ * allocation): freeing a stack allocates nothing, so it goes back to its
+ * pool whatever malloc does at that moment, and the next stack of its size
+ * gets its addresses. (The bare shim allocated a pool node at the free, and
+ * lost the addresses for good when that failed.) */
+int __real_shim_stack_alloc(size_t size, struct shim_stack *out);
+
+static void test_stack_free_allocates_nothing(void **state)
+{
+	(void)state;
+	/* Nothing else allocates meanwhile: the suite's runtime is down. */
+	assert_int_equal(weft_run(), 0);
+	assert_int_equal(weft_shutdown(), 0);
+	enum { SIZE = 72 * 1024, OTHER = 76 * 1024 }; /* sizes no fiber here uses */
+	struct shim_stack a, b, c;
+	assert_int_equal(__real_shim_stack_alloc(SIZE, &a), 0);
+	wt_alloc_arm(1); /* the first allocation fails */
+	shim_stack_free(&a);
+	long made = wt_alloc_counted();
+	wt_alloc_disarm();
+	assert_int_equal(made, 0);
+
+	/* Taken from the pool: no allocation either, and a's addresses. */
+	wt_alloc_arm(1);
+	assert_int_equal(__real_shim_stack_alloc(SIZE, &b), 0);
+	made = wt_alloc_counted();
+	wt_alloc_disarm();
+	assert_int_equal(made, 0);
+	assert_ptr_equal(b.base, a.base);
+	shim_stack_free(&b);
+
+	/* Fresh addresses may need an allocation (the bare shim's pool node):
+	 * if it fails, the stack is refused, and the next try gets one. */
+	wt_alloc_arm(1);
+	int r = __real_shim_stack_alloc(OTHER, &c);
+	long failed = wt_alloc_failed();
+	wt_alloc_disarm();
+	assert_true(r == 0 || (r == -ENOMEM && failed == 1));
+	if (r != 0)
+		assert_int_equal(__real_shim_stack_alloc(OTHER, &c), 0);
+	memset((char *)c.base + c.size - 4096, 0x5a, 4096); /* its top page works */
+	shim_stack_free(&c);
+	assert_int_equal(weft_init(NULL), 0); /* for the suite's teardown */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_every_allocation_fails_once),
 		cmocka_unit_test(test_spawned_fiber_holds_no_stack),
 		cmocka_unit_test(test_fiber_without_stack_waits_for_one),
+		cmocka_unit_test(test_stack_free_allocates_nothing),
 	};
 	return WT_MAIN("allocfail", tests, wt_start, wt_stop);
 }

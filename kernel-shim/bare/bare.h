@@ -120,9 +120,9 @@ int vm_lazy(uintptr_t va);
 /* Give the pages of every pooled stack back (stack.c), and those waiting
  * for the other harts' fence; 1 if any were. */
 int stack_reclaim(void);
-/* Stacks in the pools (stack.c): each an address range and a malloc'd
- * node, kept for good; as many as the most stacks ever out at once less
- * those out now. */
+/* The nodes of the stack pools (stack.c), each malloc'd and kept for good:
+ * one for each stack pooled or handed out, so as many as the most stacks
+ * ever out at once. */
 size_t stack_pooled(void);
 
 /* A page unmapped from the stack window (fence.c): free once every other

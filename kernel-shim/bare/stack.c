@@ -10,7 +10,12 @@
  * addresses. A new stack is refused (-ENOMEM) while fewer than LOW_WATER
  * pages are free for stacks (page_stack_room: not counting what page.c
  * keeps for the heap): running low refuses new fibers before the ones that
- * run find no page for their stacks or no memory for their buffers. */
+ * run find no page for their stacks or no memory for their buffers.
+ *
+ * A stack's pool node comes with its addresses: malloc'd with fresh ones
+ * (a failed malloc refuses the stack), or the node that pooled them. It
+ * waits on the spare list while the stack is out, so freeing a stack
+ * allocates nothing and its addresses are never lost to a failed malloc. */
 #include <errno.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -37,6 +42,10 @@ struct size_class {
 };
 
 static struct size_class classes[NCLASS];
+/* One node for each stack handed out and not yet freed, taken when its
+ * addresses were: a freed stack's addresses go back to their pool without
+ * an allocation, so a malloc that fails at that moment loses nothing. */
+static struct pooled *spare;
 /* Pooled stacks whose pages are still mapped; shim_stack_trim leaves
  * TRIM_KEEP of them. */
 #define TRIM_KEEP 16
@@ -108,6 +117,8 @@ size_t stack_pooled(void)
 	for (int i = 0; i < NCLASS; i++)
 		for (struct pooled *p = classes[i].free; p; p = p->next)
 			n++;
+	for (struct pooled *p = spare; p; p = p->next)
+		n++;
 	mem_unlock(on);
 	return n;
 }
@@ -149,28 +160,55 @@ static struct size_class *class_of(size_t size, size_t guard, int create)
 	return NULL;
 }
 
-/* Put a stack's addresses, and the pages it kept, in its size's pool. */
+/* Put a stack's addresses, and the pages it kept, in its size's pool, in
+ * the node its shim_stack_alloc set aside. */
 static void pool_put(uintptr_t base, size_t size, size_t guard)
 {
-	struct pooled *p = malloc(sizeof *p);
 	int on = mem_lock();
 	struct size_class *c = class_of(size, guard, 1);
-	if (p && c) {
+	struct pooled *p = c ? spare : NULL;
+	if (p) {
+		spare = p->next;
 		p->base = base;
 		p->backed = 1;
 		p->epoch = fence_epoch();
 		p->next = c->free;
 		c->free = p;
-		p = NULL;
 		atomic_fetch_add_explicit(&nbacked, 1, memory_order_relaxed);
 	}
 	mem_unlock(on);
-	if (p || !c) {
-		/* No pool for it: its pages go back, its addresses are never used
-		 * again (their entries are none: a touch faults). */
-		free(p);
+	/* No pool for it (eight sizes already have one), or not a stack
+	 * shim_stack_alloc handed out: its pages go back, its addresses are
+	 * never used again (their entries are none: a touch faults). */
+	if (!p)
 		unmap_range(base, size, 0);
+}
+
+/* Fresh addresses for a stack of size below a guard, with the node its
+ * pool_put will take (n, put aside here); 0 when the window is used up. */
+static uintptr_t fresh_range(size_t size, size_t guard, struct pooled *n)
+{
+	uintptr_t base = 0;
+	int on = mem_lock();
+	if (next_va + guard + size <= VM_STACK_BASE + VM_STACK_SIZE) {
+		base = next_va + guard;
+		next_va = base + size;
+		n->next = spare;
+		spare = n;
 	}
+	mem_unlock(on);
+	return base;
+}
+
+/* A node shim_stack_alloc set aside for a stack it then did not hand out. */
+static void spare_drop(void)
+{
+	int on = mem_lock();
+	struct pooled *n = spare;
+	if (n)
+		spare = n->next;
+	mem_unlock(on);
+	free(n);
 }
 
 int shim_stack_alloc(size_t size, struct shim_stack *out)
@@ -189,20 +227,26 @@ int shim_stack_alloc(size_t size, struct shim_stack *out)
 		if (p->backed)
 			atomic_fetch_sub_explicit(&nbacked, 1, memory_order_relaxed);
 		fence_after(p->epoch); /* no hart's TLB holds its old pages */
-	}
-	uintptr_t base = 0;
-	if (!p && next_va + guard + size <= VM_STACK_BASE + VM_STACK_SIZE) {
-		base = next_va + guard;
-		next_va = base + size;
+		p->next = spare;       /* for this stack's pool_put */
+		spare = p;
 	}
 	mem_unlock(on);
+	uintptr_t base;
 	if (p) {
 		base = p->base;
-		free(p);
-	} else if (!base) {
-		return -ENOMEM; /* the stack window's addresses are used up */
-	} else if (reserve_range(base, size) != 0) {
-		return -ENOMEM; /* no page for a table: these addresses stay unused */
+	} else {
+		struct pooled *n = malloc(sizeof *n);
+		if (!n)
+			return -ENOMEM;
+		base = fresh_range(size, guard, n);
+		if (!base) {
+			free(n);
+			return -ENOMEM; /* the stack window's addresses are used up */
+		}
+		if (reserve_range(base, size) != 0) {
+			spare_drop();
+			return -ENOMEM; /* no page for a table: these addresses stay unused */
+		}
 	}
 	out->base = (void *)base;
 	out->size = size;
