@@ -15,6 +15,8 @@
  *   chan N W        N round trips over two unbuffered channels between two
  *                   fibers: ns per round trip
  *   yield F Y W     F fibers x Y yields each: ns per yield
+ *   yieldt F Y W    the same while a timer is armed (one more fiber sleeps
+ *                   for an hour): ns per yield
  *   ring R H W      a token passed around a ring of R fibers over unbuffered
  *                   channels, H hops (whole laps of R): ns per hop
  *   tree D W        a binary tree of fibers of depth D (2^(D+1) - 1 fibers),
@@ -289,12 +291,26 @@ static void *yielder(void *arg)
 	return NULL;
 }
 
+/* yieldt: one more fiber asleep for an hour, so that a timer is armed
+ * all along, as in a program with a timeout pending somewhere. */
+static void *sleeper_hour(void *arg)
+{
+	(void)arg;
+	weft_sleep_until(weft_deadline_in(3600000000000));
+	return NULL;
+}
+
+static int yield_timer;
+
 static void *yield_root(void *arg)
 {
 	long nf = *(long *)arg;
 	weft_fiber_t *f = malloc((size_t)nf * sizeof *f);
 	if (!f)
 		die("malloc", -1);
+	weft_fiber_t sleeper = 0;
+	if (yield_timer && weft_fiber_spawn(&sleeper, NULL, sleeper_hour, NULL))
+		die("spawn", -1);
 	int64_t t0 = weft_now();
 	for (long i = 0; i < nf; i++)
 		if (weft_fiber_spawn(&f[i], NULL, yielder, NULL))
@@ -302,17 +318,22 @@ static void *yield_root(void *arg)
 	for (long i = 0; i < nf; i++)
 		weft_fiber_join(f[i], -1, NULL);
 	yield_ns = (double)(weft_now() - t0) / (double)(nf * yields);
+	if (sleeper) {
+		weft_fiber_cancel(sleeper);
+		weft_fiber_join(sleeper, -1, NULL);
+	}
 	free(f);
 	return NULL;
 }
 
-static void row_yield(long nf, long ny, unsigned workers)
+static void row_yield(long nf, long ny, unsigned workers, int timer)
 {
 	start(workers);
 	yields = ny;
+	yield_timer = timer;
 	in_fiber(yield_root, &nf);
 	stop();
-	printf("bench: yield %.3f ns\n", yield_ns);
+	printf("bench: %s %.3f ns\n", timer ? "yieldt" : "yield", yield_ns);
 }
 
 /* ---- ring: a token around a ring of fibers ----------------------------- */
@@ -578,7 +599,10 @@ int main(int argc, char **argv)
 		row_chan(num(argc, argv, 2, 10000), (unsigned)num(argc, argv, 3, 1));
 	if (all || !strcmp(row, "yield"))
 		row_yield(num(argc, argv, 2, 10), num(argc, argv, 3, 100),
-			  (unsigned)num(argc, argv, 4, 1));
+			  (unsigned)num(argc, argv, 4, 1), 0);
+	if (all || !strcmp(row, "yieldt"))
+		row_yield(num(argc, argv, 2, 10), num(argc, argv, 3, 100),
+			  (unsigned)num(argc, argv, 4, 1), 1);
 	if (all || !strcmp(row, "ring"))
 		row_ring(num(argc, argv, 2, 100), num(argc, argv, 3, 10000),
 			 (unsigned)num(argc, argv, 4, 1));

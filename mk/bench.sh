@@ -183,6 +183,8 @@ micro_rows()
 		local -a jobs=()
 		for w in 1 2; do
 			jobs+=("run_micro weft$w $MICRO $row $w" "run_micro go$w env GOMAXPROCS=$w $GOB $row")
+			# The same yields with a timer armed, beside the runs without.
+			[ "${row%% *}" = yield ] && jobs+=("run_micro weft$w $MICRO yieldt ${row#yield } $w")
 		done
 		run_group "${jobs[@]}"
 	done
@@ -613,6 +615,8 @@ chan_2v1	unbuffered channel round trip, $(k $CHAN_N): 2 workers / 1 (serial)	wef
 yield1	$YIELD_F fibers x $(k $YIELD_Y) yields, 1 worker	weft1.yield	go1.yield	Go runtime.Gosched, GOMAXPROCS=1	le	0.4	ns
 yield2	$YIELD_F fibers x $(k $YIELD_Y) yields, 2 workers	weft2.yield	go2.yield	Go runtime.Gosched, GOMAXPROCS=2	le	0.4	ns
 yield_2v1	$YIELD_F fibers x $(k $YIELD_Y) yields: 2 workers / 1	weft2.yield	weft1.yield	weft, 1 worker	le	1.0	ns
+yield_timer1	$YIELD_F fibers x $(k $YIELD_Y) yields, a timer armed (one more fiber asleep), 1 worker	weft1.yieldt	weft1.yield	weft, no timer armed	le	1.1	ns
+yield_timer2	$YIELD_F fibers x $(k $YIELD_Y) yields, a timer armed (one more fiber asleep), 2 workers	weft2.yieldt	weft2.yield	weft, no timer armed	le	1.1	ns
 ring1	token ring of $(k $RING_R) fibers, $(k $RING_H) hops over unbuffered channels, 1 worker: per hop	weft1.ring	go1.ring	Go, GOMAXPROCS=1	le	0.35	ns
 ring2	token ring of $(k $RING_R) fibers, $(k $RING_H) hops over unbuffered channels, 2 workers: per hop	weft2.ring	go2.ring	Go, GOMAXPROCS=2	le	0.35	ns
 ring_2v1	token ring of $(k $RING_R) fibers, $(k $RING_H) hops: 2 workers / 1 (serial)	weft2.ring	weft1.ring	weft, 1 worker	le	1.0	ns

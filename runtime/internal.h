@@ -264,6 +264,11 @@ struct weft__worker {
 	 * records as its start, for weft_dump's "for how long" */
 	uint64_t stamp;
 	unsigned tick;
+	/* Timers while one is armed (sched.c, docs/decisions/timer-checks.md):
+	 * looks for work left before the next reads the clock, how many the
+	 * last check covered, and that check's reading */
+	unsigned timer_skip, timer_span;
+	int64_t timer_seen;
 	uint64_t rng;
 	shim_thread_t thread;
 	_Atomic uint32_t wake;     /* set by the waker of an idle worker */
@@ -501,6 +506,8 @@ void weft__timer_disarm(struct weft__fiber *f);
  * inline (every look for work makes it), the rest in timer.c. */
 extern _Atomic int64_t weft__timer_deadline; /* the earliest armed, INT64_MAX: none */
 void weft__timer_fire_due_slow(void);
+/* Fire what is due at now, a reading of weft__now() the caller has. */
+void weft__timer_fire_at(int64_t now);
 static inline void weft__timer_fire_due(void)
 {
 	if (atomic_load_explicit(&weft__timer_deadline, memory_order_acquire) != INT64_MAX)

@@ -130,9 +130,10 @@ void weft__timer_disarm(struct weft__fiber *f)
 	weft__unlock(&lock);
 }
 
-void weft__timer_fire_due_slow(void)
+void weft__timer_fire_due_slow(void) { weft__timer_fire_at(weft__now()); }
+
+void weft__timer_fire_at(int64_t now)
 {
-	int64_t now = weft__now();
 	if (atomic_load_explicit(&weft__timer_deadline, memory_order_acquire) > now)
 		return;
 	weft__lock(&lock);

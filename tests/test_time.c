@@ -398,6 +398,55 @@ static void test_timer_fires_while_busy(void **state)
 	}
 }
 
+/* While its worker's looks for work come quickly, a worker reads the clock
+ * for its timers only at every 8th look (sched.c's TIMER_EVERY, docs/
+ * decisions/timer-checks.md): a timer due is fired within 8 looks, so a
+ * fiber that only yields sees at most 8 of its yields return after the
+ * deadline before the sleeper runs. One worker: every look is that
+ * fiber's yield. */
+struct late_yielder {
+	_Atomic int done;
+	int64_t deadline, limit;
+	long late, yields;
+};
+
+static void *count_late_yields(void *arg)
+{
+	struct late_yielder *ly = arg;
+	while (!atomic_load(&ly->done) && weft_now() < ly->limit) {
+		weft_fiber_yield();
+		ly->yields++;
+		if (!atomic_load(&ly->done) && weft_now() >= ly->deadline)
+			ly->late++;
+	}
+	return NULL;
+}
+
+static void *sleep_until_flag(void *arg)
+{
+	struct late_yielder *ly = arg;
+	weft_sleep_until(ly->deadline);
+	atomic_store(&ly->done, 1);
+	return NULL;
+}
+
+static void test_timer_due_fires_within_eight_looks(void **state)
+{
+	(void)state;
+	wt_restart(1, 0);
+	struct late_yielder ly = {.deadline = wt_ms(20), .limit = wt_ms(10000)};
+	weft_fiber_t y, sl;
+	assert_int_equal(weft_fiber_spawn(&sl, NULL, sleep_until_flag, &ly), 0);
+	assert_int_equal(weft_fiber_spawn(&y, NULL, count_late_yields, &ly), 0);
+	assert_int_equal(weft_fiber_join(sl, wt_ms(20000), NULL), 0);
+	assert_int_equal(weft_fiber_join(y, wt_ms(20000), NULL), 0);
+	print_message("%ld yields, %ld of them after the deadline\n", ly.yields, ly.late);
+	assert_true(atomic_load(&ly.done));
+	assert_true(ly.yields > 0);
+	assert_true(ly.late <= 8);
+	wt_restart_default();
+}
+
 /* ---- Timeouts leave no timer behind ------------------------------------- */
 
 struct timeout_then_sleep {
@@ -543,6 +592,7 @@ int main(void)
 		cmocka_unit_test(test_sleep_many_random),
 		cmocka_unit_test(test_timer_removed_from_middle),
 		cmocka_unit_test(test_timer_fires_while_busy),
+		cmocka_unit_test(test_timer_due_fires_within_eight_looks),
 		cmocka_unit_test(test_timeout_leaves_no_timer),
 		cmocka_unit_test(test_early_wake_leaves_no_timer),
 		cmocka_unit_test(test_join_timeout_leaves_no_timer),
