@@ -30,6 +30,10 @@ int weft__host_drive(int64_t deadline)
 	 * makes them come back once the deadline has passed. Deadline 0 sets
 	 * none, so what is ready runs. */
 	w->limit = deadline > 0 ? deadline : 0;
+	/* Its first look reads the clock: a timer due now is ready work,
+	 * which a quick look could skip (sched.c's timers), and the host
+	 * would be told nothing ran. */
+	w->timer_skip = 0;
 	uint64_t runs = w->runs;
 	bool retried = false;
 	for (;;) {

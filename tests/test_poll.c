@@ -240,6 +240,42 @@ static void test_poll_timer(void **state)
 	join_done(f);
 }
 
+/* A timer that is due is ready work: the first weft_poll after its
+ * deadline runs its fiber, even when the calls before left the worker
+ * looking at its timers only every 8th look (quick looks: sched.c's
+ * timers). The yields make the looks quick; the host then waits past the
+ * deadline itself, outside weft_poll. */
+static void *yield_n(void *arg)
+{
+	for (long i = 0; i < (long)arg; i++)
+		weft_fiber_yield();
+	return NULL;
+}
+
+static void test_poll_runs_a_due_timer_at_once(void **state)
+{
+	(void)state;
+	for (int round = 0; round < 8; round++) {
+		struct sleeper s = {.deadline = wt_ms(20), .r = 1};
+		weft_fiber_t f, y;
+		assert_int_equal(weft_fiber_spawn(&f, NULL, sleep_one, &s), 0);
+		assert_int_equal(weft_fiber_spawn(&y, NULL, yield_n, (void *)(long)(1000 + round)),
+				 0);
+		assert_true(weft_poll(0) >= 2); /* the yielder ran to its end */
+		join_done(y);
+		if (s.woke != 0) { /* a slow machine: the deadline came first */
+			join_done(f);
+			continue;
+		}
+		while (weft_now() < s.deadline)
+			; /* 20 ms at most */
+		assert_int_equal(weft_poll(0), 1);
+		assert_int_equal(s.r, 0);
+		assert_true(s.woke >= s.deadline);
+		join_done(f);
+	}
+}
+
 /* With nothing to run, weft_poll(deadline) returns 0 once it has passed. */
 static void test_poll_deadline_when_idle(void **state)
 {
@@ -453,6 +489,7 @@ int main(void)
 		cmocka_unit_test(test_poll_runs_what_is_ready),
 		cmocka_unit_test(test_poll_chain_runs_in_one_call),
 		cmocka_unit_test(test_poll_timer),
+		cmocka_unit_test(test_poll_runs_a_due_timer_at_once),
 		cmocka_unit_test(test_poll_deadline_when_idle),
 		cmocka_unit_test(test_poll_deadline_with_busy_fibers),
 		cmocka_unit_test(test_poll_woken_by_thread),
