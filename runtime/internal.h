@@ -265,9 +265,9 @@ struct weft__worker {
 	uint64_t stamp;
 	unsigned tick;
 	/* Timers while one is armed (sched.c, docs/decisions/timer-checks.md):
-	 * looks for work left before the next reads the clock, how many the
-	 * last check covered, and that check's reading */
-	unsigned timer_skip, timer_span;
+	 * looks for work left before the next reads the clock, looks since
+	 * the window began, and the clock when it began */
+	unsigned timer_skip, timer_looks;
 	int64_t timer_seen;
 	uint64_t rng;
 	shim_thread_t thread;

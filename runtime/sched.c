@@ -479,22 +479,29 @@ COLD static struct weft__fiber *find_with_high(struct weft__worker *w)
 
 /* Timers (docs/decisions/timer-checks.md). While one is armed, a look for
  * work reads the clock to see whether it is due: 17 ns through the vDSO
- * here, half a yield. Where looks come quickly, TIMER_EVERY of them within
- * TIMER_SLACK_NS, only every TIMER_EVERY-th reads it; where they are slow,
- * every one does. So a timer fires at most about TIMER_SLACK_NS later than
- * it would at every look, whatever the pace of the switches. */
+ * here, half a yield. Where the last TIMER_EVERY looks all found work and
+ * came within TIMER_SLACK_NS, only every TIMER_EVERY-th look reads it;
+ * otherwise every one does. So where the pace of switches holds, a timer
+ * fires at most about TIMER_SLACK_NS later than it would at every look;
+ * where quick looks turn slow, it fires within TIMER_EVERY looks, and the
+ * looks after that are checked one by one again. A window is judged whole:
+ * one quick look among slow ones (a sleeper that wakes and parks again at
+ * once) does not make the next seven go unchecked. A look that finds
+ * nothing starts a new window (weft__find_work): the look after it reads
+ * the clock, and a sleep in between ends at once when a timer is due (its
+ * deadline is the earliest timer's). */
 #define TIMER_EVERY 8
 #define TIMER_SLACK_NS 20000
 
 static void timers_check(struct weft__worker *w)
 {
-	int64_t now = weft__now(), since = now - w->timer_seen;
-	/* The last check covered timer_span looks, which took since ns. */
-	bool quick = since >= 0 && since < TIMER_SLACK_NS &&
-		     since * TIMER_EVERY < TIMER_SLACK_NS * (int64_t)w->timer_span;
-	w->timer_span = quick ? TIMER_EVERY : 1;
-	w->timer_skip = w->timer_span - 1;
-	w->timer_seen = now;
+	int64_t now = weft__now();
+	if (w->timer_looks >= TIMER_EVERY) {
+		int64_t took = now - w->timer_seen; /* the window's looks */
+		w->timer_skip = took >= 0 && took < TIMER_SLACK_NS ? TIMER_EVERY - 1 : 0;
+		w->timer_looks = 0;
+		w->timer_seen = now;
+	}
 	weft__timer_fire_at(now);
 }
 
@@ -502,6 +509,7 @@ static inline void timers(struct weft__worker *w)
 {
 	if (atomic_load_explicit(&weft__timer_deadline, memory_order_relaxed) == INT64_MAX)
 		return;
+	w->timer_looks++;
 	if (w->timer_skip)
 		w->timer_skip--;
 	else
@@ -517,11 +525,22 @@ struct weft__fiber *weft__find_work(struct weft__worker *w)
 	timers(w);
 	if (atomic_load_explicit(&w->inbox_len, memory_order_relaxed))
 		inbox_drain(w);
+	struct weft__fiber *f;
 	/* While no latency-sensitive fiber is alive this costs one load. */
 	if (__builtin_expect(atomic_load_explicit(&weft__rt.high_alive, memory_order_relaxed) > 0,
 			     0))
-		return find_with_high(w);
-	return find_bulk(w);
+		f = find_with_high(w);
+	else
+		f = find_bulk(w);
+	if (!f) {
+		/* A look that finds nothing (a spin's, an idle one) says
+		 * nothing of the pace of work: the timers' window starts
+		 * again, each look checked until 8 that found work are
+		 * judged. */
+		w->timer_skip = 0;
+		w->timer_looks = 0;
+	}
+	return f;
 }
 
 /* The bulk class, in the order the top of this file gives. */

@@ -398,16 +398,17 @@ static void test_timer_fires_while_busy(void **state)
 	}
 }
 
-/* While its worker's looks for work come quickly, a worker reads the clock
- * for its timers only at every 8th look (sched.c's TIMER_EVERY, docs/
- * decisions/timer-checks.md): a timer due is fired within 8 looks, so a
- * fiber that only yields sees at most 8 of its yields return after the
- * deadline before the sleeper runs. One worker: every look is that
- * fiber's yield. */
+/* While its worker's looks for work come quickly (8 in a row that found
+ * work, within 20 us), a worker reads the clock for its timers only at
+ * every 8th look (sched.c's TIMER_EVERY, docs/decisions/timer-checks.md):
+ * a timer due is fired within 8 looks, so two fibers that only yield see
+ * at most 8 of their yields return after the deadline before the sleeper
+ * runs. One worker: every look is one of their yields. (Two, so that each
+ * look finds work: a look that finds none is followed by a check.) */
 struct late_yielder {
 	_Atomic int done;
 	int64_t deadline, limit;
-	long late, yields;
+	_Atomic long late, yields;
 };
 
 static void *count_late_yields(void *arg)
@@ -415,9 +416,9 @@ static void *count_late_yields(void *arg)
 	struct late_yielder *ly = arg;
 	while (!atomic_load(&ly->done) && weft_now() < ly->limit) {
 		weft_fiber_yield();
-		ly->yields++;
+		atomic_fetch_add(&ly->yields, 1);
 		if (!atomic_load(&ly->done) && weft_now() >= ly->deadline)
-			ly->late++;
+			atomic_fetch_add(&ly->late, 1);
 	}
 	return NULL;
 }
@@ -434,16 +435,85 @@ static void test_timer_due_fires_within_eight_looks(void **state)
 {
 	(void)state;
 	wt_restart(1, 0);
-	struct late_yielder ly = {.deadline = wt_ms(20), .limit = wt_ms(10000)};
-	weft_fiber_t y, sl;
-	assert_int_equal(weft_fiber_spawn(&sl, NULL, sleep_until_flag, &ly), 0);
-	assert_int_equal(weft_fiber_spawn(&y, NULL, count_late_yields, &ly), 0);
-	assert_int_equal(weft_fiber_join(sl, wt_ms(20000), NULL), 0);
-	assert_int_equal(weft_fiber_join(y, wt_ms(20000), NULL), 0);
-	print_message("%ld yields, %ld of them after the deadline\n", ly.yields, ly.late);
-	assert_true(atomic_load(&ly.done));
-	assert_true(ly.yields > 0);
-	assert_true(ly.late <= 8);
+	for (int round = 0; round < 5; round++) {
+		struct late_yielder ly = {.deadline = wt_ms(20), .limit = wt_ms(10000)};
+		weft_fiber_t y[2], sl;
+		assert_int_equal(weft_fiber_spawn(&sl, NULL, sleep_until_flag, &ly), 0);
+		for (int i = 0; i < 2; i++)
+			assert_int_equal(weft_fiber_spawn(&y[i], NULL, count_late_yields, &ly), 0);
+		assert_int_equal(weft_fiber_join(sl, wt_ms(20000), NULL), 0);
+		for (int i = 0; i < 2; i++)
+			assert_int_equal(weft_fiber_join(y[i], wt_ms(20000), NULL), 0);
+		print_message("%ld yields, %ld of them after the deadline\n",
+			      atomic_load(&ly.yields), atomic_load(&ly.late));
+		assert_true(atomic_load(&ly.done));
+		assert_true(atomic_load(&ly.late) <= 8);
+	}
+	wt_restart_default();
+}
+
+/* Where looks are slow, every one reads the clock: a fiber that computes
+ * 200 us between yields sees a sleeper that wakes every millisecond run at
+ * its next yield after each deadline (at most one of its rounds ends past
+ * a deadline before the sleeper runs: the look at its yield may come just
+ * before the deadline). The sleeper's own looks are quick; a window of 8
+ * looks with one of them among the slow ones is still slow (judged from
+ * one quick look, the next 7 slow ones went unchecked). */
+struct slow_looks {
+	_Atomic int round;
+	_Atomic int64_t deadline;
+	int rounds;
+	long late_max;
+};
+
+static void *wake_every_ms(void *arg)
+{
+	struct slow_looks *sl = arg;
+	for (int i = 0; i < sl->rounds; i++) {
+		int64_t d = weft_deadline_in(1000000);
+		atomic_store(&sl->deadline, d);
+		weft_sleep_until(d);
+		atomic_store(&sl->round, i + 1);
+	}
+	return NULL;
+}
+
+static void *compute_200us_then_yield(void *arg)
+{
+	struct slow_looks *sl = arg;
+	int64_t limit = wt_ms(20000);
+	int seen = -1;
+	long late = 0;
+	while (atomic_load(&sl->round) < sl->rounds && weft_now() < limit) {
+		int64_t t = weft_now() + 200000;
+		while (weft_now() < t)
+			;
+		weft_fiber_yield();
+		int r = atomic_load(&sl->round);
+		if (r != seen) {
+			seen = r;
+			late = 0;
+		}
+		if (r < sl->rounds && weft_now() >= atomic_load(&sl->deadline) &&
+		    ++late > sl->late_max)
+			sl->late_max = late;
+	}
+	return NULL;
+}
+
+static void test_timer_on_time_beside_slow_looks(void **state)
+{
+	(void)state;
+	wt_restart(1, 0);
+	struct slow_looks sl = {.rounds = 20, .deadline = INT64_MAX};
+	weft_fiber_t a, b;
+	assert_int_equal(weft_fiber_spawn(&a, NULL, wake_every_ms, &sl), 0);
+	assert_int_equal(weft_fiber_spawn(&b, NULL, compute_200us_then_yield, &sl), 0);
+	assert_int_equal(weft_fiber_join(a, wt_ms(30000), NULL), 0);
+	assert_int_equal(weft_fiber_join(b, wt_ms(30000), NULL), 0);
+	print_message("at most %ld rounds of 200 us ended past a deadline\n", sl.late_max);
+	assert_int_equal(atomic_load(&sl.round), sl.rounds);
+	assert_true(sl.late_max <= 1);
 	wt_restart_default();
 }
 
@@ -593,6 +663,7 @@ int main(void)
 		cmocka_unit_test(test_timer_removed_from_middle),
 		cmocka_unit_test(test_timer_fires_while_busy),
 		cmocka_unit_test(test_timer_due_fires_within_eight_looks),
+		cmocka_unit_test(test_timer_on_time_beside_slow_looks),
 		cmocka_unit_test(test_timeout_leaves_no_timer),
 		cmocka_unit_test(test_early_wake_leaves_no_timer),
 		cmocka_unit_test(test_join_timeout_leaves_no_timer),
