@@ -402,9 +402,12 @@ static void test_timer_fires_while_busy(void **state)
  * work, within 20 us), a worker reads the clock for its timers only at
  * every 8th look (sched.c's TIMER_EVERY, docs/decisions/timer-checks.md):
  * a timer due is fired within 8 looks, so two fibers that only yield see
- * at most 8 of their yields return after the deadline before the sleeper
- * runs. One worker: every look is one of their yields. (Two, so that each
- * look finds work: a look that finds none is followed by a check.) */
+ * at most 9 of their yields return after the deadline before the sleeper
+ * runs: 8, and one more when the look that fires it is a 64th look, which
+ * runs the oldest yielded fiber before the queue (sched.c's look_around).
+ * 9 is rare: once in 500 rounds here, 8 in 48 of them. One
+ * worker: every look is one of their yields. (Two, so that each look finds
+ * work: a look that finds none is followed by a check.) */
 struct late_yielder {
 	_Atomic int done;
 	int64_t deadline, limit;
@@ -431,7 +434,7 @@ static void *sleep_until_flag(void *arg)
 	return NULL;
 }
 
-static void test_timer_due_fires_within_eight_looks(void **state)
+static void test_timer_due_fires_within_nine_looks(void **state)
 {
 	(void)state;
 	wt_restart(1, 0);
@@ -447,7 +450,7 @@ static void test_timer_due_fires_within_eight_looks(void **state)
 		print_message("%ld yields, %ld of them after the deadline\n",
 			      atomic_load(&ly.yields), atomic_load(&ly.late));
 		assert_true(atomic_load(&ly.done));
-		assert_true(atomic_load(&ly.late) <= 8);
+		assert_true(atomic_load(&ly.late) <= 9);
 	}
 	wt_restart_default();
 }
@@ -662,7 +665,7 @@ int main(void)
 		cmocka_unit_test(test_sleep_many_random),
 		cmocka_unit_test(test_timer_removed_from_middle),
 		cmocka_unit_test(test_timer_fires_while_busy),
-		cmocka_unit_test(test_timer_due_fires_within_eight_looks),
+		cmocka_unit_test(test_timer_due_fires_within_nine_looks),
 		cmocka_unit_test(test_timer_on_time_beside_slow_looks),
 		cmocka_unit_test(test_timeout_leaves_no_timer),
 		cmocka_unit_test(test_early_wake_leaves_no_timer),
