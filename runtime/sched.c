@@ -479,17 +479,14 @@ COLD static struct weft__fiber *find_with_high(struct weft__worker *w)
 
 /* Timers (docs/decisions/timer-checks.md). While one is armed, a look for
  * work reads the clock to see whether it is due: 17 ns through the vDSO
- * here, half a yield. Where the last TIMER_EVERY looks all found work and
- * came within TIMER_SLACK_NS, only every TIMER_EVERY-th look reads it;
+ * here, half a yield. Where the last TIMER_EVERY looks came within
+ * TIMER_SLACK_NS, only every TIMER_EVERY-th look reads it;
  * otherwise every one does. So where the pace of switches holds, a timer
  * fires at most about TIMER_SLACK_NS later than it would at every look;
  * where quick looks turn slow, it fires within TIMER_EVERY looks, and the
  * looks after that are checked one by one again. A window is judged whole:
  * one quick look among slow ones (a sleeper that wakes and parks again at
- * once) does not make the next seven go unchecked. A look that finds
- * nothing starts a new window (weft__find_work): the look after it reads
- * the clock, and a sleep in between ends at once when a timer is due (its
- * deadline is the earliest timer's). */
+ * once) does not make the next seven go unchecked. */
 #define TIMER_EVERY 8
 #define TIMER_SLACK_NS 20000
 
@@ -525,22 +522,11 @@ struct weft__fiber *weft__find_work(struct weft__worker *w)
 	timers(w);
 	if (atomic_load_explicit(&w->inbox_len, memory_order_relaxed))
 		inbox_drain(w);
-	struct weft__fiber *f;
 	/* While no latency-sensitive fiber is alive this costs one load. */
 	if (__builtin_expect(atomic_load_explicit(&weft__rt.high_alive, memory_order_relaxed) > 0,
 			     0))
-		f = find_with_high(w);
-	else
-		f = find_bulk(w);
-	if (!f) {
-		/* A look that finds nothing (a spin's, an idle one) says
-		 * nothing of the pace of work: the timers' window starts
-		 * again, each look checked until 8 that found work are
-		 * judged. */
-		w->timer_skip = 0;
-		w->timer_looks = 0;
-	}
-	return f;
+		return find_with_high(w);
+	return find_bulk(w);
 }
 
 /* The bulk class, in the order the top of this file gives. */

@@ -398,16 +398,15 @@ static void test_timer_fires_while_busy(void **state)
 	}
 }
 
-/* While its worker's looks for work come quickly (8 in a row that found
- * work, within 20 us), a worker reads the clock for its timers only at
+/* While its worker's looks for work come quickly (8 in a row within
+ * 20 us), a worker reads the clock for its timers only at
  * every 8th look (sched.c's TIMER_EVERY, docs/decisions/timer-checks.md):
  * a timer due is fired within 8 looks, so two fibers that only yield see
  * at most 9 of their yields return after the deadline before the sleeper
  * runs: 8, and one more when the look that fires it is a 64th look, which
  * runs the oldest yielded fiber before the queue (sched.c's look_around).
  * 9 is rare: once in 500 rounds here, 8 in 48 of them. One
- * worker: every look is one of their yields. (Two, so that each look finds
- * work: a look that finds none is followed by a check.) */
+ * worker: every look is one of their yields. */
 struct late_yielder {
 	_Atomic int done;
 	int64_t deadline, limit;
