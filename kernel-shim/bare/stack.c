@@ -166,9 +166,10 @@ static void pool_put(uintptr_t base, size_t size, size_t guard)
 {
 	int on = mem_lock();
 	struct size_class *c = class_of(size, guard, 1);
-	struct pooled *p = c ? spare : NULL;
-	if (p) {
+	struct pooled *p = spare;
+	if (p)
 		spare = p->next;
+	if (p && c) {
 		p->base = base;
 		p->backed = 1;
 		p->epoch = fence_epoch();
@@ -178,10 +179,13 @@ static void pool_put(uintptr_t base, size_t size, size_t guard)
 	}
 	mem_unlock(on);
 	/* No pool for it (eight sizes already have one), or not a stack
-	 * shim_stack_alloc handed out: its pages go back, its addresses are
-	 * never used again (their entries are none: a touch faults). */
-	if (!p)
+	 * shim_stack_alloc handed out: its node goes, its pages go back, its
+	 * addresses are never used again (their entries are none: a touch
+	 * faults). */
+	if (!p || !c) {
+		free(p);
 		unmap_range(base, size, 0);
+	}
 }
 
 /* Fresh addresses for a stack of size below a guard, with the node its
