@@ -153,10 +153,10 @@ static bool vclock_advance(int64_t cap)
  * waker picked us (we then count as spinning). */
 bool weft__sleep_idle(struct weft__worker *w, int64_t cap)
 {
-	/* A timer due by now that a quick look skipped (sched.c's timers) is
-	 * the deadline below, in the past: the wait ends at once, and the next
-	 * look for work reads the clock and fires it. */
-	w->timer_skip = 0;
+	/* A timer due by now that a quick look skipped (weft__timer_look) is
+	 * the deadline below, in the past: the wait ends at once, and the
+	 * next look for work reads the clock and fires it. */
+	weft__timer_look_now(w);
 	weft__live_flush(w);
 	atomic_store_explicit(&w->wake, 0, memory_order_relaxed);
 	weft__lock(&idle_lock);

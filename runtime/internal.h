@@ -264,7 +264,7 @@ struct weft__worker {
 	 * records as its start, for weft_dump's "for how long" */
 	uint64_t stamp;
 	unsigned tick;
-	/* Timers while one is armed (sched.c, docs/decisions/timer-checks.md):
+	/* Timers while one is armed (timer.c, docs/decisions/timer-checks.md):
 	 * looks for work left before the next reads the clock, looks since
 	 * the window began, and the clock when it began */
 	unsigned timer_skip, timer_looks;
@@ -506,13 +506,28 @@ void weft__timer_disarm(struct weft__fiber *f);
  * inline (every look for work makes it), the rest in timer.c. */
 extern _Atomic int64_t weft__timer_deadline; /* the earliest armed, INT64_MAX: none */
 void weft__timer_fire_due_slow(void);
-/* Fire what is due at now, a reading of weft__now() the caller has. */
-void weft__timer_fire_at(int64_t now);
 static inline void weft__timer_fire_due(void)
 {
 	if (atomic_load_explicit(&weft__timer_deadline, memory_order_acquire) != INT64_MAX)
 		weft__timer_fire_due_slow();
 }
+/* A look for work by w (weft__find_work): fire what is due, reading the
+ * clock at every look or, where w's looks come quickly, at every 8th
+ * (timer.c, docs/decisions/timer-checks.md). None armed: one load. */
+void weft__timer_check(struct weft__worker *w);
+static inline void weft__timer_look(struct weft__worker *w)
+{
+	if (atomic_load_explicit(&weft__timer_deadline, memory_order_relaxed) == INT64_MAX)
+		return;
+	w->timer_looks++;
+	if (w->timer_skip)
+		w->timer_skip--;
+	else
+		weft__timer_check(w);
+}
+/* w's next look reads the clock: a worker about to sleep, a host loop's
+ * call (a timer due now is work, which a skipped look would miss). */
+static inline void weft__timer_look_now(struct weft__worker *w) { w->timer_skip = 0; }
 /* The earliest armed deadline, INT64_MAX when none. */
 int64_t weft__timer_next(void);
 /* Room in the heap for n fibers' deadlines: 0 or -ENOMEM. A spawn makes

@@ -31,9 +31,9 @@ int weft__host_drive(int64_t deadline)
 	 * none, so what is ready runs. */
 	w->limit = deadline > 0 ? deadline : 0;
 	/* Its first look reads the clock: a timer due now is ready work,
-	 * which a quick look could skip (sched.c's timers), and the host
+	 * which a quick look could skip (weft__timer_look), and the host
 	 * would be told nothing ran. */
-	w->timer_skip = 0;
+	weft__timer_look_now(w);
 	uint64_t runs = w->runs;
 	bool retried = false;
 	for (;;) {

@@ -477,49 +477,13 @@ COLD static struct weft__fiber *find_with_high(struct weft__worker *w)
 	return (f = find_bulk(w)) ? f : take_high(w);
 }
 
-/* Timers (docs/decisions/timer-checks.md). While one is armed, a look for
- * work reads the clock to see whether it is due: 17 ns through the vDSO
- * here, half a yield. Where the last TIMER_EVERY looks came within
- * TIMER_SLACK_NS, only every TIMER_EVERY-th look reads it;
- * otherwise every one does. So where the pace of switches holds, a timer
- * fires at most about TIMER_SLACK_NS later than it would at every look;
- * where quick looks turn slow, it fires within TIMER_EVERY looks, and the
- * looks after that are checked one by one again. A window is judged whole:
- * one quick look among slow ones (a sleeper that wakes and parks again at
- * once) does not make the next seven go unchecked. */
-#define TIMER_EVERY 8
-#define TIMER_SLACK_NS 20000
-
-static void timers_check(struct weft__worker *w)
-{
-	int64_t now = weft__now();
-	if (w->timer_looks >= TIMER_EVERY) {
-		int64_t took = now - w->timer_seen; /* the window's looks */
-		w->timer_skip = took >= 0 && took < TIMER_SLACK_NS ? TIMER_EVERY - 1 : 0;
-		w->timer_looks = 0;
-		w->timer_seen = now;
-	}
-	weft__timer_fire_at(now);
-}
-
-static inline void timers(struct weft__worker *w)
-{
-	if (atomic_load_explicit(&weft__timer_deadline, memory_order_relaxed) == INT64_MAX)
-		return;
-	w->timer_looks++;
-	if (w->timer_skip)
-		w->timer_skip--;
-	else
-		timers_check(w);
-}
-
 struct weft__fiber *weft__find_work(struct weft__worker *w)
 {
 	if (past_limit(w))
 		return NULL;
 	if (atomic_load_explicit(&weft__rt.irq_sweep, memory_order_relaxed))
 		weft__irq_sweep();
-	timers(w);
+	weft__timer_look(w);
 	if (atomic_load_explicit(&w->inbox_len, memory_order_relaxed))
 		inbox_drain(w);
 	/* While no latency-sensitive fiber is alive this costs one load. */

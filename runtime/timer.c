@@ -130,9 +130,8 @@ void weft__timer_disarm(struct weft__fiber *f)
 	weft__unlock(&lock);
 }
 
-void weft__timer_fire_due_slow(void) { weft__timer_fire_at(weft__now()); }
-
-void weft__timer_fire_at(int64_t now)
+/* Fire what is due at now, a reading of weft__now(). */
+static void fire_at(int64_t now)
 {
 	if (atomic_load_explicit(&weft__timer_deadline, memory_order_acquire) > now)
 		return;
@@ -144,6 +143,33 @@ void weft__timer_fire_at(int64_t now)
 		weft__unpark(e.f, e.gen, -ETIMEDOUT);
 	}
 	weft__unlock(&lock);
+}
+
+void weft__timer_fire_due_slow(void) { fire_at(weft__now()); }
+
+/* How often a look for work reads the clock while a timer is armed
+ * (docs/decisions/timer-checks.md): 17 ns through the vDSO here, half a
+ * yield. Where the last TIMER_EVERY looks came within TIMER_SLACK_NS, only
+ * every TIMER_EVERY-th look reads it; otherwise every one does. So where
+ * the pace of switches holds, a timer fires at most about TIMER_SLACK_NS
+ * later than it would at every look; where quick looks turn slow, it fires
+ * within TIMER_EVERY looks, and the looks after that are checked one by
+ * one again. A window is judged whole: one quick look among slow ones (a
+ * sleeper that wakes and parks again at once) does not make the next
+ * seven go unchecked. The count of looks is weft__timer_look's. */
+#define TIMER_EVERY 8
+#define TIMER_SLACK_NS 20000
+
+void weft__timer_check(struct weft__worker *w)
+{
+	int64_t now = weft__now();
+	if (w->timer_looks >= TIMER_EVERY) {
+		int64_t took = now - w->timer_seen; /* the window's looks */
+		w->timer_skip = took >= 0 && took < TIMER_SLACK_NS ? TIMER_EVERY - 1 : 0;
+		w->timer_looks = 0;
+		w->timer_seen = now;
+	}
+	fire_at(now);
 }
 
 int64_t weft__timer_next(void)

@@ -400,7 +400,7 @@ static void test_timer_fires_while_busy(void **state)
 
 /* While its worker's looks for work come quickly (8 in a row within
  * 20 us), a worker reads the clock for its timers only at
- * every 8th look (sched.c's TIMER_EVERY, docs/decisions/timer-checks.md):
+ * every 8th look (timer.c's TIMER_EVERY, docs/decisions/timer-checks.md):
  * a timer due is fired within 8 looks, so two fibers that only yield see
  * at most 9 of their yields return after the deadline before the sleeper
  * runs: 8, and one more when the look that fires it is a 64th look, which
