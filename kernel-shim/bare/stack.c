@@ -226,19 +226,20 @@ int shim_stack_alloc(size_t size, struct shim_stack *out)
 	size_t guard = guard_now();
 	struct size_class *c = class_of(size, guard, 0);
 	struct pooled *p = c ? c->free : NULL;
+	uintptr_t base = 0;
 	if (p) {
 		c->free = p->next;
 		if (p->backed)
 			atomic_fetch_sub_explicit(&nbacked, 1, memory_order_relaxed);
 		fence_after(p->epoch); /* no hart's TLB holds its old pages */
-		p->next = spare;       /* for this stack's pool_put */
+		/* Read before the node goes on the spare list: from there any
+		 * hart's pool_put may take it for another stack's addresses. */
+		base = p->base;
+		p->next = spare; /* for this stack's pool_put */
 		spare = p;
 	}
 	mem_unlock(on);
-	uintptr_t base;
-	if (p) {
-		base = p->base;
-	} else {
+	if (!p) {
 		struct pooled *n = malloc(sizeof *n);
 		if (!n)
 			return -ENOMEM;
