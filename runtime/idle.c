@@ -169,14 +169,18 @@ bool weft__sleep_idle(struct weft__worker *w, int64_t cap)
 	 * worker refused for want of a stack while sleepers held dozens was
 	 * a refusal with memory to spare (test_full_memory_refuses_new_work
 	 * on four harts). First, so that the trim below covers them. */
-	if (w->ncached)
-		weft__stack_cache_drain(w);
+	unsigned returns = weft__stack_returns();
+	weft__stack_cache_drain(w);
 	/* The last worker to go idle gives back what a burst of fibers left
 	 * (a worker idle beside a busy one would only make the stacks it
 	 * gives back fault in again, and every trim costs the other CPUs a
 	 * TLB shootdown). */
 	if (n + 1 == (int)weft__rt.nworkers)
 		weft__stack_idle();
+	/* A fiber starved of a stack another worker could not see here
+	 * gets it now (the work makes the look below not sleep). */
+	if (weft__stack_returns() != returns)
+		weft__stacks_returned();
 	atomic_store_explicit(&w->asleep, 1, memory_order_relaxed);
 	weft__fence();
 

@@ -279,6 +279,7 @@ struct weft__worker {
 	unsigned ncached;
 	struct shim_stack cache[64]; /* default-size stacks for reuse (stack.c) */
 	unsigned stack_pressure;     /* stack.c's pressure count, as last seen */
+	unsigned stack_returns;      /* weft__stack_returns before its last look */
 	bool starved_tried;          /* idle, it readied the starved fibers (sched.c) */
 	/* fibtab.c: free fiber records (each keeps its slot), moved to and
 	 * from the shared pool in batches */
@@ -402,6 +403,10 @@ bool weft__run(struct weft__worker *w, struct weft__fiber *f); /* false: f found
  * sleeps. */
 bool weft__starved(void); /* any waits */
 void weft__unstarve(unsigned max);
+/* Called after stacks went back (weft__stack_returns moved): readies the
+ * starved fibers. With no_stack's look at the count, no fiber is left
+ * starved beside a stack it could have had. */
+void weft__stacks_returned(void);
 /* How many times a first run found no stack (for tests). */
 extern _Atomic uint64_t weft__starves;
 bool weft__sleep_idle(struct weft__worker *w, int64_t cap);
@@ -626,8 +631,14 @@ static inline int weft__stack_admit(struct weft__worker *w)
 void weft__stack_put(struct weft__worker *w, const struct shim_stack *s);
 void weft__stack_cache_drain(struct weft__worker *w);
 /* Called as a worker looks for work: if the shim ran out of stacks since
- * w last looked, w's cache goes back to it. */
-void weft__stack_pressure(struct weft__worker *w);
+ * w last looked, w's cache goes back to it (true: stacks went back). */
+bool weft__stack_pressure(struct weft__worker *w);
+/* A count that moves each time stacks go back where a first run looks for
+ * one (weft__stack_cache_drain, weft__stack_trim). weft__stack_get stores
+ * it in w->stack_returns before it looks beyond w's cache: a first run
+ * refused while the count has moved since may find a stack now. The
+ * other half is the returner's: weft__stacks_returned (sched.c). */
+unsigned weft__stack_returns(void);
 /* The shared tier keeps at most keep stacks; the shim gives back the pages
  * of those it pools (shim_stack_trim). */
 void weft__stack_trim(unsigned keep);

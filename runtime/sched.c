@@ -26,6 +26,7 @@
  * registers are saved. */
 #include <limits.h>
 
+#include "fence.h"
 #include "internal.h"
 
 /* Runs in a row a worker takes from its next-run slot before it looks at
@@ -430,7 +431,8 @@ static struct weft__fiber *look_around(struct weft__worker *w)
 	/* An atomic store (a plain one on every CPU): the stall detector
 	 * reads it from its own thread (stall.c). */
 	__atomic_store_n(&w->stamp, arch_cycles(), __ATOMIC_RELAXED);
-	weft__stack_pressure(w);
+	if (weft__stack_pressure(w))
+		weft__stacks_returned();
 	weft__io_tick();
 	/* Every other time the fibers pinned here before the global queue:
 	 * neither waits for good behind a deque that keeps filling. */
@@ -703,6 +705,15 @@ void weft__unstarve(unsigned max)
 	}
 }
 
+void weft__stacks_returned(void)
+{
+	/* Against no_stack's: a returner that moved the count either sees
+	 * the fiber starved, or the starver sees the count moved. */
+	weft__fence();
+	if (weft__starved())
+		weft__unstarve(UINT_MAX);
+}
+
 /* next is about to run for the first time and found no stack: it waits on
  * the starved list, and w looks for other work. Out of line and
  * rare: only when the pools and the shim are both out of stacks. */
@@ -710,6 +721,13 @@ COLD static struct weft__fiber *no_stack(struct weft__worker *w, struct weft__fi
 {
 	do {
 		starve(next);
+		/* Stacks went back since the look that found none (a sleeper
+		 * drained its cache, a worker under pressure its own): whoever
+		 * gave them may have looked at the starved list before next
+		 * was on it, so it is tried again here. */
+		weft__fence();
+		if (weft__stack_returns() != w->stack_returns)
+			weft__unstarve(1);
 		next = weft__find_work(w);
 	} while (next && !next->ctx.sp && weft__stack_start(w, next));
 	return next;

@@ -34,6 +34,10 @@ static _Atomic unsigned nshared_;
 #define NSHARED() atomic_load_explicit(&nshared_, memory_order_relaxed)
 #define SET_NSHARED(n) atomic_store_explicit(&nshared_, (n), memory_order_relaxed)
 static _Atomic unsigned pressure; /* moves on each -ENOMEM from the shim */
+/* Moves each time stacks go back where a first run looks for one (a cache
+ * drained into the shared tier, the shared tier trimmed into the shim):
+ * what a fiber on sched.c's starved list waits for. */
+static _Atomic unsigned returns;
 
 static bool default_size(size_t size) { return size == weft__rt.stack_size; }
 
@@ -62,6 +66,9 @@ int weft__stack_get(struct weft__worker *w, size_t size, struct shim_stack *out)
 			*out = w->cache[--w->ncached];
 			return 0;
 		}
+		/* Before the look (see weft__stack_returns). */
+		if (w)
+			w->stack_returns = atomic_load(&returns);
 		bool got = false;
 		weft__lock(&shared_lock);
 		unsigned n = NSHARED();
@@ -202,22 +209,33 @@ void weft__stack_release(struct weft__worker *w, struct weft__fiber *f)
 
 void weft__stack_cache_drain(struct weft__worker *w)
 {
+	if (!w->ncached)
+		return;
 	give(w->cache, w->ncached);
 	w->ncached = 0;
+	atomic_fetch_add(&returns, 1);
 }
 
-void weft__stack_pressure(struct weft__worker *w)
+bool weft__stack_pressure(struct weft__worker *w)
 {
 	unsigned p = atomic_load_explicit(&pressure, memory_order_relaxed);
 	if (p == w->stack_pressure)
-		return;
+		return false;
 	w->stack_pressure = p;
+	unsigned r = atomic_load_explicit(&returns, memory_order_relaxed);
 	weft__stack_cache_drain(w);
 	weft__stack_trim(0);
+	/* Not just "looked": a worker whose own refusal moved the pressure
+	 * and that had nothing to give would retry its starved fibers, be
+	 * refused again, and spin. */
+	return atomic_load_explicit(&returns, memory_order_relaxed) != r;
 }
+
+unsigned weft__stack_returns(void) { return atomic_load(&returns); }
 
 void weft__stack_trim(unsigned keep)
 {
+	bool freed = false;
 	for (;;) { /* one at a time: this may run on a small fiber stack */
 		struct shim_stack s;
 		weft__lock(&shared_lock);
@@ -231,8 +249,11 @@ void weft__stack_trim(unsigned keep)
 		if (!more)
 			break;
 		shim_stack_free(&s);
+		freed = true;
 	}
 	shim_stack_trim();
+	if (freed)
+		atomic_fetch_add(&returns, 1);
 }
 
 void weft__stack_idle(void)

@@ -23,6 +23,7 @@ void *__real_realloc(void *p, size_t n);
 void *__real_aligned_alloc(size_t a, size_t n);
 void __real_free(void *p);
 int __real_shim_stack_alloc(size_t size, struct shim_stack *out);
+void __real_shim_stack_free(const struct shim_stack *s);
 
 static _Atomic int armed;       /* count (and maybe fail) allocations now */
 static _Atomic long counted;    /* allocations seen while armed */
@@ -177,19 +178,40 @@ void __wrap_free(void *p)
 	inside = 0;
 }
 
-static _Atomic long stacks;    /* shim_stack_alloc calls, all along */
-static _Atomic int fail_stack; /* fail the next shim_stack_alloc */
+static _Atomic long stacks;          /* shim_stack_alloc calls, all along */
+static _Atomic int fail_stack;       /* fail the next shim_stack_alloc */
+static _Atomic long stacks_out;      /* given by the shim and not freed */
+static _Atomic long stacks_cap = -1; /* refused beyond this many out; -1: none */
 
 int __wrap_shim_stack_alloc(size_t size, struct shim_stack *out)
 {
 	atomic_fetch_add(&stacks, 1);
 	if (atomic_exchange(&fail_stack, 0))
 		return -ENOMEM;
-	return inject_at(CALLER) ? -ENOMEM : __real_shim_stack_alloc(size, out);
+	/* Its place among those out is taken first: two threads cannot
+	 * both have the last one. */
+	long was = atomic_fetch_add(&stacks_out, 1);
+	long cap = atomic_load(&stacks_cap);
+	int r = (cap >= 0 && was >= cap) || inject_at(CALLER) ? -ENOMEM
+							      : __real_shim_stack_alloc(size, out);
+	if (r)
+		atomic_fetch_sub(&stacks_out, 1);
+	return r;
+}
+
+void __wrap_shim_stack_free(const struct shim_stack *s)
+{
+	atomic_fetch_sub(&stacks_out, 1);
+	__real_shim_stack_free(s);
 }
 
 long wt_alloc_stacks(void) { return atomic_load(&stacks); }
 void wt_alloc_fail_next_stack(void) { atomic_store(&fail_stack, 1); }
+
+void wt_alloc_stack_room(long n)
+{
+	atomic_store(&stacks_cap, n < 0 ? -1 : atomic_load(&stacks_out) + n);
+}
 
 void wt_alloc_arm(long n)
 {

@@ -26,6 +26,10 @@ void wt_alloc_report_live(void);
 long wt_alloc_stacks(void);
 /* Fail the next stack asked of the shim, whoever asks. */
 void wt_alloc_fail_next_stack(void);
+/* From now on the shim gives a stack only while fewer than n more than now
+ * are out (given and not freed), as memory that n stacks fill would; -1
+ * lifts the limit. */
+void wt_alloc_stack_room(long n);
 /* Blocks allocated and not yet freed, counted since the process started. */
 long wt_alloc_live(void);
 /* Under ASan, LeakSanitizer's check now (it prints what it finds): 1 if a

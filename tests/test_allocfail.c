@@ -376,6 +376,105 @@ static void test_fiber_without_stack_waits_for_one(void **state)
 	wt_restart_default();
 }
 
+/* ---- A starved fiber gets the stacks another worker gives back ------------
+ * Worker 1 makes a fiber's first run while its cache and the shared tier
+ * are empty and the shim gives no stack; worker 0 holds stacks in its
+ * cache and stays busy. Under the shim's pressure worker 0 gives them back
+ * at its next look around, and the starved fiber must run then, not only
+ * once some fiber ends. (CI at b1e666b: on four harts a connection's fiber
+ * in test_demand's test_full_memory_refuses_new_work waited for good
+ * while stacks another worker gave back sat unused.) */
+struct giveback {
+	_Atomic int phase;          /* 1: worker 0's cache is full and it is busy */
+	_Atomic int ran;            /* the starved fiber ran */
+	_Atomic int ran_while_busy; /* ... before worker 0's fiber gave up */
+};
+
+static void *nothing(void *arg) { return arg; }
+
+static void *first_run(void *arg)
+{
+	atomic_store(&((struct giveback *)arg)->ran, 1);
+	return NULL;
+}
+
+#define GIVEBACK_BUSY_NS 5000000000LL /* how long worker 0 stays busy at most */
+
+/* On worker 0: stacks into its cache (its children end there), then busy,
+ * yielding, until the starved fiber ran. */
+static void *busy_on_0(void *arg)
+{
+	struct giveback *g = arg;
+	if (weft_fiber_pin(0) != 0)
+		return (void *)1;
+	weft_fiber_t k[4];
+	for (int i = 0; i < 4; i++)
+		if (weft_fiber_spawn(&k[i], &(weft_attr_t){.flags = WEFT_ATTR_PIN}, nothing,
+				     NULL) != 0)
+			return (void *)2;
+	for (int i = 0; i < 4; i++)
+		if (weft_fiber_join(k[i], -1, NULL) != 0)
+			return (void *)3;
+	uint64_t starves = atomic_load(&weft__starves);
+	atomic_store(&g->phase, 1);
+	/* No look around (no yield) until worker 1 has starved the fiber and
+	 * gone to sleep: it then can only be given the stacks here. */
+	int64_t end = weft_now() + GIVEBACK_BUSY_NS;
+	while ((atomic_load(&weft__starves) == starves ||
+		!atomic_load(&weft__rt.workers[1].asleep)) &&
+	       !atomic_load(&g->ran) && weft_now() < end)
+		arch_relax();
+	while (!atomic_load(&g->ran) && weft_now() < end)
+		weft_fiber_yield();
+	atomic_store(&g->ran_while_busy, atomic_load(&g->ran));
+	return NULL;
+}
+
+/* On worker 1: spawns the fiber, then leaves no stack on its side. */
+static void *starve_on_1(void *arg)
+{
+	struct giveback *g = arg;
+	if (weft_fiber_pin(1) != 0)
+		return (void *)1;
+	int64_t end = weft_now() + GIVEBACK_BUSY_NS;
+	while (!atomic_load(&g->phase) && weft_now() < end)
+		weft_fiber_yield();
+	weft_fiber_t f;
+	if (weft_fiber_spawn(&f, &(weft_attr_t){.flags = WEFT_ATTR_PIN}, first_run, g) != 0)
+		return (void *)2;
+	weft__stack_cache_drain(weft__worker_self());
+	weft__stack_trim(0);
+	wt_alloc_stack_room(0); /* the shim is out of stacks */
+	return weft_fiber_join(f, -1, NULL) == 0 ? NULL : (void *)3;
+}
+
+static void test_starved_fiber_gets_stacks_given_back(void **state)
+{
+	(void)state;
+	wt_restart(2, 0);
+	struct giveback g = {0};
+	uint64_t starves = atomic_load(&weft__starves);
+	weft_fiber_t a, b;
+	assert_int_equal(weft_fiber_spawn(&a, NULL, busy_on_0, &g), 0);
+	assert_int_equal(weft_fiber_spawn(&b, NULL, starve_on_1, &g), 0);
+	void *ra = (void *)-1, *rb = (void *)-1;
+	assert_int_equal(weft_fiber_join(a, -1, &ra), 0);
+	assert_int_equal(weft_fiber_join(b, -1, &rb), 0);
+	wt_alloc_stack_room(-1);
+	assert_null(ra);
+	assert_null(rb);
+	/* It was refused at least once, and ran while worker 0 was busy.
+	 * A refusal is tried again only after stacks went back or once
+	 * before a worker sleeps: a handful of times, where a worker whose
+	 * own refusals looked like stacks given back spun through millions
+	 * on one hart. */
+	uint64_t refused = atomic_load(&weft__starves) - starves;
+	assert_true(refused >= 1);
+	assert_true(refused <= 16);
+	assert_true(atomic_load(&g.ran_while_busy));
+	wt_restart_default();
+}
+
 /* ---- A stack's addresses survive a failed malloc --------------------------
  * The shim's own stack calls, under the wrapper (which counts a stack as an
  * allocation): freeing a stack allocates nothing, so it goes back to its
@@ -428,6 +527,7 @@ int main(void)
 		cmocka_unit_test(test_every_allocation_fails_once),
 		cmocka_unit_test(test_spawned_fiber_holds_no_stack),
 		cmocka_unit_test(test_fiber_without_stack_waits_for_one),
+		cmocka_unit_test(test_starved_fiber_gets_stacks_given_back),
 		cmocka_unit_test(test_stack_free_allocates_nothing),
 	};
 	return WT_MAIN("allocfail", tests, wt_start, wt_stop);

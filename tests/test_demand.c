@@ -422,6 +422,7 @@ static void test_full_memory_refuses_new_work(void **state)
 	nhogs -= HOGS_FREED;
 
 	/* Open connections until the server refuses one. */
+	uint64_t starves = atomic_load(&weft__starves);
 	int open = 0, refused_seen = 0, failed = 0;
 	for (int k = 0; k < CONNS_MAX && !refused_seen; k++) {
 		weft_sock_t *c;
@@ -439,8 +440,9 @@ static void test_full_memory_refuses_new_work(void **state)
 		}
 	}
 	print_message("%d connections open and echoing, then one refused (%d refused by the "
-		      "server); %zu pages free\n",
-		      open, atomic_load(&a.refused), page_free_count());
+		      "server); %zu pages free; %llu first runs found no stack\n",
+		      open, atomic_load(&a.refused), page_free_count(),
+		      (unsigned long long)(atomic_load(&weft__starves) - starves));
 	/* lwIP's own refusal (its budget, or malloc's) is a refusal too, but
 	 * with the pages as the tighter limit it is the spawn's. */
 	assert_int_equal(failed, 0);
