@@ -212,7 +212,9 @@ struct shim_netdev;
 struct shim_netdev_info {
 	uint8_t mac[6]; /* the address lwIP answers to */
 	unsigned mtu;   /* payload bytes, without the 14-byte Ethernet header */
-	int src;        /* I/O source: IN when frames wait */
+	int src;        /* I/O source: IN when frames wait, OUT when there is
+			 * room again after send said -EAGAIN (where the
+			 * device can tell; else the caller retries on a timer) */
 	char name[32];  /* the kernel's or the device's name, for messages */
 };
 
@@ -236,8 +238,8 @@ int shim_netdev_open(const char *spec, struct shim_netdev **out, struct shim_net
 int shim_netdev_recv(struct shim_netdev *d, void *buf, size_t cap);
 
 /* Send one frame gathered from n pieces. Returns 0; -EAGAIN (the device's
- * queue is full: the frame is not sent, the caller drops it as a wire would);
- * -EMSGSIZE; -errno. */
+ * queue is full: the frame is not sent; lwIP's netif holds it back and
+ * sends it again when there is room); -EMSGSIZE; -errno. */
 int shim_netdev_send(struct shim_netdev *d, const struct shim_iov *iov, int n);
 
 void shim_netdev_close(struct shim_netdev *d);

@@ -13,8 +13,8 @@
 # how many refused), then a fresh boot at that figure (rounded down to 100,
 # lower by 5% up to 3 times) that must pass with no error. A connection
 # fails when its echo has not come back within FOOTPRINT_STALL_S (120)
-# seconds: in a burst of echoes some frames are lost and TCP retransmits
-# them, seconds later. The guest prints its memory every second
+# seconds: in a burst of echoes a frame may be lost (beyond what a queue on
+# the way holds) and TCP retransmits it, seconds later. The guest prints its memory every second
 # (WEFT_MEMSTAT_MS, kernel-shim/bare/memstat.c): RAM per connection is the
 # pages and the malloc'd bytes that all the connections took while held
 # idle between the rounds, beyond the idle server's, divided by their

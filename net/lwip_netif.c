@@ -2,11 +2,21 @@
 /* lwIP's device interfaces: one Ethernet netif over the shim's network
  * device (TAP, AF_PACKET, virtio-net), its output, and a receive fiber that
  * drains frames into lwIP, up to a batch per lock hold, whenever the
- * device's I/O source is readable. One device at a time. */
+ * device's I/O source is readable. One device at a time.
+ *
+ * A frame the device has no room for is held back (a copy, in a queue of
+ * TXQ_MAX, as a kernel's qdisc holds what its NIC's ring cannot take), and
+ * a transmit fiber sends it once the device has room; beyond TXQ_MAX, or
+ * with no memory for the copy, it is dropped as a wire would drop it.
+ * Dropping at once was what a burst met: a thousand echoes written
+ * together against virtio-net's 64 transmit slots lost over 300, and lwIP,
+ * resending them all at the same timer tick, met the full ring again with
+ * 64 fewer each time: six backoffs, over a minute. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "lwip.h"
+#include "weft.h"
 
 #include "lwip/ip4_addr.h"
 #include "lwip/netif.h"
@@ -14,43 +24,117 @@
 #include "netif/etharp.h"
 #include "netif/ethernet.h"
 
+#define TXQ_MAX 1024         /* frames held back while the device is full */
+#define TXQ_RETRY_NS 2000000 /* look again this soon if room is not reported */
+
 struct ndev {
 	struct netif netif;
 	struct shim_netdev *dev;
 	struct shim_netdev_info info;
-	weft_fiber_t rx_fiber;
+	weft_fiber_t rx_fiber, tx_fiber;
+	/* Held-back frames, under the lwIP lock: a ring, oldest first. */
+	struct pbuf *txq[TXQ_MAX];
+	unsigned txq_first, txq_len;
+	weft_sem_t *txq_sem; /* released when the queue stops being empty */
 };
 
 static struct ndev *ndev; /* one device interface at a time */
 
-static err_t dev_linkoutput(struct netif *nif, struct pbuf *p)
+/* Under the lwIP lock: p to the device. 0, -EAGAIN (no room), -ENOMEM (no
+ * memory to flatten it), or the device's error. */
+static int dev_send(struct ndev *d, struct pbuf *p)
 {
-	struct ndev *d = nif->state;
 	struct shim_iov iov[16];
 	int n = 0;
 	struct pbuf *q;
 	for (q = p; q && n < 16; q = q->next)
 		iov[n++] = (struct shim_iov){q->payload, q->len};
-	int err;
-	if (q) {
-		/* More pieces than the device takes: flatten. */
-		struct pbuf *flat = pbuf_clone(PBUF_RAW, PBUF_RAM, p);
-		if (!flat) {
-			weft__lwip_count_drop();
-			return ERR_MEM;
-		}
-		struct shim_iov one = {flat->payload, flat->len};
-		err = shim_netdev_send(d->dev, &one, 1);
-		pbuf_free(flat);
-	} else {
-		err = shim_netdev_send(d->dev, iov, n);
-	}
-	/* A full device queue drops the frame, as a wire would; TCP resends. */
+	if (!q)
+		return shim_netdev_send(d->dev, iov, n);
+	/* More pieces than the device takes: flatten. */
+	struct pbuf *flat = pbuf_clone(PBUF_RAW, PBUF_RAM, p);
+	if (!flat)
+		return -ENOMEM;
+	struct shim_iov one = {flat->payload, flat->len};
+	int err = shim_netdev_send(d->dev, &one, 1);
+	pbuf_free(flat);
+	return err;
+}
+
+/* A frame sent (err 0) or dropped (as a wire would: TCP resends). */
+static void count_sent(int err)
+{
 	if (err)
 		weft__lwip_count_drop();
 	else
 		weft__lwip_count_frames(0, 1);
+}
+
+/* Under the lwIP lock: the held-back frames to the device, oldest first,
+ * while it has room. True when none is left. */
+static bool txq_flush(struct ndev *d)
+{
+	while (d->txq_len) {
+		struct pbuf *p = d->txq[d->txq_first];
+		int err = dev_send(d, p);
+		if (err == -EAGAIN)
+			return false;
+		count_sent(err);
+		pbuf_free(p);
+		d->txq_first = (d->txq_first + 1) % TXQ_MAX;
+		d->txq_len--;
+	}
+	return true;
+}
+
+static err_t dev_linkoutput(struct netif *nif, struct pbuf *p)
+{
+	struct ndev *d = nif->state;
+	/* Behind what is held back, so that no frame overtakes another. */
+	int err = txq_flush(d) ? dev_send(d, p) : -EAGAIN;
+	if (err != -EAGAIN) {
+		count_sent(err);
+		return err == -ENOMEM ? ERR_MEM : ERR_OK;
+	}
+	/* A copy: lwIP may change p (a TCP segment it resends) once we return. */
+	struct pbuf *c = d->txq_len < TXQ_MAX ? pbuf_clone(PBUF_RAW, PBUF_RAM, p) : NULL;
+	if (!c) {
+		weft__lwip_count_drop();
+		return ERR_OK;
+	}
+	d->txq[(d->txq_first + d->txq_len) % TXQ_MAX] = c;
+	if (d->txq_len++ == 0)
+		weft_sem_release(d->txq_sem);
 	return ERR_OK;
+}
+
+/* Sends what is held back: waits for the queue to fill, then for room in
+ * the device until the queue is empty again. Room is its I/O source's OUT;
+ * a device that does not report it, or reports room and then refuses (an
+ * AF_PACKET socket's ENOBUFS), is tried again every TXQ_RETRY_NS instead,
+ * so this never spins. */
+static void *tx_main(void *arg)
+{
+	struct ndev *d = arg;
+	while (!weft__lwip_stopping()) {
+		if (weft_sem_acquire(d->txq_sem, -1) != 0)
+			break; /* cancelled: the device is closing */
+		for (bool first = true;; first = false) {
+			weft__lwip_lock_take();
+			unsigned was = d->txq_len;
+			bool empty = txq_flush(d);
+			bool moved = d->txq_len != was;
+			weft__lwip_unlock();
+			if (empty)
+				break;
+			int64_t retry = weft_deadline_in(TXQ_RETRY_NS);
+			int r = first || moved ? weft__io_wait(d->info.src, WEFT_IO_OUT, retry)
+					       : weft_sleep_until(retry);
+			if (r == -ECANCELED || r == -EBADF)
+				return NULL;
+		}
+	}
+	return NULL;
 }
 
 static err_t dev_netif_init(struct netif *nif)
@@ -187,7 +271,11 @@ int weft__lwip_dev_open(const char *spec, const weft_net_config_t *cfg)
 		return -ENOMEM;
 	}
 	ndev = d;
-	err = weft__spawn_service(&d->rx_fiber, "net-rx", rx_main, d);
+	err = weft_sem_create(&d->txq_sem, 0);
+	if (!err)
+		err = weft__spawn_service(&d->tx_fiber, "net-tx", tx_main, d);
+	if (!err)
+		err = weft__spawn_service(&d->rx_fiber, "net-rx", rx_main, d);
 	return err;
 }
 
@@ -197,9 +285,14 @@ void weft__lwip_dev_close(void)
 	if (!d)
 		return;
 	weft__lwip_stop_fiber(&d->rx_fiber);
+	weft__lwip_stop_fiber(&d->tx_fiber);
 	weft__lwip_lock_take();
 	netif_remove(&d->netif);
+	for (; d->txq_len; d->txq_len--, d->txq_first = (d->txq_first + 1) % TXQ_MAX)
+		pbuf_free(d->txq[d->txq_first]);
 	weft__lwip_unlock();
+	if (d->txq_sem)
+		weft_sem_destroy(d->txq_sem);
 	weft__io_forget(d->info.src);
 	shim_netdev_close(d->dev);
 	free(d);
