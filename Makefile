@@ -258,7 +258,8 @@ ALLOC_WRAP_TESTS := $(O)/tests/test_allocfail $(O)/tests/test_allocfail_net
 $(ALLOC_WRAP_TESTS): tests/allocwrap.c tests/allocwrap.h
 $(ALLOC_WRAP_TESTS): TEST_WRAP := $(foreach f,malloc calloc realloc aligned_alloc free \
 	shim_stack_alloc shim_stack_free,-Wl,--wrap=$(f))
-# test_netdev makes the network device refuse frames, as a full ring does.
+# test_netdev takes the network device's frames itself, and refuses them
+# as a full ring does.
 $(O)/tests/test_netdev: TEST_WRAP := -Wl,--wrap=shim_netdev_send
 
 # test_stall finds its spinning function's name in the stall report's

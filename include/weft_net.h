@@ -96,7 +96,9 @@ typedef struct weft_net_stats {
 	uint64_t bytes_written;
 	uint64_t frames_in;      /* lwIP: frames taken from the interface */
 	uint64_t frames_out;     /* lwIP: frames given to the interface */
-	uint64_t frames_dropped; /* lwIP: frames the interface refused or lwIP dropped */
+	uint64_t frames_dropped; /* lwIP: frames dropped, by lwIP or by the interface
+	                          * (while its device is full it holds 1,024, in
+	                          * order, and drops beyond) */
 	uint64_t mem_blocks;     /* lwIP: blocks of memory it holds now (pbufs, PCBs,
 	                           * segments); 0 for the kernel stack */
 	uint64_t mem_failed;     /* lwIP: allocations that failed or were over its

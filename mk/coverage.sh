@@ -14,11 +14,13 @@ O=${1:-build/coverage}
 # The floors, just under what was measured (2026-11-23, runs on a loaded
 # machine, the same each time within 3 lines): runtime/ 96.7%, net/ 86.8%
 # (with test_lwip_allocation_failure and the later tests; 96.2% and 84.3%
-# before them). Raise them as tests are added. The build
+# before them); net/ 94.4% (2026-11-25, with test_netdev, which opens a TAP
+# device and so needs root, as make test is run: 84.2% without it). Raise
+# them as tests are added. The build
 # is -O2, as every other configuration: at -O0 gcov sees more lines
 # (runtime/ 94.3% of 3219, net/ 81.8% of 1060), so the floors hold for -O2.
 FLOOR_RUNTIME=96
-FLOOR_NET=86
+FLOOR_NET=92
 GCOV=${GCOV:-gcov}
 jobs=$(nproc 2>/dev/null || echo 2)
 # WEFT_COVERAGE: the fault handler writes the counters before it aborts

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* The "lwip" stack's UDP: a socket keeps up to UDP_QUEUE datagrams that
  * arrived and were not read; beyond that it drops, as a kernel's full
- * buffer does. Sending never waits: a full device drops. */
+ * buffer does. Sending never waits: a full device holds the
+ * datagram back (net/lwip_netif.c), and drops it beyond 1,024 held. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -58,7 +59,7 @@ int weft__ludp_bind(struct weft_sock **out, const weft_addr_t *local)
 ssize_t weft__ludp_sendto(struct weft_sock *sk, const void *buf, size_t len, const weft_addr_t *to,
 			  int64_t deadline)
 {
-	(void)deadline; /* lwIP's UDP never blocks: a full device drops */
+	(void)deadline; /* lwIP's UDP never blocks (lwip_netif.c holds or drops) */
 	struct lsock *s = L(sk);
 	ip_addr_t ip = weft__lsock_ip(to->ip);
 	weft__lwip_lock_take();
