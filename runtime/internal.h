@@ -394,7 +394,8 @@ int weft__idle_count(void);
 /* The host loop (poll.c) borrows these: make w the calling thread's worker
  * (NULL: none), run f on it, and sleep as an idle worker until woken, the
  * earliest timer or cap (-1: none). sleep_idle returns true when a waker
- * picked w: it then counts as spinning (weft__rt.nspinning) until it looks. */
+ * picked w, or when it saw work and did not sleep: w then counts as
+ * spinning (weft__rt.nspinning) until it looks. */
 void weft__set_worker(struct weft__worker *w);
 bool weft__run(struct weft__worker *w, struct weft__fiber *f); /* false: f found no stack */
 /* sched.c: fibers whose first run found no stack (weft__stack_start) wait

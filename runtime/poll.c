@@ -53,7 +53,7 @@ int weft__host_drive(int64_t deadline)
 		if (deadline >= 0 && (deadline == 0 || weft__now() >= deadline))
 			break;
 		if (weft__sleep_idle(w, deadline))
-			atomic_fetch_sub(&weft__rt.nspinning, 1); /* picked by a waker */
+			atomic_fetch_sub(&weft__rt.nspinning, 1); /* counted as spinning */
 	}
 	w->limit = 0;
 	weft__flush_yielded(w); /* visible to weft_poll_next as queued work */
