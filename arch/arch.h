@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include <arch_cpu.h> /* arch_relax(), arch_cycles() */
+#include <arch_cpu.h> /* arch_relax(), arch_cycles(), arch_fence_after_rmw() */
 
 /*
  * Save the callee-saved state of the running context on its own stack, store

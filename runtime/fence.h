@@ -9,11 +9,18 @@
 
 #include <stdatomic.h>
 
+#include <arch_cpu.h>
+
 #if defined(__SANITIZE_THREAD__)
 extern _Atomic int weft__fence_word;
 #define weft__fence() ((void)atomic_fetch_add_explicit(&weft__fence_word, 0, memory_order_seq_cst))
+#define weft__fence_after_rmw() weft__fence()
 #else
 #define weft__fence() atomic_thread_fence(memory_order_seq_cst)
+/* weft__fence() right after an acquire-release read-modify-write: on a CPU
+ * whose RMW already is a full fence (x86), only the compiler's barrier; the
+ * RMW's acquire keeps the compiler from moving later loads above it. */
+#define weft__fence_after_rmw() arch_fence_after_rmw()
 #endif
 
 #endif

@@ -71,6 +71,11 @@ static void wake_worker(struct weft__worker *w)
 void weft__wake_one(bool even_if_spinning)
 {
 	weft__fence();
+	weft__wake_one_fenced(even_if_spinning);
+}
+
+void weft__wake_one_fenced(bool even_if_spinning)
+{
 	if (atomic_load_explicit(&nidle, memory_order_relaxed) == 0)
 		return;
 	if (!even_if_spinning && atomic_load_explicit(&weft__rt.nspinning, memory_order_relaxed))

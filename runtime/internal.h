@@ -385,6 +385,8 @@ int weft__live_wait(int64_t deadline);
 void weft__kick_idle(void);
 /* Wake one idle worker if nobody is already looking for work (idle.c). */
 void weft__wake_one(bool even_if_spinning);
+/* The same, for a caller that has made the fence itself since it queued. */
+void weft__wake_one_fenced(bool even_if_spinning);
 /* Wake worker w if it sleeps (idle.c), after work for it alone was queued
  * (its pinned inbox): w->asleep is read after a fence. */
 void weft__wake_if_asleep(struct weft__worker *w);

@@ -13,6 +13,11 @@
 
 static inline void arch_relax(void) { __asm__ volatile("yield" ::: "memory"); }
 
+/* A full fence after a read-modify-write (Linux's smp_mb__after_atomic):
+ * an acquire-release RMW here does not order a later load against its
+ * store, so a real one. */
+static inline void arch_fence_after_rmw(void) { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
+
 static inline uint64_t arch_cycles(void)
 {
 	uint64_t v;

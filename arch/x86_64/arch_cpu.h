@@ -12,6 +12,10 @@
 
 static inline void arch_relax(void) { __asm__ volatile("pause" ::: "memory"); }
 
+/* A full fence after a read-modify-write (Linux's smp_mb__after_atomic):
+ * x86's locked instructions already are one, so only the compiler's. */
+static inline void arch_fence_after_rmw(void) { __asm__ volatile("" ::: "memory"); }
+
 static inline uint64_t arch_cycles(void)
 {
 	uint32_t lo, hi;
