@@ -634,7 +634,8 @@ static inline int weft__stack_admit(struct weft__worker *w)
 void weft__stack_put(struct weft__worker *w, const struct shim_stack *s);
 void weft__stack_cache_drain(struct weft__worker *w);
 /* Called as a worker looks for work: if the shim ran out of stacks since
- * w last looked, w's cache goes back to it (true: stacks went back). */
+ * w last looked, w's cache goes to the shared tier, which is trimmed to
+ * SHARED_KEEP (true: stacks went back). */
 bool weft__stack_pressure(struct weft__worker *w);
 /* A count that moves each time stacks go back where a first run looks for
  * one (weft__stack_cache_drain, weft__stack_trim). weft__stack_get stores

@@ -9,7 +9,8 @@
  * pages are backed): when the last busy worker runs out of work the shared
  * tier keeps at most SHARED_KEEP and the shim gives the pages of what it
  * pools back (shim_stack_trim); when the shim says -ENOMEM, every worker's
- * cache goes back to it at its next look for work (weft__stack_pressure).
+ * cache goes to the shared tier at its next look for work, and the tier is
+ * trimmed to SHARED_KEEP (weft__stack_pressure).
  *
  * A fiber of the default size gets its stack when it first runs, not at its
  * spawn (docs/decisions/lazy-stacks.md): a fiber spawned and not yet run is
@@ -223,8 +224,15 @@ bool weft__stack_pressure(struct weft__worker *w)
 		return false;
 	w->stack_pressure = p;
 	unsigned r = atomic_load_explicit(&returns, memory_order_relaxed);
+	/* Into the shared tier, where any worker's first run finds them, and
+	 * the tier kept at SHARED_KEEP as when idle, not emptied: a fiber
+	 * whose spawn was admitted by a stack in this cache may be starving
+	 * on another worker. Given back to the shim, at its low-water mark
+	 * the stack could not be had again, and that fiber would wait for
+	 * good though its spawn succeeded (CI at 668bb78: test_demand on 2
+	 * harts, a connection accepted and never answered). */
 	weft__stack_cache_drain(w);
-	weft__stack_trim(0);
+	weft__stack_trim(SHARED_KEEP);
 	/* Not just "looked": a worker whose own refusal moved the pressure
 	 * and that had nothing to give would retry its starved fibers, be
 	 * refused again, and spin. */
