@@ -28,6 +28,29 @@ void arch_switch(void **save_sp, void *new_sp);
 void *arch_frame_init(void *top, void (*entry)(void *), void *arg);
 
 /*
+ * The frame arch_switch saves, described for debuggers: tools/gdb/weft-gdb.py
+ * reads this object from the program rather than spelling the offsets again.
+ * size: the frame's bytes (the stack pointer once it is popped is the saved
+ * sp + size); pc: the register the resume address goes to and its offset;
+ * sp: the stack pointer's name; regs: the callee-saved registers an
+ * unwinder needs, by the debugger's names, with their offsets from the saved
+ * sp. Defined in arch/<cpu>/frame.c from frame.h's names; kept in every
+ * image, even one linked with --gc-sections.
+ */
+struct arch_frame_slot {
+	const char *reg;
+	uint32_t offset;
+};
+struct arch_frame_layout {
+	uint32_t size;
+	struct arch_frame_slot pc;
+	const char *sp;
+	uint32_t nregs;
+	struct arch_frame_slot regs[16];
+};
+extern const struct arch_frame_layout arch_frame_layout;
+
+/*
  * Walk the frame-pointer chain of a context that arch_switch saved at sp, on
  * a stack [lo, hi): write up to max return addresses into pcs, the resume
  * address first, and return how many. Reads nothing outside [lo, hi); stops

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* The bare-metal arch contract: what arch/<cpu>/bare/ gives the bare
  * kernel-shim and the boards when there is no kernel, beside arch.h's
- * context switch. The build puts arch/<cpu>/bare/ on the include path, so
- * <arch_bare_cpu.h> is the CPU's own inline helpers and trap frame. */
+ * context switch (and arch.h's arch_relax() for spin loops). The build
+ * puts arch/<cpu>/bare/ on the include path, so <arch_bare_cpu.h> is the
+ * CPU's own inline helpers and trap frame. */
 #ifndef WEFT_ARCH_BARE_H
 #define WEFT_ARCH_BARE_H
 
@@ -16,7 +17,6 @@
  *                              they were on
  *   void irq_restore(int on)   back on if on (what irq_save returned)
  *   void wfi(void)             wait for an interrupt (it may return early)
- *   void cpu_relax(void)       in a spin loop: this hart waits for another
  *   void dma_mb(void)          every earlier memory and device access before
  *                              every later one (descriptors, then the
  *                              register write that tells the device)

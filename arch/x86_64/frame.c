@@ -1,9 +1,23 @@
 /* SPDX-License-Identifier: MIT */
-/* The first frame of a new context on x86_64: what arch_switch pops. */
+/* The first frame of a new context on x86_64: what arch_switch pops; the
+ * frame described for debuggers (arch.h). */
 #include "arch.h"
 #include "frame.h"
 
 void arch_fiber_entry(void); /* in arch_fiber_start, switch.S */
+
+const struct arch_frame_layout arch_frame_layout __attribute__((used, retain)) = {
+	.size = FRAME_SIZE,
+	.pc = {"rip", FRAME_PC},
+	.sp = "rsp",
+	.nregs = 6,
+	.regs = {{"r15", FRAME_R15},
+		 {"r14", FRAME_R14},
+		 {"r13", FRAME_R13},
+		 {"r12", FRAME_R12},
+		 {"rbx", FRAME_RBX},
+		 {"rbp", FRAME_RBP}},
+};
 
 void *arch_frame_init(void *top, void (*entry)(void *), void *arg)
 {

@@ -17,11 +17,18 @@
  * property note below marks this file IBT-compatible (not SHSTK: the switch
  * does not move the shadow stack; weft_init refuses to run with one on).
  *
- * Frame, from the saved rsp upwards (named in frame.h):
- *   0: (8 bytes reserved, not read: keeps the layout frame.c and the
- *       backtrace know, and rsp 16-byte aligned at the resume)
- *   8: r15  16: r14  24: r13  32: r12  40: rbx  48: rbp  56: resume address
+ * The frame, from the saved rsp upwards, is frame.h's: the push order
+ * below lays it out (the resume address highest, then rbp, rbx, r12-r15,
+ * and 8 reserved bytes that keep rsp 16-byte aligned at the resume), and
+ * the assembler checks that the two agree.
  */
+#include "frame.h"
+
+#if FRAME_PC != FRAME_SIZE - 8 || FRAME_RBP != FRAME_PC - 8 || FRAME_RBX != FRAME_RBP - 8 || \
+	FRAME_R12 != FRAME_RBX - 8 || FRAME_R13 != FRAME_R12 - 8 || FRAME_R14 != FRAME_R13 - 8 || \
+	FRAME_R15 != FRAME_R14 - 8 || FRAME_RSVD != FRAME_R15 - 8 || FRAME_RSVD != 0
+#error "frame.h does not match switch.S's push order"
+#endif
 	.text
 	.globl	arch_switch
 	.type	arch_switch, @function

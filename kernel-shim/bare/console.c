@@ -13,6 +13,7 @@
 #include <stdatomic.h>
 #include <stdio.h>
 
+#include "arch.h"
 #include "bare.h"
 #include "shim.h"
 
@@ -37,7 +38,7 @@ static int console_lock(void)
 		if (atomic_compare_exchange_weak_explicit(&holder, &want, me, memory_order_acquire,
 							  memory_order_relaxed))
 			return on;
-		cpu_relax();
+		arch_relax();
 		if (n % 1024)
 			continue;
 		uint64_t now = rdtime();

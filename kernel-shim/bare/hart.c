@@ -13,6 +13,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 
+#include "arch.h"
 #include "bare.h"
 
 #define HART_STACK (16 * 1024) /* a secondary's boot stack, then its idle context's */
@@ -84,7 +85,7 @@ static long settled_status(unsigned long id)
 			return st.value;
 		if (rdtime() > until)
 			return st.value;
-		cpu_relax();
+		arch_relax();
 	}
 }
 

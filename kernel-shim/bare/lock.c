@@ -15,6 +15,7 @@
  * so and ends the run: a deadlock is a report, never a hang. */
 #include <stdatomic.h>
 
+#include "arch.h"
 #include "bare.h"
 
 #define FREE -1
@@ -33,7 +34,7 @@ static void acquire(int me)
 		if (atomic_compare_exchange_weak_explicit(&owner, &want, me, memory_order_acquire,
 							  memory_order_relaxed))
 			return;
-		cpu_relax();
+		arch_relax();
 		if (n % 4096)
 			continue;
 		uint64_t now = rdtime();

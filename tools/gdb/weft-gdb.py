@@ -23,33 +23,6 @@ from gdb.unwinder import Unwinder
 # absent from the debug information).
 TABLE_CHUNK = 4096
 
-# The frame arch_switch (arch/<cpu>/switch.S) leaves at a switched-out
-# context's saved sp: its size, and the offset of each callee-saved register
-# gdb needs to unwind; "pc" is the resume address, "sp" the stack pointer
-# once the frame is popped.
-FRAMES = {
-    "x86-64": {
-        "size": 64,
-        "pc": ("rip", 56),
-        "sp": "rsp",
-        "regs": {"r15": 8, "r14": 16, "r13": 24, "r12": 32, "rbx": 40, "rbp": 48},
-    },
-    "aarch64": {
-        "size": 160,
-        "pc": ("pc", 88),
-        "sp": "sp",
-        "regs": dict(
-            [("x%d" % (19 + i), 8 * i) for i in range(10)] + [("x29", 80), ("x30", 88)]
-        ),
-    },
-    "riscv64": {
-        "size": 208,
-        "pc": ("pc", 0),
-        "sp": "sp",
-        "regs": dict([("ra", 0)] + [("s%d" % i, 8 + 8 * i) for i in range(12)]),
-    },
-}
-
 _warned = set()
 
 
@@ -256,18 +229,27 @@ Usage: info fibers"""
             gdb.write("  ".join(cells).rstrip() + "\n")
 
 
-def _arch():
+def _layout():
+    """The frame arch_switch leaves at a switched-out context's saved sp, as
+    the program describes it (arch_frame_layout, arch/<cpu>/frame.c): its
+    size, the resume address's register and offset, the stack pointer's
+    name, and the offset of each callee-saved register gdb needs to unwind."""
     try:
-        name = gdb.selected_inferior().architecture().name()
-    except (AttributeError, gdb.error):
-        name = gdb.selected_frame().architecture().name()
-    if "x86-64" in name:
-        return "x86-64"
-    if "aarch64" in name:
-        return "aarch64"
-    if name.startswith("riscv"):
-        return "riscv64"
-    raise WeftError("weft-gdb: no saved-frame layout for architecture %s" % name)
+        v = gdb.parse_and_eval("arch_frame_layout")
+        regs = v["regs"]
+        return {
+            "size": int(v["size"]),
+            "pc": (v["pc"]["reg"].string(), int(v["pc"]["offset"])),
+            "sp": v["sp"].string(),
+            "regs": dict(
+                (regs[i]["reg"].string(), int(regs[i]["offset"])) for i in range(int(v["nregs"]))
+            ),
+        }
+    except gdb.error as e:
+        raise WeftError(
+            "weft-gdb: cannot read arch_frame_layout, the saved frame's layout (%s): "
+            "a program without libweft's debug information?" % e
+        )
 
 
 class _FrameId(object):
@@ -369,7 +351,7 @@ frames are its worker thread's (info threads, thread N, bt)."""
             )
         ctx = _field(fb.f, "ctx", need=True)
         sp = int(_field(ctx, "sp", need=True))
-        layout = FRAMES[_arch()]
+        layout = _layout()
         mem = bytes(gdb.selected_inferior().read_memory(sp, layout["size"]))
         regs = dict(
             (r, struct.unpack_from("<Q", mem, off)[0]) for r, off in layout["regs"].items()

@@ -6,9 +6,11 @@
 #ifndef WEFT_ARCH_BARE_CPU_H
 #define WEFT_ARCH_BARE_CPU_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "sbi.h"
+#include "trap_frame.h"
 
 #define csr_read(csr)                                          \
 	({                                                     \
@@ -63,13 +65,6 @@ static inline void irq_restore(int on)
 
 static inline void wfi(void) { __asm__ volatile("wfi" ::: "memory"); }
 
-/* In a spin loop: a hint that this hart waits (Zihintpause's pause; a
- * no-op fence on harts without it). */
-static inline void cpu_relax(void)
-{
-	__asm__ volatile(".insn i 0x0f, 0, x0, x0, 0x010" ::: "memory");
-}
-
 /* Ordering for devices that read and write RAM: dma_mb() puts every earlier
  * memory and device access before every later one (ring writes before the
  * register store that notifies the device); dma_wmb() orders memory stores,
@@ -105,12 +100,17 @@ static inline void fp_csr_write(uint64_t v)
 #endif
 }
 
-/* What trap.S saves: x0..x31 (x0's slot is trap.S's own, x2 is the interrupted sp),
- * then sepc, sstatus, scause, stval. 288 bytes, 16-aligned. */
+/* What trap.S saves, laid out as trap_frame.h says: x0..x31 (x0's slot is
+ * trap.S's own, x2 is the interrupted sp), then sepc, sstatus, scause, stval. */
 struct trap_frame {
 	uint64_t x[32];
 	uint64_t sepc, sstatus, scause, stval;
 };
-#define TRAP_FRAME_SIZE 288
+_Static_assert(offsetof(struct trap_frame, x[31]) == TRAP_X(31), "trap_frame.h");
+_Static_assert(offsetof(struct trap_frame, sepc) == TRAP_SEPC, "trap_frame.h");
+_Static_assert(offsetof(struct trap_frame, sstatus) == TRAP_SSTATUS, "trap_frame.h");
+_Static_assert(offsetof(struct trap_frame, scause) == TRAP_SCAUSE, "trap_frame.h");
+_Static_assert(offsetof(struct trap_frame, stval) == TRAP_STVAL, "trap_frame.h");
+_Static_assert(sizeof(struct trap_frame) == TRAP_FRAME_SIZE, "trap_frame.h");
 
 #endif
