@@ -7,14 +7,14 @@
 #ifndef WEFT_ARCH_TRAP_FRAME_H
 #define WEFT_ARCH_TRAP_FRAME_H
 
-#define TRAP_X(n) ((n) * 8) /* x0's slot is trap.S's own; x2 is the interrupted sp */
+#define TRAP_X(n) ((n)*8) /* x0's slot is trap.S's own; x2 is the interrupted sp */
 #define TRAP_SEPC 256
 #define TRAP_SSTATUS 264
 #define TRAP_SCAUSE 272
 #define TRAP_STVAL 280
 #define TRAP_FRAME_SIZE 288 /* 16-aligned */
 
-#define FP_F(n) ((n) * 8) /* f0..f31 */
+#define FP_F(n) ((n)*8) /* f0..f31 */
 #define FP_FCSR 256
 #define FP_FRAME_SIZE 272 /* 16-aligned */
 
