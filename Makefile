@@ -83,13 +83,16 @@ Q := $(if $(V),,@)
 WARN := -Wall -Wextra -Werror
 CFLAGS ?= -O2 -g
 # Bare-metal boards add their board.c, the drivers they name (board.mk:
-# BOARD_DRIVERS, files of kernel-shim/bare/drivers/), any sources and headers
-# of their own (BOARD_SRCS, BOARD_INC) and the arch's entry and trap code
+# BOARD_DRIVERS, files of drivers/), the shim's console on the driver
+# BOARD_CONSOLE names (kernel-shim/bare/console_<name>.c and its driver;
+# without it board.c has the console hooks), any sources and headers of
+# their own (BOARD_SRCS, BOARD_INC) and the arch's entry and trap code
 # (arch/<cpu>/bare/). The board contract is board/board_contract.h.
 ifeq ($(SHIM),bare)
-BOARD_INC += -Iarch/$(ARCH)/bare -Iboard -Iboard/$(BOARD) -Ikernel-shim/bare -Ikernel-shim/bare/drivers
+BOARD_INC += -Iarch/$(ARCH)/bare -Iboard -Iboard/$(BOARD) -Ikernel-shim/bare -Idrivers
 BOARD_SRCS += $(wildcard arch/$(ARCH)/bare/*.S arch/$(ARCH)/bare/*.c) board/$(BOARD)/board.c \
-	$(patsubst %,kernel-shim/bare/drivers/%.c,$(BOARD_DRIVERS))
+	$(patsubst %,drivers/%.c,$(sort $(BOARD_DRIVERS) $(BOARD_CONSOLE))) \
+	$(patsubst %,kernel-shim/bare/console_%.c,$(BOARD_CONSOLE))
 else
 LIBS_OS := -lpthread
 endif
@@ -177,10 +180,13 @@ endif
 # The assembler includes the script with .incbin: a dependency make sees.
 $(O)/obj/tools/gdb/scripts.c.o $(O)/pic/tools/gdb/scripts.c.o: tools/gdb/weft-gdb.py
 
-# A board's own code sees the board and arch contracts and the drivers'
-# headers, never the shim's: kernel-shim/ (but its drivers/) and runtime/ are
-# off its include path, so a board file that includes bare.h does not build.
-$(O)/obj/board/%.o $(O)/pic/board/%.o: ALL_CFLAGS := $(filter-out -Ikernel-shim -Ikernel-shim/bare -Iruntime,$(ALL_CFLAGS))
+# A board's own code sees the board and arch contracts, never the shim's
+# or a driver's: kernel-shim/, drivers/ and runtime/ are off its include
+# path, so a board file that includes bare.h or ns16550.h does not build.
+# A driver sees its own contract (drivers/driver.h, which names shim.h's
+# readiness bits) and the arch's, never the shim's inside or the runtime.
+$(O)/obj/board/%.o $(O)/pic/board/%.o: ALL_CFLAGS := $(filter-out -Ikernel-shim -Ikernel-shim/bare -Idrivers -Iruntime,$(ALL_CFLAGS))
+$(O)/obj/drivers/%.o $(O)/pic/drivers/%.o: ALL_CFLAGS := $(filter-out -Ikernel-shim/bare -Iruntime,$(ALL_CFLAGS))
 # runtime/ keeps frame pointers: weft_dump walks a parked fiber's stack with
 # them (arch_backtrace) up to the call that parked it in the program's code.
 $(O)/obj/runtime/%.o $(O)/pic/runtime/%.o: ALL_CFLAGS += -fno-omit-frame-pointer

@@ -2,11 +2,13 @@
 /* The bare-metal board contract: what board/<target>/ gives the bare
  * kernel-shim (kernel-shim/bare/). Constants in the board's board.h, known
  * when the shim is compiled (the linker script and mk/check-image.sh read
- * the memory map too); six hooks in its board.c. A board's own files
- * include this header, the arch's (arch_bare.h) and the headers of the
- * drivers they use (kernel-shim/bare/drivers/), never the shim's: the
- * Makefile compiles them without kernel-shim/ on the include path.
- * board/template/ is a board to copy. */
+ * the memory map too); the drivers to build in its board.mk (BOARD_DRIVERS,
+ * files of drivers/, and BOARD_CONSOLE); six hooks in its board.c, four of
+ * them the console's unless BOARD_CONSOLE names a console the shim drives.
+ * A board's own files include this header and the arch's (arch_bare.h),
+ * never the shim's or a driver's: the Makefile compiles them without
+ * kernel-shim/ or drivers/ on the include path. board/template/ is a board
+ * to copy. */
 #ifndef WEFT_BOARD_CONTRACT_H
 #define WEFT_BOARD_CONTRACT_H
 
@@ -48,13 +50,24 @@
 #error "board.h: BOARD_HARTS_MAX (1..64) is required"
 #endif
 
-/* ---- Interrupt controller: a RISC-V PLIC (kernel-shim/bare/drivers/plic.c) --
+/* ---- Interrupt controller: a RISC-V PLIC (drivers/plic.c) ----------------
  * BOARD_PLIC_BASE         its registers
  * BOARD_PLIC_NDEV         its highest source number (the tree's riscv,ndev)
  * BOARD_PLIC_CONTEXT(h)   the context of hart h's S-mode */
 #if !defined(BOARD_PLIC_BASE) || !defined(BOARD_PLIC_NDEV) || !defined(BOARD_PLIC_CONTEXT)
 #error "board.h: BOARD_PLIC_BASE, BOARD_PLIC_NDEV and BOARD_PLIC_CONTEXT(hart) are required"
 #endif
+
+/* ---- Console ---------------------------------------------------------------
+ * With BOARD_CONSOLE := ns16550 in board.mk the shim drives the console
+ * (kernel-shim/bare/console_ns16550.c on drivers/ns16550.c), from:
+ * BOARD_UART_BASE         the UART's registers
+ * BOARD_UART_SHIFT        registers 1 << SHIFT bytes apart (0: byte-wide,
+ *                         else 32-bit words)
+ * BOARD_UART_CLOCK        its input clock in Hz; 0 keeps the line settings
+ *                         the firmware left
+ * BOARD_UART_BAUD         with CLOCK: the baud rate, 8N1
+ * Without BOARD_CONSOLE, board.c defines the four console hooks below. */
 
 /* ---- Console input (optional) --------------------------------------------
  * BOARD_CONSOLE_IRQ       the PLIC source the console UART interrupts on:
@@ -75,7 +88,7 @@
  * A board may define constants of its own for its board.c (the UART's
  * address, a test device); the shim reads only the ones above. */
 
-/* ---- Hooks (board.c) -------------------------------------------------------
+/* ---- Hooks (board.c; the console's from the shim with BOARD_CONSOLE) -------
  * Called by the shim on the boot hart. The console hooks run before and
  * after everything else, in trap context too: no locks, no allocation. */
 

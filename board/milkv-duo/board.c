@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: MIT */
-/* milkv-duo: the console on UART0 (a DesignWare 8250), the C906's page
- * attributes, and ending the run (there is no test finisher: print the
- * status, ask OpenSBI to shut down, else wait). */
+/* milkv-duo: the C906's page attributes, and ending the run (there is no
+ * test finisher: print the status, ask OpenSBI to shut down, else wait).
+ * The console is UART0, a DesignWare 8250 that board.mk names as an
+ * NS16550 (BOARD_CONSOLE). */
 #include <stdint.h>
 
 #include "arch_bare.h"
 #include "board_contract.h"
-#include "ns16550.h"
 
 /* T-Head's sxstatus (CSR 0x5c0): bit 21, MAEE, turns on the extended
  * attribute bits 63..59 of a page-table entry: SO, C, B, SH, Sec. */
@@ -15,21 +15,6 @@
 #define PTE_THEAD_C (1ull << 62)
 #define PTE_THEAD_B (1ull << 61)
 #define PTE_THEAD_SH (1ull << 60)
-
-static const struct ns16550 uart = {
-	.base = BOARD_UART_BASE,
-	.shift = BOARD_UART_SHIFT,
-	.clock = BOARD_UART_CLOCK,
-	.baud = BOARD_UART_BAUD,
-};
-
-void board_console_init(void) { ns16550_init(&uart); }
-
-void board_console_putc(char c) { ns16550_putc(&uart, c); }
-
-int board_console_getc(void) { return ns16550_getc(&uart); }
-
-void board_console_rx_irq(int on) { ns16550_rx_irq(&uart, on); }
 
 static void say(const char *s)
 {

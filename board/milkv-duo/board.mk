@@ -7,7 +7,8 @@ ARCH := riscv64
 SHIM := bare
 BOARD := milkv-duo
 DEFAULT_TOOLCHAIN := riscv64-unknown-elf
-BOARD_DRIVERS := ns16550 plic
+BOARD_CONSOLE := ns16550
+BOARD_DRIVERS := plic
 RUN :=
 IMAGES := yes
 # The configuration the stock sdboot boots: bootm 0x81400000#config-cv1800b_milkv_duo_sd

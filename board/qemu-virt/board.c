@@ -1,27 +1,11 @@
 /* SPDX-License-Identifier: MIT */
-/* qemu-virt: the console on the NS16550A, ending the run through the SiFive
- * test finisher, whose status QEMU exits with; plain RISC-V page
- * attributes. */
+/* qemu-virt: ending the run through the SiFive test finisher, whose status
+ * QEMU exits with; plain RISC-V page attributes. The console is the
+ * NS16550A that board.mk names (BOARD_CONSOLE). */
 #include <stdint.h>
 
 #include "arch_bare.h"
 #include "board_contract.h"
-#include "ns16550.h"
-
-static const struct ns16550 uart = {
-	.base = BOARD_UART_BASE,
-	.shift = BOARD_UART_SHIFT,
-	.clock = BOARD_UART_CLOCK,
-	.baud = BOARD_UART_BAUD,
-};
-
-void board_console_init(void) { ns16550_init(&uart); }
-
-void board_console_putc(char c) { ns16550_putc(&uart, c); }
-
-int board_console_getc(void) { return ns16550_getc(&uart); }
-
-void board_console_rx_irq(int on) { ns16550_rx_irq(&uart, on); }
 
 _Noreturn void board_exit(int status)
 {

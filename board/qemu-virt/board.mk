@@ -6,7 +6,8 @@ SHIM := bare
 BOARD := qemu-virt
 DEFAULT_TOOLCHAIN := riscv64-unknown-elf
 RUN := qemu/run-qemu-virt.sh
-BOARD_DRIVERS := ns16550 plic virtio_net
+BOARD_CONSOLE := ns16550
+BOARD_DRIVERS := plic virtio_net
 # Images for U-Boot too (.bin, .itb with board.dts, .checked), in the Duo's
 # configuration name, so that tests/boot/uboot.sh boots them through U-Boot
 # with the Duo's own bootm command.

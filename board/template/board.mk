@@ -8,10 +8,12 @@ ARCH := riscv64
 SHIM := bare
 BOARD := template
 DEFAULT_TOOLCHAIN := riscv64-unknown-elf
-# The drivers board.c and the shim use, from kernel-shim/bare/drivers/: the
-# PLIC always; ns16550 for a 16550-compatible console; virtio_net where
+# The console the shim drives (ns16550: a 16550-compatible UART at board.h's
+# BOARD_UART_*; leave it out to write the console hooks in board.c), and the
+# drivers the shim uses, from drivers/: the PLIC always; virtio_net where
 # board.h names virtio-mmio transports.
-BOARD_DRIVERS := ns16550 plic
+BOARD_CONSOLE := ns16550
+BOARD_DRIVERS := plic
 # The command make check puts before each test image (IMAGE [NAME=value...]:
 # boot it, print its console, exit with its status), e.g. qemu/run-<t>.sh.
 # Empty: the images are built and checked, not run.
