@@ -60,13 +60,12 @@ ifeq ($(VARIANT),valgrind)
 ifneq ($(SHIM),linux)
 $(error VARIANT=valgrind is for the Linux targets)
 endif
-# Not test_sched (105 s under memcheck: near its limit on a loaded machine),
-# test_cancel (test_cancel_busy_then_send failed once under memcheck on this
-# machine; not yet understood), test_deque and test_select (threads and
-# fibers that spin-wait on each
-# other, which valgrind runs one at a time: test_deque 14 s quiet, past its
-# 120 s bound once on a loaded machine; test_select 35 s, then 275 s),
-# test_net (lwIP's load) or test_overflow (faults on purpose).
+# Not the suites whose threads and fibers spin-wait on each other
+# (test_sched, test_deque, test_select): valgrind runs one thread at a time,
+# which makes them many times slower, up to their runner's bounds on a
+# loaded machine; nor test_cancel (test_cancel_busy_then_send has failed
+# under memcheck, for a reason not yet found), test_net (lwIP's load) or
+# test_overflow (it faults on purpose).
 # --fair-sched=yes: valgrind runs one thread at a time, and with its default
 # lock a thread that spins on sched_yield (the suites' waits for a flag) can
 # keep taking it back while the thread it waits for starves. The suites
