@@ -96,7 +96,7 @@ else
 LIBS_OS := -lpthread
 endif
 ALL_CFLAGS := -std=c11 $(WARN) $(CFLAGS) $(CFLAGS_ARCH) $(SAN) \
-	-Iinclude -Iarch -Iarch/$(ARCH) -Ikernel-shim -Iruntime $(BOARD_INC) -MMD -MP
+	-Iinclude -Iarch -Iarch/$(ARCH) -Ikernel-shim -Iruntime -Iruntime/seam $(BOARD_INC) -MMD -MP
 # A program outside the library: the public headers only.
 PUBLIC_CFLAGS := -std=c11 $(WARN) $(CFLAGS) $(CFLAGS_ARCH) $(SAN) -Iinclude -MMD -MP
 ALL_LDFLAGS := $(LDFLAGS_ARCH) $(SAN) $(LDFLAGS)
@@ -179,13 +179,21 @@ endif
 # The assembler includes the script with .incbin: a dependency make sees.
 $(O)/obj/tools/gdb/scripts.c.o $(O)/pic/tools/gdb/scripts.c.o: tools/gdb/weft-gdb.py
 
+# Each layer compiles with only the include paths it may use, so an include
+# across a layer's edge does not build (docs/architecture.md, "Layers"):
+# arch/ sees the arch alone; kernel-shim/ the arch, its own contract and the
+# drivers', not the runtime; net/ the runtime's seam for it
+# (runtime/seam/: service.h and the lock it names), not runtime/.
+$(O)/obj/arch/%.o $(O)/pic/arch/%.o: ALL_CFLAGS := $(filter-out -Ikernel-shim -Ikernel-shim/bare -Idrivers -Iruntime -Iruntime/seam,$(ALL_CFLAGS))
+$(O)/obj/kernel-shim/%.o $(O)/pic/kernel-shim/%.o: ALL_CFLAGS := $(filter-out -Iruntime -Iruntime/seam,$(ALL_CFLAGS))
+$(O)/obj/net/%.o $(O)/pic/net/%.o: ALL_CFLAGS := $(filter-out -Iruntime,$(ALL_CFLAGS))
 # A board's own code sees the board and arch contracts, never the shim's
 # or a driver's: kernel-shim/, drivers/ and runtime/ are off its include
 # path, so a board file that includes bare.h or ns16550.h does not build.
 # A driver sees its own contract (drivers/driver.h, which names shim.h's
 # readiness bits) and the arch's, never the shim's inside or the runtime.
-$(O)/obj/board/%.o $(O)/pic/board/%.o: ALL_CFLAGS := $(filter-out -Ikernel-shim -Ikernel-shim/bare -Idrivers -Iruntime,$(ALL_CFLAGS))
-$(O)/obj/drivers/%.o $(O)/pic/drivers/%.o: ALL_CFLAGS := $(filter-out -Ikernel-shim/bare -Iruntime,$(ALL_CFLAGS))
+$(O)/obj/board/%.o $(O)/pic/board/%.o: ALL_CFLAGS := $(filter-out -Ikernel-shim -Ikernel-shim/bare -Idrivers -Iruntime -Iruntime/seam,$(ALL_CFLAGS))
+$(O)/obj/drivers/%.o $(O)/pic/drivers/%.o: ALL_CFLAGS := $(filter-out -Ikernel-shim/bare -Iruntime -Iruntime/seam,$(ALL_CFLAGS))
 # runtime/ keeps frame pointers: weft_dump walks a parked fiber's stack with
 # them (arch_backtrace) up to the call that parked it in the program's code.
 $(O)/obj/runtime/%.o $(O)/pic/runtime/%.o: ALL_CFLAGS += -fno-omit-frame-pointer

@@ -33,7 +33,7 @@ build()
 	make --no-print-directory -j"$(nproc 2>/dev/null || echo 2)" CC="$CC" VARIANT=asan O="$B" \
 		CFLAGS="-O1 -g -fsanitize=fuzzer-no-link" "$B"/libweft-internal.a >/dev/null || return 1
 	mkdir -p "$B"/bin
-	local inc="-Iinclude -Iarch -Iarch/x86_64 -Ikernel-shim -Iruntime -Inet -Inet/port \
+	local inc="-Iinclude -Iarch -Iarch/x86_64 -Ikernel-shim -Iruntime -Iruntime/seam -Inet -Inet/port \
 		-I$B/lwip-src/include -Itests/fuzz" h srcs
 	for h in "${HARNESSES[@]}"; do
 		case $h in

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The network layer's private seam: the socket header every stack embeds,
  * the table of operations a stack provides, and the counters they share.
- * net/ sees the runtime through its seam (runtime/service.h) and the
+ * net/ sees the runtime through its seam (runtime/seam/service.h) and the
  * shim's contract (shim.h), never the runtime's internals or an OS. */
 #ifndef WEFT_NET_PRIV_H
 #define WEFT_NET_PRIV_H
