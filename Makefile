@@ -138,6 +138,14 @@ LWIP_CFLAGS := -std=gnu11 $(WARN) -Wno-unused-parameter $(CFLAGS) $(CFLAGS_ARCH)
 	$(LIB_VISIBILITY) $(LWIP_INC) $(BOARD_INC) -MMD -MP
 
 LIB := $(O)/libweft.a
+# The version, from include/weft.h's WEFT_VERSION_*. While the major is 0
+# each minor may change the ABI, so the SONAME carries it (libweft.so.0.1);
+# from 1 on, the major alone (docs/decisions/library-versions.md).
+weft_version_part = $(shell sed -n 's/^\#define WEFT_VERSION_$(1) \([0-9]*\)$$/\1/p' include/weft.h)
+WEFT_MAJOR := $(call weft_version_part,MAJOR)
+WEFT_MINOR := $(call weft_version_part,MINOR)
+WEFT_VERSION := $(WEFT_MAJOR).$(WEFT_MINOR).$(call weft_version_part,PATCH)
+WEFT_SONAME := libweft.so.$(if $(filter 0,$(WEFT_MAJOR)),0.$(WEFT_MINOR),$(WEFT_MAJOR))
 SOLIB := $(if $(and $(SHARED_LIB),$(filter-out musl,$(LIBC)),$(if $(VARIANT),,y)),$(O)/libweft.so)
 # Every object of the library, its internals visible: what the tests and the
 # benches that time internals link against (never installed).
@@ -251,10 +259,13 @@ else
 $(LIB): $(INTERNAL_LIB)
 	$(Q)cp $< $@
 endif
+# With its SONAME, and a link of that name beside it: a program linked
+# here runs with LD_LIBRARY_PATH=$(O).
 $(O)/libweft.so: $(PIC_OBJS) $(LWIP_PIC_OBJS) mk/libweft.map
 	@$(if $(Q),echo '  LD      $@')
-	$(Q)$(CC) -shared $(ALL_LDFLAGS) -Wl,--version-script=mk/libweft.map -o $@ \
-		$(PIC_OBJS) $(LWIP_PIC_OBJS) $(LIBS)
+	$(Q)$(CC) -shared $(ALL_LDFLAGS) -Wl,--version-script=mk/libweft.map \
+		-Wl,-soname,$(WEFT_SONAME) -o $@ $(PIC_OBJS) $(LWIP_PIC_OBJS) $(LIBS)
+	$(Q)ln -sf libweft.so $(O)/$(WEFT_SONAME)
 
 # The suites test internals too (the deque, stacks, the overflow report);
 # -lm for test_fpenv's fesetround (glibc keeps it in libm).
@@ -433,18 +444,23 @@ footprint:
 	@mk/footprint.sh build/linux-x86_64 build/qemu-virt
 
 # Install the library for this target: headers, libweft.a (and libweft.so
-# where it is built), weft.pc for pkg-config and a CMake package
+# where it is built: libweft.so.X.Y.Z, its SONAME's link and the link
+# libweft.so that -lweft finds), weft.pc for pkg-config (the shared library
+# where there is one), weft-static.pc (libweft.a), and a CMake package
 # (find_package(weft): the imported target weft::weft, the static library).
+# Into the live system (no DESTDIR) under /usr or /usr/local, ldconfig then
+# updates the loader's cache (as root), so a program linked with -lweft
+# starts; another prefix is not on the loader's path, which make says.
 # make install PREFIX=/usr/local DESTDIR=; make uninstall with the same.
 # Linux targets only: a bare-metal program is built in this tree, with its
 # board's linker script and start-up code.
 PREFIX ?= /usr/local
 DESTDIR ?=
-WEFT_VERSION := 0.1.0
 EMPTY :=
+INSTALL_SO := $(if $(SOLIB),lib/libweft.so.$(WEFT_VERSION) lib/$(WEFT_SONAME) lib/libweft.so)
 INSTALL_FILES := include/weft.h include/weft_net.h lib/libweft.a lib/pkgconfig/weft.pc \
-	lib/cmake/weft/weftConfig.cmake lib/cmake/weft/weftConfigVersion.cmake \
-	$(if $(SOLIB),lib/libweft.so)
+	lib/pkgconfig/weft-static.pc lib/cmake/weft/weftConfig.cmake \
+	lib/cmake/weft/weftConfigVersion.cmake $(INSTALL_SO)
 .PHONY: install uninstall
 install: lib
 	@if [ "$(SHIM)" != linux ]; then \
@@ -453,16 +469,48 @@ install: lib
 	$(Q)install -d $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig \
 		$(DESTDIR)$(PREFIX)/lib/cmake/weft
 	$(Q)install -m 644 include/weft.h include/weft_net.h $(DESTDIR)$(PREFIX)/include/
-	$(Q)install -m 644 $(LIB) $(SOLIB) $(DESTDIR)$(PREFIX)/lib/
+	$(Q)install -m 644 $(LIB) $(DESTDIR)$(PREFIX)/lib/
+	$(if $(SOLIB),$(Q)install -m 755 $(SOLIB) $(DESTDIR)$(PREFIX)/lib/libweft.so.$(WEFT_VERSION) && \
+		ln -sf libweft.so.$(WEFT_VERSION) $(DESTDIR)$(PREFIX)/lib/$(WEFT_SONAME) && \
+		ln -sf $(WEFT_SONAME) $(DESTDIR)$(PREFIX)/lib/libweft.so)
 	$(Q)sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(WEFT_VERSION)|' \
 		-e 's|@LIBS@|$(strip $(LIBS))|' mk/weft.pc.in >$(DESTDIR)$(PREFIX)/lib/pkgconfig/weft.pc
+	$(Q)sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(WEFT_VERSION)|' \
+		-e 's|@LIBS@|$(strip $(LIBS))|' mk/weft-static.pc.in \
+		>$(DESTDIR)$(PREFIX)/lib/pkgconfig/weft-static.pc
 	$(Q)sed -e 's|@LIBS@|$(subst $(EMPTY) $(EMPTY),;,$(strip $(LIBS)))|' mk/weftConfig.cmake.in \
 		>$(DESTDIR)$(PREFIX)/lib/cmake/weft/weftConfig.cmake
 	$(Q)sed -e 's|@VERSION@|$(WEFT_VERSION)|' mk/weftConfigVersion.cmake.in \
 		>$(DESTDIR)$(PREFIX)/lib/cmake/weft/weftConfigVersion.cmake
+	$(if $(and $(SOLIB),$(if $(DESTDIR),,y)),$(Q)$(if $(filter /usr /usr/local,$(PREFIX)), \
+		if [ "$$(id -u)" = 0 ]; then ldconfig; else echo "make install: run ldconfig as root"; fi, \
+		echo "make install: $(PREFIX)/lib is not on the loader's path: link with" \
+			"-Wl,-rpath,$(PREFIX)/lib (README) or set LD_LIBRARY_PATH"))
 uninstall:
-	$(Q)rm -f $(addprefix $(DESTDIR)$(PREFIX)/,$(INSTALL_FILES) lib/libweft.so)
+	$(Q)rm -f $(addprefix $(DESTDIR)$(PREFIX)/,$(INSTALL_FILES))
 	$(Q)rmdir $(DESTDIR)$(PREFIX)/lib/cmake/weft 2>/dev/null || true
+
+# make help: what make can do here, one line each.
+.PHONY: help
+help:
+	@printf '%s\n' \
+	'make run                boot examples/httpd on qemu-system-riscv64 (http://localhost:$(HTTP_PORT)/)' \
+	'make test               every suite on every target and variant, and the checks (about 20 min)' \
+	'make [all]              the library, examples and benches for TARGET (default linux-x86_64)' \
+	'make lib                libweft.a (and libweft.so on linux-x86_64) for TARGET' \
+	'make check              the suites of one configuration (TARGET, VARIANT, WEFT_IO, QEMU_SMP, QEMU_MEM)' \
+	'make install            headers, libraries, pkg-config and CMake files (PREFIX, DESTDIR); uninstall' \
+	'make bench              weft beside Go, Boost, nginx and an epoll server; bench-smoke: tiny sizes' \
+	'make footprint          connections held on qemu-virt -m 64M (root: a TAP device)' \
+	'make debug              an image halted under gdb-multiarch with weft'"'"'s gdb extension' \
+	'make coverage           line coverage of linux-x86_64 and its floors' \
+	'make fuzz               the libFuzzer harnesses for FUZZ_SECONDS each' \
+	'make format             clang-format the sources; format-check lists what differs' \
+	'make deps               install what the build needs (Debian packages, sources into WEFT_CACHE)' \
+	'make clean              empty build/ (or O=dir)' \
+	'' \
+	'TARGET=$(notdir $(patsubst %/board.mk,%,$(wildcard board/*/board.mk)))' \
+	'VARIANT=asan|tsan|valgrind  TOOLCHAIN=file.mk  O=build-dir  LWIP_DIR=your-lwip'
 
 # make clean empties build/; make clean O=dir empties that directory.
 clean:

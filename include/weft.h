@@ -37,9 +37,23 @@
 #define WEFT_API
 #endif
 
+/* The version of this header. While the major version is 0, each minor
+ * version may change the ABI: the shared library's SONAME is
+ * libweft.so.0.MINOR (libweft.so.MAJOR from 1 on). */
+#define WEFT_VERSION_MAJOR 0
+#define WEFT_VERSION_MINOR 1
+#define WEFT_VERSION_PATCH 0
+/* The three in one number, MAJOR * 10000 + MINOR * 100 + PATCH. */
+#define WEFT_VERSION (WEFT_VERSION_MAJOR * 10000 + WEFT_VERSION_MINOR * 100 + WEFT_VERSION_PATCH)
+
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* The version of the library the program runs with, as WEFT_VERSION spells
+ * it: a program built against one header and linked with another library
+ * can compare the two. Any thread, before weft_init too. */
+WEFT_API int weft_version(void);
 
 /* ---- Runtime ----------------------------------------------------------- */
 

@@ -3,9 +3,12 @@
 # make install for TARGET into a staging tree, then an outside program
 # (tests/link/own_lwip.c: it uses weft.h only) built against the installed
 # tree with pkg-config and with CMake's find_package(weft), and run; then
-# make uninstall leaves no file behind. linux-x86_64 runs natively (the
-# pkg-config build takes libweft.so); a cross target links statically with
-# the toolchain's compiler and runs under its qemu-user.
+# make uninstall leaves no file behind. linux-x86_64 runs natively: the
+# pkg-config build takes libweft.so (its SONAME recorded), weft-static.pc's
+# takes libweft.a (no libweft.so needed), and a program installed into a
+# prefix of its own runs with the README's rpath recipe. A cross target
+# links statically (weft-static.pc) with the toolchain's compiler and runs
+# under its qemu-user.
 # Last line: "install-TARGET: N passed, M failed".
 # Usage: tests/link/install.sh [TARGET]
 set -u
@@ -24,9 +27,23 @@ if make --no-print-directory -j"$(nproc)" TARGET="$target" install DESTDIR="$roo
 else
 	bad "make install failed:"; tail -20 "$tmp/install.log"; tally
 fi
-for f in include/weft.h include/weft_net.h lib/libweft.a lib/pkgconfig/weft.pc lib/cmake/weft/weftConfig.cmake; do
+for f in include/weft.h include/weft_net.h lib/libweft.a lib/pkgconfig/weft.pc \
+	lib/pkgconfig/weft-static.pc lib/cmake/weft/weftConfig.cmake; do
 	[ -f "$root$prefix/$f" ] || bad "not installed: $prefix/$f"
 done
+# The version the header says, and (linux-x86_64) the shared library under
+# its versioned names: the file, its SONAME's link, the link -lweft finds.
+ver=$(sed -n 's/^#define WEFT_VERSION_\(MAJOR\|MINOR\|PATCH\) \([0-9]*\)$/\2/p' include/weft.h | paste -sd.)
+soname=""
+if [ "$target" = linux-x86_64 ]; then
+	soname=$(readelf -d "$root$prefix/lib/libweft.so.$ver" 2>/dev/null | sed -n 's/.*Library soname: \[\(.*\)\]/\1/p')
+	if [ -n "$soname" ] && [ "$(readlink "$root$prefix/lib/$soname")" = "libweft.so.$ver" ] &&
+		[ "$(readlink "$root$prefix/lib/libweft.so")" = "$soname" ]; then
+		ok "libweft.so.$ver, SONAME $soname, links $soname and libweft.so"
+	else
+		bad "the shared library's names: soname '$soname'; $(ls -l "$root$prefix/lib" | grep libweft.so | tr '\n' ';')"
+	fi
+fi
 
 # The compiler and runner of the target, as the build uses them.
 cc=gcc run="" static=""
@@ -39,18 +56,63 @@ fi
 [ -n "$cc" ] || { bad "no compiler found for $target"; tally; }
 
 export PKG_CONFIG_SYSROOT_DIR=$root PKG_CONFIG_LIBDIR=$root$prefix/lib/pkgconfig
-if flags=$(pkg-config --cflags --libs ${static:+--static} weft) &&
-	$cc -std=c11 -Wall -Wextra -Werror $static -o "$tmp/pc" tests/link/own_lwip.c $flags 2>"$tmp/pc.log"; then
-	ok "pkg-config: an outside program builds ($flags)"
-	if out=$(LD_LIBRARY_PATH=$root$prefix/lib $run "$tmp/pc") && [ "$out" = "own_lwip: ok" ]; then
-		ok "and runs${run:+ under $run}"
+# needs FILE: the shared libraries FILE names (readelf's NEEDED).
+needs() { readelf -d "$1" 2>/dev/null | sed -n 's/.*Shared library: \[\(.*\)\]/\1/p' | tr '\n' ' '; }
+# pc_build NAME PKG: build the outside program with pkg-config's PKG into
+# $tmp/NAME; then it must run (with the staged lib/ on LD_LIBRARY_PATH).
+pc_build()
+{
+	local name=$1 pkg=$2 flags out
+	if flags=$(pkg-config --cflags --libs "$pkg") &&
+		$cc -std=c11 -Wall -Wextra -Werror $static -o "$tmp/$name" tests/link/own_lwip.c $flags 2>"$tmp/$name.log"; then
+		ok "pkg-config $pkg: an outside program builds ($flags)"
+		if out=$(LD_LIBRARY_PATH=$root$prefix/lib $run "$tmp/$name") && [ "$out" = "own_lwip: ok" ]; then
+			ok "and runs${run:+ under $run}"
+		else
+			bad "it runs wrong: '$out'"
+		fi
 	else
-		bad "it runs wrong: '$out'"
+		bad "pkg-config $pkg build failed:"; head -10 "$tmp/$name.log"
 	fi
-else
-	bad "pkg-config build failed:"; head -10 "$tmp/pc.log"
+}
+if [ -z "$static" ]; then
+	pc_build pc weft
+	case " $(needs "$tmp/pc")" in
+	*" $soname "*) ok "it needs $soname, the SONAME" ;;
+	*) bad "it needs '$(needs "$tmp/pc")', not $soname" ;;
+	esac
+fi
+pc_build pc-static weft-static
+if [ -z "$static" ]; then
+	out=$("$tmp/pc-static")
+	case "$(needs "$tmp/pc-static")" in
+	*libweft*) bad "pkg-config weft-static: the program still needs $(needs "$tmp/pc-static")" ;;
+	*) if [ "$out" = "own_lwip: ok" ]; then
+		ok "pkg-config weft-static: libweft.a linked in (no libweft.so needed: runs without LD_LIBRARY_PATH)"
+	   else
+		bad "the weft-static program runs wrong without LD_LIBRARY_PATH: '$out'"
+	   fi ;;
+	esac
 fi
 unset PKG_CONFIG_SYSROOT_DIR PKG_CONFIG_LIBDIR
+
+# A prefix of the user's own, installed for real (no DESTDIR): the README's
+# recipe for one, pkg-config's libdir as the rpath, runs as it is.
+if [ -z "$static" ]; then
+	own=$tmp/own-prefix
+	if make --no-print-directory TARGET="$target" install PREFIX="$own" >"$tmp/own.log" 2>&1 &&
+		grep -q "not on the loader's path" "$tmp/own.log" &&
+		libdir=$(PKG_CONFIG_PATH=$own/lib/pkgconfig pkg-config --variable=libdir weft) &&
+		$cc -std=c11 -o "$tmp/own" tests/link/own_lwip.c \
+			$(PKG_CONFIG_PATH=$own/lib/pkgconfig pkg-config --cflags --libs weft) \
+			-Wl,-rpath,"$libdir" 2>"$tmp/own-cc.log" &&
+		out=$(env -u LD_LIBRARY_PATH "$tmp/own") && [ "$out" = "own_lwip: ok" ]; then
+		ok "a prefix of its own: make install says so, and the rpath recipe runs"
+	else
+		bad "a prefix of its own: $(tail -3 "$tmp/own.log" "$tmp/own-cc.log" 2>/dev/null | tr '\n' ' ') out '${out:-}'"
+	fi
+	make --no-print-directory TARGET="$target" uninstall PREFIX="$own" >/dev/null 2>&1
+fi
 
 cmake_args=(-S tests/link/cmake -B "$tmp/cmake" -DCMAKE_PREFIX_PATH="$root$prefix" -DCMAKE_C_COMPILER="$cc")
 if [ -n "$static" ]; then
@@ -74,9 +136,9 @@ else
 fi
 
 if make --no-print-directory TARGET="$target" uninstall DESTDIR="$root" PREFIX="$prefix" >/dev/null 2>&1 &&
-	[ -z "$(find "$root" -type f)" ]; then
+	[ -z "$(find "$root" ! -type d)" ]; then
 	ok "make uninstall removes every file it installed"
 else
-	bad "files left after make uninstall: $(find "$root" -type f | head -5)"
+	bad "files left after make uninstall: $(find "$root" ! -type d | head -5)"
 fi
 tally

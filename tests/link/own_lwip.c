@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* A program with names of its own that weft's internals also use (lwIP's
  * sys_now and mem_init, a shim_ and an arch_ function): linked against
- * libweft.a it must link and run, since only weft_* leaves the library. */
+ * libweft.a it must link and run, since only weft_* leaves the library.
+ * Its library is the version of its header (weft_version). */
 #include <stdint.h>
 #include <stdio.h>
 
@@ -18,6 +19,10 @@ static void *child(void *arg) { return (char *)arg + 1; }
 
 int main(void)
 {
+	if (weft_version() != WEFT_VERSION ||
+	    WEFT_VERSION !=
+		    100 * (100 * WEFT_VERSION_MAJOR + WEFT_VERSION_MINOR) + WEFT_VERSION_PATCH)
+		return 6;
 	if (weft_init(NULL))
 		return 1;
 	weft_fiber_t f;
