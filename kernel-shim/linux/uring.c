@@ -62,7 +62,12 @@ static uint32_t *cq_head, *cq_tail, cq_mask;
 static struct uring_sqe *sqes;
 static struct uring_cqe *cqes;
 static bool multishot;
-static _Atomic int wake_pending; /* a NOP submitted, its completion not reaped */
+/* A NOP submitted, its completion not reaped: while set, a wake needs no
+ * NOP of its own. Cleared by the poller after it reaped the completion,
+ * with an exchange (as epoll.c's flag): it reads the last waker's
+ * exchange and synchronizes with it, so what a waker that found the flag
+ * set stored before its wake is seen by the look for work after the poll. */
+static _Atomic int wake_pending;
 static char why[200];
 
 /* Per fd: the tag of its registration and the polls it has in the kernel
@@ -543,7 +548,7 @@ int uring__take(struct uring_cqe *out, int64_t deadline)
 	*out = cqes[head & cq_mask];
 	store_release(cq_head, head + 1);
 	if (out->user_data == WAKE_UD)
-		atomic_store(&wake_pending, 0);
+		atomic_exchange(&wake_pending, 0);
 	return 1;
 }
 
@@ -590,7 +595,7 @@ static int io_poll(struct shim_io_event *ev, int max, int64_t deadline)
 		struct uring_cqe c = cqes[head & cq_mask];
 		head++;
 		if (c.user_data == WAKE_UD) {
-			atomic_store(&wake_pending, 0);
+			atomic_exchange(&wake_pending, 0);
 			continue;
 		}
 		unsigned kind = (unsigned)(c.user_data >> 28) & 15;
@@ -634,12 +639,10 @@ static int io_poll(struct shim_io_event *ev, int max, int64_t deadline)
 	return out;
 }
 
-/* Under the lock: a NOP whose completion ends the poller's wait, unless
- * one is on its way. */
-static void queue_wake(void)
+/* Under the lock, for the waker that set wake_pending: a NOP whose
+ * completion ends the poller's wait. */
+static void submit_wake(void)
 {
-	if (atomic_exchange(&wake_pending, 1))
-		return;
 	struct uring_sqe *s = atomic_load(&ringfd) >= 0 ? uring__sqe_get() : NULL;
 	if (s) {
 		s->opcode = OP_NOP;
@@ -647,15 +650,22 @@ static void queue_wake(void)
 		uring__sqe_put();
 	}
 	if (!s || uring__submit() < 0)
-		atomic_store(&wake_pending, 0); /* none on its way: the next wake tries */
+		atomic_exchange(&wake_pending, 0); /* none on its way: the next wake tries */
+}
+
+/* Under the lock: the NOP, unless one is on its way. */
+static void queue_wake(void)
+{
+	if (!atomic_exchange(&wake_pending, 1))
+		submit_wake();
 }
 
 static void io_wake(void)
 {
-	if (atomic_load(&ringfd) < 0 || atomic_load(&wake_pending))
+	if (atomic_load(&ringfd) < 0 || atomic_exchange(&wake_pending, 1))
 		return;
 	pthread_mutex_lock(&uring__lock);
-	queue_wake();
+	submit_wake();
 	pthread_mutex_unlock(&uring__lock);
 }
 
