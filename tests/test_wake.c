@@ -3,15 +3,24 @@
  * backend: plain threads ready fibers pinned to both workers while another
  * fiber waits on a pipe, so that an idle worker sleeps in the poll and the
  * wakes aimed at it come from several threads at once; each reply must come
- * within a bound. A lost wake shows as a reply that does not come within a
- * bound many times longer than a loaded machine takes, but far shorter than
- * any deadline that would rescue the waiter. */
+ * within a bound. And weft_fiber_interrupt from a signal handler (which
+ * weft.h says takes no lock) every ~200 us while fibers wait on pipes, with
+ * epoll and with io_uring: the handler may stop a thread that holds the
+ * backend's lock. A lost wake or a deadlock shows as a reply or progress
+ * that does not come within a bound many times longer than a loaded machine
+ * takes, but far shorter than any deadline that would rescue the waiter. */
 #include <string.h>
 
 #include "service.h"
 #include "testutil.h"
 #if WT_LINUX
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
 #include <sys/syscall.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "linux/io.h"
@@ -316,6 +325,223 @@ static void test_plain_threads_wake_the_poller_uring(void **state)
 #endif
 }
 
+/* ---- weft_fiber_interrupt from a signal handler --------------------------
+ * In a child process: a deadlocked worker cannot be shut down, so the child
+ * runs the storm under a watchdog of its own (its main thread, which blocks
+ * the signal) and exits with a status that says how it went; the parent
+ * kills it if it outlives even that. The child uses no CMocka assertion:
+ * one would jump back into the parent's copy of the test. */
+#if WT_LINUX
+#define STORM_SIGNALS 10000
+#define STORM_READERS 4
+#define STORM_MS 30000 /* the storm's own bound: its signals take ~2 s */
+#define STORM_STALL_MS 5000
+
+static _Atomic weft_fiber_t storm_target[STORM_READERS];
+static _Atomic unsigned storm_signals;
+
+static void on_alarm(int sig)
+{
+	(void)sig;
+	unsigned n = atomic_fetch_add(&storm_signals, 1);
+	weft_fiber_t f = atomic_load(&storm_target[n % STORM_READERS]);
+	if (f)
+		(void)weft_fiber_interrupt(f);
+}
+
+struct reader {
+	int fd;
+	_Atomic int stop;
+	_Atomic long waits, cancels;
+	_Atomic int failed;
+};
+
+/* Read what comes; every wait ends with a byte or an interrupt. */
+static void *reader_main(void *arg)
+{
+	struct reader *r = arg;
+	while (!atomic_load(&r->stop)) {
+		char buf[64];
+		long n = wt_read(r->fd, buf, sizeof buf);
+		if (n > 0)
+			continue;
+		if (n != -EAGAIN) {
+			atomic_store(&r->failed, 1);
+			break;
+		}
+		int e = weft_fd_wait(r->fd, WEFT_IO_IN, wt_ms(60000));
+		atomic_fetch_add(&r->waits, 1);
+		if (e == -ECANCELED) {
+			atomic_fetch_add(&r->cancels, 1);
+		} else if (e < 0) {
+			atomic_store(&r->failed, 1);
+			break;
+		}
+	}
+	return NULL;
+}
+
+/* The progress the watchdog looks at: every wait that ended. */
+static long storm_progress(struct reader *r)
+{
+	long n = 0;
+	for (int i = 0; i < STORM_READERS; i++)
+		n += atomic_load(&r[i].waits);
+	return n;
+}
+
+static void sleep_us(long us)
+{
+	struct timespec ts = {.tv_sec = us / 1000000, .tv_nsec = us % 1000000 * 1000};
+	nanosleep(&ts, NULL);
+}
+
+/* The child's whole run, on backend io ("epoll", "uring"): 0 passed, else
+ * the step that failed. */
+static int storm(const char *io)
+{
+	setenv("WEFT_IO", io, 1);
+	weft_config_t cfg = {.workers = 2};
+	if (weft_init(&cfg) != 0)
+		return 10;
+	static struct reader rd[STORM_READERS];
+	weft_fiber_t f[STORM_READERS];
+	int p[STORM_READERS][2];
+	for (int i = 0; i < STORM_READERS; i++) {
+		if (pipe2(p[i], O_NONBLOCK | O_CLOEXEC) != 0)
+			return 11;
+		rd[i].fd = p[i][0];
+		if (weft_fiber_spawn(&f[i], NULL, reader_main, &rd[i]) != 0)
+			return 11;
+		atomic_store(&storm_target[i], f[i]);
+	}
+	/* The backend is chosen at the first wait: by now, one has begun. */
+	int64_t until = wt_ms(STORM_STALL_MS);
+	while (!shim_io_current() && weft_now() < until)
+		sleep_us(1000);
+	const struct shim_io_ops *b = shim_io_current();
+	if (!b || strcmp(b->name, strcmp(io, "uring") == 0 ? "io_uring" : "epoll") != 0)
+		return 12;
+	/* The workers, started above, take the signals; this thread (the
+	 * watchdog) blocks them, so that it cannot be stuck in a handler. */
+	sigset_t alrm;
+	sigemptyset(&alrm);
+	sigaddset(&alrm, SIGALRM);
+	struct sigaction sa = {0};
+	sa.sa_handler = on_alarm;
+	sa.sa_flags = SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(SIGALRM, &sa, NULL) != 0 || pthread_sigmask(SIG_BLOCK, &alrm, NULL) != 0)
+		return 13;
+	struct itimerval it = {.it_interval = {.tv_usec = 200}, .it_value = {.tv_usec = 200}};
+	if (setitimer(ITIMER_REAL, &it, NULL) != 0)
+		return 13;
+	/* A byte now and then takes the readers through the backend's lock
+	 * (a report, a re-arm); the interrupts go through its wake. */
+	int64_t end = wt_ms(STORM_MS), seen = weft_now();
+	long last = storm_progress(rd);
+	int status = 0;
+	for (unsigned n = 0; atomic_load(&storm_signals) < STORM_SIGNALS; n++) {
+		int64_t now = weft_now();
+		long done = storm_progress(rd);
+		if (done != last) {
+			last = done;
+			seen = now;
+		} else if (now - seen > (int64_t)STORM_STALL_MS * 1000000) {
+			status = 20; /* no wait ended for STORM_STALL_MS: stuck */
+			break;
+		}
+		if (now > end) {
+			status = 21; /* moving, but too slowly */
+			break;
+		}
+		(void)wt_write(p[n % STORM_READERS][1], "x", 1);
+		sleep_us(100);
+	}
+	struct itimerval off = {0};
+	setitimer(ITIMER_REAL, &off, NULL);
+	long cancels = 0;
+	for (int i = 0; i < STORM_READERS; i++)
+		cancels += atomic_load(&rd[i].cancels);
+	fprintf(stderr, "storm on %s: %u signals, %ld waits ended, %ld by an interrupt\n", io,
+		atomic_load(&storm_signals), storm_progress(rd), cancels);
+	if (status)
+		_exit(status); /* a deadlocked runtime cannot be shut down */
+	for (int i = 0; i < STORM_READERS; i++) {
+		atomic_store(&rd[i].stop, 1);
+		(void)wt_write(p[i][1], "x", 1);
+	}
+	for (int i = 0; i < STORM_READERS; i++) {
+		void *res;
+		if (weft_fiber_join(f[i], wt_ms(STORM_STALL_MS), &res) != 0)
+			_exit(22);
+		atomic_store(&storm_target[i], 0);
+		if (atomic_load(&rd[i].failed))
+			return 23;
+		weft_fd_forget(p[i][0]);
+		close(p[i][0]);
+		close(p[i][1]);
+	}
+	if (!cancels)
+		return 24; /* the interrupts reached nobody */
+	if (weft_run() != 0 || weft_shutdown() != 0)
+		return 25;
+	return 0;
+}
+
+/* Run storm(io) in a child: its exit status, 100 + the signal that ended
+ * it, or -1 if it had to be killed. */
+static int storm_in_child(const char *io)
+{
+	fflush(NULL);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0)
+		exit(storm(io)); /* exit, not _exit: a coverage build keeps its counts */
+	/* The child bounds itself; this is the backstop if it cannot. */
+	int status = 0;
+	int64_t end = wt_ms(STORM_MS + 4 * STORM_STALL_MS);
+	while (weft_now() < end) {
+		pid_t w = waitpid(pid, &status, WNOHANG);
+		assert_true(w >= 0);
+		if (w == pid)
+			return WIFEXITED(status) ? WEXITSTATUS(status) : 100 + WTERMSIG(status);
+		sleep_us(10000);
+	}
+	kill(pid, SIGKILL);
+	waitpid(pid, &status, 0);
+	return -1;
+}
+#endif
+
+static void test_interrupt_storm_epoll(void **state)
+{
+	(void)state;
+#if WT_LINUX
+	assert_int_equal(storm_in_child("epoll"), 0);
+#else
+	print_message("no signals on bare metal (test_irq interrupts from a PLIC "
+		      "handler); skipped\n");
+	skip();
+#endif
+}
+
+static void test_interrupt_storm_uring(void **state)
+{
+	(void)state;
+#if WT_LINUX
+	if (!uring_works()) {
+		print_message("io_uring cannot be set up here: nothing to check\n");
+		skip();
+	}
+	assert_int_equal(storm_in_child("uring"), 0);
+#else
+	print_message("no signals on bare metal (test_irq interrupts from a PLIC "
+		      "handler); skipped\n");
+	skip();
+#endif
+}
+
 /* A failed test leaves nothing running for the next one. */
 static int clean_up(void **state)
 {
@@ -341,6 +567,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(test_plain_threads_wake_the_poller, clean_up),
 		cmocka_unit_test_teardown(test_plain_threads_wake_the_poller_uring, clean_up),
+		cmocka_unit_test_teardown(test_interrupt_storm_epoll, clean_up),
+		cmocka_unit_test_teardown(test_interrupt_storm_uring, clean_up),
 	};
 	return WT_MAIN("wake", tests, NULL, NULL);
 }
