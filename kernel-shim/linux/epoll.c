@@ -16,7 +16,9 @@
 
 static _Atomic int epfd = -1;
 static int wakefd = -1;
-static _Atomic int wake_pending; /* an eventfd write not yet drained */
+/* Set by the waker that writes the eventfd, cleared by the poller after it
+ * drained it: while set, a wake needs no write (see io_wake). */
+static _Atomic int wake_pending;
 
 static int io_init(void)
 {
@@ -109,6 +111,24 @@ static int timeout_ms(int64_t deadline)
 	return ms > 1000000 ? 1000000 : (int)ms;
 }
 
+/* The poller, woken through the eventfd: drain it, then clear the flag. So
+ * while the flag is set, the write of the waker that set it is on its way
+ * or in the eventfd, or the poller is between the two: either way the poll
+ * returns (or the next one does at once), and a later waker need not
+ * write. Cleared first, a waker in between would write, its count be
+ * drained with the earlier one, and the flag stay set with the eventfd
+ * empty: every later wake swallowed for good. The clear is an exchange: it
+ * reads the last waker's exchange and synchronizes with it, so what a
+ * waker that wrote nothing stored before its wake (the work it queued, its
+ * worker's wake word) is seen by the look for work after the poll. */
+static void drain_wake(void)
+{
+	uint64_t v;
+	while (read(wakefd, &v, sizeof v) < 0 && errno == EINTR)
+		;
+	atomic_exchange(&wake_pending, 0);
+}
+
 static int io_poll(struct shim_io_event *ev, int max, int64_t deadline)
 {
 	int ep = atomic_load(&epfd);
@@ -127,10 +147,7 @@ static int io_poll(struct shim_io_event *ev, int max, int64_t deadline)
 	for (int i = 0; i < n; i++) {
 		int src = (int)(uint32_t)got[i].data.u64;
 		if (src == wakefd) {
-			uint64_t v;
-			atomic_store(&wake_pending, 0);
-			while (read(wakefd, &v, sizeof v) < 0 && errno == EINTR)
-				;
+			drain_wake();
 			continue;
 		}
 		unsigned e = 0, k = got[i].events;
@@ -150,6 +167,8 @@ static int io_poll(struct shim_io_event *ev, int max, int64_t deadline)
 	return out;
 }
 
+/* Any thread, signal handlers too (an exchange and a write, no lock): one
+ * write until the poller drains it. */
 static void io_wake(void)
 {
 	if (atomic_load(&epfd) < 0 || atomic_exchange(&wake_pending, 1))

@@ -10,7 +10,7 @@
  * does). A kernel without multishot poll (before 5.13) gets one-shot polls,
  * armed by the runtime before each wait (shim_io_add returns 1).
  * shim_io_wake submits a NOP, whose completion ends the poller's
- * io_uring_enter.
+ * io_uring_enter; it never waits for the lock (io_wake says how).
  *
  * Raw system calls and the kernel's ABI spelled out below (the musl cross
  * toolchains have no <linux/io_uring.h>). Submissions come from any thread,
@@ -62,8 +62,24 @@ static uint32_t *cq_head, *cq_tail, cq_mask;
 static struct uring_sqe *sqes;
 static struct uring_cqe *cqes;
 static bool multishot;
-static _Atomic int wake_pending; /* a NOP submitted, its completion not reaped */
+/* Set by the waker that owns the next wake's NOP (submitted, or left to
+ * the lock's holder: wake_wanted), cleared by the poller once it reaped the
+ * NOP's completion: while set, a wake needs no NOP of its own. */
+static _Atomic int wake_pending;
+/* A waker found the lock held: its holder submits the NOP as it lets go
+ * (uring__unlock). */
+static _Atomic int wake_wanted;
 static char why[200];
+
+/* A seq_cst fence. ThreadSanitizer does not model atomic_thread_fence (gcc
+ * refuses it there): a seq_cst read-modify-write of one shared word, which
+ * orders the two sides of the wake's handshake alike. */
+#if defined(__SANITIZE_THREAD__)
+static _Atomic int fence_word;
+#define full_fence() ((void)atomic_fetch_add_explicit(&fence_word, 0, memory_order_seq_cst))
+#else
+#define full_fence() atomic_thread_fence(memory_order_seq_cst)
+#endif
 
 /* Per fd: the tag of its registration and the polls it has in the kernel
  * (bit k: a poll of kind k), so that del and a re-add cancel them. */
@@ -300,10 +316,11 @@ static int io_init(void)
 	sqes = sqe_mem;
 	multishot = (p.features & FEAT_RSRC_TAGS) && !shim_io_uring_oneshot;
 	atomic_store(&wake_pending, 0);
+	atomic_store(&wake_wanted, 0);
 	pthread_mutex_lock(&uring__lock);
 	atomic_store(&ringfd, (int)fd);
 	uring__sock_init((int)fd, multishot);
-	pthread_mutex_unlock(&uring__lock);
+	uring__unlock();
 	return 0;
 }
 
@@ -324,7 +341,7 @@ static void io_fini(void)
 		nready = cap_ready = 0;
 		atomic_store(&any_ready, false);
 	}
-	pthread_mutex_unlock(&uring__lock);
+	uring__unlock();
 }
 
 /* What epoll_ctl refuses: not an fd (-EBADF), or a file that cannot be
@@ -387,6 +404,7 @@ static int look(int src, uint32_t tag, unsigned events)
 }
 
 static void queue_wake(void);
+static void wake_reaped(void);
 
 void uring__report(int src)
 {
@@ -428,7 +446,7 @@ static int io_add(int src, uint32_t tag)
 		e = look(src, tag, 0);
 		if (!e)
 			look_queued(src, SHIM_IO_IN);
-		pthread_mutex_unlock(&uring__lock);
+		uring__unlock();
 	}
 	return e ? e : multishot ? 0 : 1;
 }
@@ -445,7 +463,7 @@ static int io_arm(int src, uint32_t tag, unsigned events)
 	int e = look(src, tag, events);
 	if (!e)
 		look_queued(src, events);
-	pthread_mutex_unlock(&uring__lock);
+	uring__unlock();
 	return e;
 }
 
@@ -460,7 +478,7 @@ static void io_del(int src)
 		tab[src].tag = 0;
 		(void)uring__submit();
 	}
-	pthread_mutex_unlock(&uring__lock);
+	uring__unlock();
 }
 
 static unsigned events_of(uint32_t k)
@@ -543,7 +561,7 @@ int uring__take(struct uring_cqe *out, int64_t deadline)
 	*out = cqes[head & cq_mask];
 	store_release(cq_head, head + 1);
 	if (out->user_data == WAKE_UD)
-		atomic_store(&wake_pending, 0);
+		wake_reaped();
 	return 1;
 }
 
@@ -590,7 +608,7 @@ static int io_poll(struct shim_io_event *ev, int max, int64_t deadline)
 		struct uring_cqe c = cqes[head & cq_mask];
 		head++;
 		if (c.user_data == WAKE_UD) {
-			atomic_store(&wake_pending, 0);
+			wake_reaped();
 			continue;
 		}
 		unsigned kind = (unsigned)(c.user_data >> 28) & 15;
@@ -629,16 +647,40 @@ static int io_poll(struct shim_io_event *ev, int max, int64_t deadline)
 	if (locked) {
 		if (resubmit)
 			(void)uring__submit();
-		pthread_mutex_unlock(&uring__lock);
+		uring__unlock();
 	}
 	return out;
 }
 
-/* Under the lock: a NOP whose completion ends the poller's wait, unless
- * one is on its way. */
-static void queue_wake(void)
+/* ---- The wake --------------------------------------------------------------
+ * shim_io_wake may be called anywhere, a signal handler included
+ * (weft_fiber_interrupt's kick of the workers), which may have stopped a
+ * thread holding uring__lock: so it never waits for the lock. The waker
+ * that sets wake_pending owns the next NOP. It raises wake_wanted, fences,
+ * and tries the lock: taken, it submits the NOP itself; held, the holder
+ * submits it as it lets go (uring__unlock: it looks at wake_wanted before
+ * unlocking, and again after unlocking and a fence). The waker's store,
+ * fence, try and the holder's unlock, fence, load are Dekker's handshake:
+ * at least one of the two sees the other, so either the try succeeds or
+ * the holder sees the flag (and if its own try then fails, the next holder
+ * is in the same place). The NOP is submitted by whichever thread that is,
+ * and posts its completion inline, in that thread's io_uring_enter: it
+ * reaches the poller without waiting for any thread's task work.
+ *
+ * The poller clears wake_pending after it reaped the NOP's completion, so
+ * while it is set a NOP is on its way, in the CQ ring, or being reaped:
+ * either way the poll returns (or the next one at once), and a later waker
+ * submits nothing. The clear is an exchange, as in epoll.c, so that it
+ * synchronizes with the last waker that found the flag set: what that
+ * waker stored before its wake is seen by the look for work after the
+ * poll. */
+
+/* Under the lock: the NOP a waker asked for (wake_wanted), if any. One
+ * that cannot be submitted leaves wake_pending clear: the next wake tries
+ * again (what was queued goes with the next submission). */
+static void submit_wake(void)
 {
-	if (atomic_exchange(&wake_pending, 1))
+	if (!atomic_exchange(&wake_wanted, 0))
 		return;
 	struct uring_sqe *s = atomic_load(&ringfd) >= 0 ? uring__sqe_get() : NULL;
 	if (s) {
@@ -647,16 +689,47 @@ static void queue_wake(void)
 		uring__sqe_put();
 	}
 	if (!s || uring__submit() < 0)
-		atomic_store(&wake_pending, 0); /* none on its way: the next wake tries */
+		atomic_exchange(&wake_pending, 0);
 }
 
+void uring__unlock(void)
+{
+	for (;;) {
+		if (atomic_load(&wake_wanted))
+			submit_wake();
+		pthread_mutex_unlock(&uring__lock);
+		full_fence();
+		/* A waker whose try failed while we held the lock, after the
+		 * look above: ours to serve, unless a new holder has it. */
+		if (!atomic_load(&wake_wanted) || pthread_mutex_trylock(&uring__lock) != 0)
+			return;
+	}
+}
+
+/* Under the lock (uring__report): have the poller's wait end. */
+static void queue_wake(void)
+{
+	if (atomic_exchange(&wake_pending, 1))
+		return;
+	atomic_store(&wake_wanted, 1);
+	submit_wake();
+}
+
+/* The poller, having taken the NOP's completion from the CQ ring. */
+static void wake_reaped(void) { atomic_exchange(&wake_pending, 0); }
+
+/* A try, never a wait: glibc's and musl's trylock of a normal mutex is one
+ * compare-and-swap, which a signal handler may make whatever the thread it
+ * stopped was doing (it fails if that thread holds the lock or is taking
+ * it; the unlock that follows the holder's critical section serves us). */
 static void io_wake(void)
 {
-	if (atomic_load(&ringfd) < 0 || atomic_load(&wake_pending))
+	if (atomic_load(&ringfd) < 0 || atomic_exchange(&wake_pending, 1))
 		return;
-	pthread_mutex_lock(&uring__lock);
-	queue_wake();
-	pthread_mutex_unlock(&uring__lock);
+	atomic_store(&wake_wanted, 1);
+	full_fence();
+	if (pthread_mutex_trylock(&uring__lock) == 0)
+		uring__unlock();
 }
 
 const char *shim_io_uring_why(void) { return why[0] ? why : "unavailable"; }

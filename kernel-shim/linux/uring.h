@@ -131,8 +131,12 @@ static inline uint64_t uring_ud(uint32_t high, unsigned kind, int src)
 
 /* ---- uring.c, for uring_sock.c ------------------------------------------ */
 
-/* Held around every use of the SQ ring and of either file's tables. */
+/* Held around every use of the SQ ring and of either file's tables. Taken
+ * with pthread_mutex_lock, let go with uring__unlock, never with
+ * pthread_mutex_unlock: a wake that found the lock held is submitted by
+ * its holder as it lets go (uring.c, the wake). */
 extern pthread_mutex_t uring__lock;
+void uring__unlock(void);
 
 /* Under the lock: the next SQE, zeroed (NULL while the kernel refuses to
  * take more); uring__sqe_put publishes it; uring__submit hands the kernel

@@ -207,7 +207,7 @@ int shim_uring_held(int fd)
 		: !c || c->mode < M_ACCEPT ? -1
 		: c->mode == M_ACCEPT      ? (int)c->nfd
 					   : (int)c->nbuf;
-	pthread_mutex_unlock(&uring__lock);
+	uring__unlock();
 	return n;
 }
 
@@ -238,7 +238,7 @@ bool shim_uring_accept(int fd, int *res)
 			mine = false;
 		}
 	}
-	pthread_mutex_unlock(&uring__lock);
+	uring__unlock();
 	return mine;
 }
 
@@ -257,7 +257,7 @@ void shim_uring_accept_drained(int fd)
 	}
 	if (c && c->mode == M_ACCEPT && !c->armed)
 		arm_or_report(fd, c);
-	pthread_mutex_unlock(&uring__lock);
+	uring__unlock();
 }
 
 static size_t copy_out(struct csock *c, char *buf, size_t len)
@@ -307,7 +307,7 @@ bool shim_uring_recv(int fd, void *buf, size_t len, long *res)
 			mine = false;
 		}
 	}
-	pthread_mutex_unlock(&uring__lock);
+	uring__unlock();
 	return mine;
 }
 
@@ -328,7 +328,7 @@ void shim_uring_recv_drained(int fd)
 	}
 	if (c && c->mode == M_RECV && !c->armed && !c->eof)
 		arm_or_report(fd, c);
-	pthread_mutex_unlock(&uring__lock);
+	uring__unlock();
 }
 
 void shim_uring_close(int fd)
@@ -348,7 +348,7 @@ void shim_uring_close(int fd)
 	}
 	if (c)
 		reset(c);
-	pthread_mutex_unlock(&uring__lock);
+	uring__unlock();
 }
 
 /* ---- uring.c's calls --------------------------------------------------------- */
