@@ -407,7 +407,8 @@ bool weft__run(struct weft__worker *w, struct weft__fiber *f); /* false: f found
 bool weft__starved(void); /* any waits */
 void weft__unstarve(unsigned max);
 /* Called after stacks went back (weft__stack_returns moved): readies the
- * starved fibers. With no_stack's look at the count, no fiber is left
+ * starved fibers. With the starver's look at the count after it queued the
+ * fiber (sched.c's starve, for every refused first run), no fiber is left
  * starved beside a stack it could have had. */
 void weft__stacks_returned(void);
 /* How many times a first run found no stack (for tests). */

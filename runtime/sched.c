@@ -676,7 +676,15 @@ static struct weft__fiber *starved_head, *starved_tail;
 static _Alignas(64) _Atomic unsigned nstarved; /* read without the lock: a hint */
 _Atomic uint64_t weft__starves;
 
-static void starve(struct weft__fiber *f)
+/* f's first run on w found no stack (weft__stack_start): it waits on the
+ * starved list. Stacks may have gone back since w's look found none (a
+ * sleeper drained its cache, a worker under pressure its own), and whoever
+ * gave them may have looked at the starved list before f was on it: the
+ * two sides fence between their write and their read (here the list, then
+ * the count; weft__stacks_returned the count, then the list), so one of
+ * them sees the other, and f is tried again. Every refused first run comes
+ * here: a switch's (no_stack) and the worker loop's (weft__run). */
+static void starve(struct weft__worker *w, struct weft__fiber *f)
 {
 	atomic_fetch_add_explicit(&weft__starves, 1, memory_order_relaxed);
 	f->next = NULL;
@@ -689,6 +697,9 @@ static void starve(struct weft__fiber *f)
 	atomic_store_explicit(&nstarved, atomic_load_explicit(&nstarved, memory_order_relaxed) + 1,
 			      memory_order_relaxed);
 	weft__unlock(&starved_lock);
+	weft__fence();
+	if (weft__stack_returns() != w->stack_returns)
+		weft__unstarve(1);
 }
 
 bool weft__starved(void) { return atomic_load_explicit(&nstarved, memory_order_relaxed) > 0; }
@@ -717,7 +728,7 @@ void weft__unstarve(unsigned max)
 
 void weft__stacks_returned(void)
 {
-	/* Against no_stack's: a returner that moved the count either sees
+	/* Against starve's: a returner that moved the count either sees
 	 * the fiber starved, or the starver sees the count moved. */
 	weft__fence();
 	if (weft__starved())
@@ -730,14 +741,7 @@ void weft__stacks_returned(void)
 COLD static struct weft__fiber *no_stack(struct weft__worker *w, struct weft__fiber *next)
 {
 	do {
-		starve(next);
-		/* Stacks went back since the look that found none (a sleeper
-		 * drained its cache, a worker under pressure its own): whoever
-		 * gave them may have looked at the starved list before next
-		 * was on it, so it is tried again here. */
-		weft__fence();
-		if (weft__stack_returns() != w->stack_returns)
-			weft__unstarve(1);
+		starve(w, next);
 		next = weft__find_work(w);
 	} while (next && !next->ctx.sp && weft__stack_start(w, next));
 	return next;
@@ -831,7 +835,7 @@ int weft_fiber_unpin(void)
 bool weft__run(struct weft__worker *w, struct weft__fiber *f)
 {
 	if (!f->ctx.sp && weft__stack_start(w, f)) {
-		starve(f);
+		starve(w, f);
 		return false;
 	}
 	set_cur(w, f);
