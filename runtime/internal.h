@@ -414,8 +414,9 @@ void weft__stacks_returned(void);
 /* How many times a first run found no stack (for tests). */
 extern _Atomic uint64_t weft__starves;
 bool weft__sleep_idle(struct weft__worker *w, int64_t cap);
-/* Something is queued to run: the global queue, any worker's deque, next-run
- * slot or pinned inbox. */
+/* Something is queued to run, by any worker: the global queue, any
+ * worker's deque, next-run slot or pinned inbox. (An idle worker's last look
+ * before it sleeps counts only what it may take: idle.c's queued_for.) */
 bool weft__work_queued(void);
 /* Move w's yielded fibers to its deque. */
 void weft__flush_yielded(struct weft__worker *w);

@@ -568,8 +568,14 @@ void weft__ready_next(struct weft__fiber *f)
 		return; /* nobody to wake */
 	}
 	old = atomic_exchange_explicit(&w->runnext, f, memory_order_acq_rel);
-	if (old) {
+	if (old)
 		push_own(w, old);
+	/* Pinned here, f (and old) are this worker's alone: a worker woken
+	 * for them could take neither, and pinned fibers handing off to
+	 * each other would keep it waking and looking for work. */
+	if (pin && (!old || pinned_to(old)))
+		return;
+	if (old) {
 		weft__wake_one(false);
 		return;
 	}
