@@ -592,11 +592,21 @@ void weft__ready_next(struct weft__fiber *f)
 COLD static void requeue(struct weft__fiber *p) { weft__ready(p); }
 
 /* A latency-sensitive fiber yielded: behind the others of its class, where
- * an idle worker may take it. */
+ * an idle worker may take it (pinned, it is this worker's alone).
+ * weft__wake_one fences before it looks at the idle list, against
+ * weft__sleep_idle, which joins the list, fences, then looks at the deques:
+ * so either that sleeper sees p, or we see the sleeper. A relaxed look at
+ * the idle list straight after the push could read it empty while the
+ * sleeper read the deque without p (store buffering), and p would wait
+ * behind whatever runs here while a worker sleeps. */
 COLD static void yield_high(struct weft__worker *w, struct weft__fiber *p)
 {
-	push_own(w, p);
-	if (!alone() && weft__idle_count() > 0)
+	if (pinned_to(p)) {
+		push_own(w, p);
+		return;
+	}
+	push_local(w, p);
+	if (!alone())
 		weft__wake_one(false);
 }
 
@@ -618,6 +628,12 @@ void weft__finish_switch(struct weft__worker *w)
 		else
 			w->yielded = p;
 		w->yielded_tail = p;
+		/* Relaxed looks, no fence: unlike yield_high's push, the
+		 * yielded list is this worker's own and no sleeper's last look
+		 * reads it, so a fence here would order nothing that sleeper
+		 * sees (a worker that joins the idle list just after these
+		 * looks misses p with or without one). The next yield here
+		 * looks again, and look_around moves the list to the deque. */
 		if (!alone() &&
 		    (weft__idle_count() > 0 ||
 		     atomic_load_explicit(&weft__rt.nspinning, memory_order_relaxed) > 0))
