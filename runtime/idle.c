@@ -20,23 +20,42 @@ static weft__lock_t vclock_lock = WEFT__LOCK_INIT;
 
 int weft__idle_count(void) { return atomic_load_explicit(&nidle, memory_order_relaxed); }
 
-bool weft__work_queued(void)
+/* Whether a fiber is queued that worker w may take (NULL: any worker).
+ * A fiber pinned to another worker is that worker's alone: in its inbox
+ * (its pusher wakes it by name, weft__wake_if_asleep) or in its next-run
+ * slot (put there by a fiber running on it, which takes it next), it is
+ * no work for w, and counting it would keep w looking for work it can
+ * never take, at full CPU, for as long as that worker's fiber runs. An
+ * unpinned fiber in a busy worker's slot is w's to steal once it has
+ * waited there (sched.c's steal_runnext), so it counts. */
+static bool queued_for(const struct weft__worker *w)
 {
 	if (atomic_load_explicit(&weft__rt.gq[0].len, memory_order_acquire) > 0 ||
 	    atomic_load_explicit(&weft__rt.gq[1].len, memory_order_acquire) > 0)
 		return true;
-	for (unsigned i = 0; i < weft__rt.nworkers; i++)
-		if (weft__deque_size(&weft__rt.workers[i].dq) > 0 ||
-		    weft__deque_size(&weft__rt.workers[i].dq_hi) > 0 ||
-		    atomic_load_explicit(&weft__rt.workers[i].runnext, memory_order_acquire) ||
-		    atomic_load_explicit(&weft__rt.workers[i].inbox_len, memory_order_acquire))
+	for (unsigned i = 0; i < weft__rt.nworkers; i++) {
+		struct weft__worker *v = &weft__rt.workers[i];
+		if (weft__deque_size(&v->dq) > 0 || weft__deque_size(&v->dq_hi) > 0)
 			return true;
+		struct weft__fiber *r = atomic_load_explicit(&v->runnext, memory_order_acquire);
+		if (w && v != w) {
+			/* Its pin changes only while it runs, never in the slot. */
+			if (r && !weft__fiber_pin_of(r))
+				return true;
+		} else if (r || atomic_load_explicit(&v->inbox_len, memory_order_acquire)) {
+			return true;
+		}
+	}
 	return false;
 }
 
-static bool work_visible(void)
+bool weft__work_queued(void) { return queued_for(NULL); }
+
+/* What an idle worker w's last look before sleeping counts as work: what w
+ * may take, an interrupt to deliver, a timer due. */
+static bool work_visible(const struct weft__worker *w)
 {
-	if (weft__work_queued() || atomic_load(&weft__rt.irq_sweep))
+	if (queued_for(w) || atomic_load(&weft__rt.irq_sweep))
 		return true;
 	int64_t t = weft__timer_next();
 	return t != INT64_MAX && t <= weft__now();
@@ -129,11 +148,11 @@ static bool vclock_advance(int64_t cap)
 {
 	bool moved = false;
 	weft__lock(&vclock_lock);
-	if (atomic_load(&nidle) == (int)weft__rt.nworkers && !work_visible()) {
+	if (atomic_load(&nidle) == (int)weft__rt.nworkers && !work_visible(NULL)) {
 		bool quiet = true;
 		if (weft__io_pending()) {
 			if (weft__io_poll(0, NULL)) {
-				quiet = !work_visible();
+				quiet = !work_visible(NULL);
 			} else if (weft__io_pending()) {
 				/* Not for lack of waiters: another worker holds
 				 * the poll. */
@@ -200,8 +219,9 @@ bool weft__sleep_idle(struct weft__worker *w, int64_t cap)
 
 	/* Work queued between our last look and our joining the idle list is
 	 * seen here: its waker either saw us idle or we see its work. Work
-	 * pinned here is ours alone: its pusher wakes us by name. */
-	bool visible = work_visible();
+	 * pinned here is ours alone: its pusher wakes us by name; work pinned
+	 * to another worker is not ours at all (queued_for). */
+	bool visible = work_visible(w);
 	if (!visible && !w->pinned[0] && !w->pinned[1] && !atomic_load(&weft__rt.stopping)) {
 		int64_t t = weft__timer_next();
 		int64_t deadline = t == INT64_MAX ? -1 : t;

@@ -407,14 +407,16 @@ bool weft__run(struct weft__worker *w, struct weft__fiber *f); /* false: f found
 bool weft__starved(void); /* any waits */
 void weft__unstarve(unsigned max);
 /* Called after stacks went back (weft__stack_returns moved): readies the
- * starved fibers. With no_stack's look at the count, no fiber is left
+ * starved fibers. With the starver's look at the count after it queued the
+ * fiber (sched.c's starve, for every refused first run), no fiber is left
  * starved beside a stack it could have had. */
 void weft__stacks_returned(void);
 /* How many times a first run found no stack (for tests). */
 extern _Atomic uint64_t weft__starves;
 bool weft__sleep_idle(struct weft__worker *w, int64_t cap);
-/* Something is queued to run: the global queue, any worker's deque, next-run
- * slot or pinned inbox. */
+/* Something is queued to run, by any worker: the global queue, any
+ * worker's deque, next-run slot or pinned inbox. (An idle worker's last look
+ * before it sleeps counts only what it may take: idle.c's queued_for.) */
 bool weft__work_queued(void);
 /* Move w's yielded fibers to its deque. */
 void weft__flush_yielded(struct weft__worker *w);

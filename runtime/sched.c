@@ -568,8 +568,14 @@ void weft__ready_next(struct weft__fiber *f)
 		return; /* nobody to wake */
 	}
 	old = atomic_exchange_explicit(&w->runnext, f, memory_order_acq_rel);
-	if (old) {
+	if (old)
 		push_own(w, old);
+	/* Pinned here, f (and old) are this worker's alone: a worker woken
+	 * for them could take neither, and pinned fibers handing off to
+	 * each other would keep it waking and looking for work. */
+	if (pin && (!old || pinned_to(old)))
+		return;
+	if (old) {
 		weft__wake_one(false);
 		return;
 	}
@@ -586,11 +592,21 @@ void weft__ready_next(struct weft__fiber *f)
 COLD static void requeue(struct weft__fiber *p) { weft__ready(p); }
 
 /* A latency-sensitive fiber yielded: behind the others of its class, where
- * an idle worker may take it. */
+ * an idle worker may take it (pinned, it is this worker's alone).
+ * weft__wake_one fences before it looks at the idle list, against
+ * weft__sleep_idle, which joins the list, fences, then looks at the deques:
+ * so either that sleeper sees p, or we see the sleeper. A relaxed look at
+ * the idle list straight after the push could read it empty while the
+ * sleeper read the deque without p (store buffering), and p would wait
+ * behind whatever runs here while a worker sleeps. */
 COLD static void yield_high(struct weft__worker *w, struct weft__fiber *p)
 {
-	push_own(w, p);
-	if (!alone() && weft__idle_count() > 0)
+	if (pinned_to(p)) {
+		push_own(w, p);
+		return;
+	}
+	push_local(w, p);
+	if (!alone())
 		weft__wake_one(false);
 }
 
@@ -612,6 +628,12 @@ void weft__finish_switch(struct weft__worker *w)
 		else
 			w->yielded = p;
 		w->yielded_tail = p;
+		/* Relaxed looks, no fence: unlike yield_high's push, the
+		 * yielded list is this worker's own and no sleeper's last look
+		 * reads it, so a fence here would order nothing that sleeper
+		 * sees (a worker that joins the idle list just after these
+		 * looks misses p with or without one). The next yield here
+		 * looks again, and look_around moves the list to the deque. */
 		if (!alone() &&
 		    (weft__idle_count() > 0 ||
 		     atomic_load_explicit(&weft__rt.nspinning, memory_order_relaxed) > 0))
@@ -676,7 +698,15 @@ static struct weft__fiber *starved_head, *starved_tail;
 static _Alignas(64) _Atomic unsigned nstarved; /* read without the lock: a hint */
 _Atomic uint64_t weft__starves;
 
-static void starve(struct weft__fiber *f)
+/* f's first run on w found no stack (weft__stack_start): it waits on the
+ * starved list. Stacks may have gone back since w's look found none (a
+ * sleeper drained its cache, a worker under pressure its own), and whoever
+ * gave them may have looked at the starved list before f was on it: the
+ * two sides fence between their write and their read (here the list, then
+ * the count; weft__stacks_returned the count, then the list), so one of
+ * them sees the other, and f is tried again. Every refused first run comes
+ * here: a switch's (no_stack) and the worker loop's (weft__run). */
+static void starve(struct weft__worker *w, struct weft__fiber *f)
 {
 	atomic_fetch_add_explicit(&weft__starves, 1, memory_order_relaxed);
 	f->next = NULL;
@@ -689,6 +719,9 @@ static void starve(struct weft__fiber *f)
 	atomic_store_explicit(&nstarved, atomic_load_explicit(&nstarved, memory_order_relaxed) + 1,
 			      memory_order_relaxed);
 	weft__unlock(&starved_lock);
+	weft__fence();
+	if (weft__stack_returns() != w->stack_returns)
+		weft__unstarve(1);
 }
 
 bool weft__starved(void) { return atomic_load_explicit(&nstarved, memory_order_relaxed) > 0; }
@@ -717,7 +750,7 @@ void weft__unstarve(unsigned max)
 
 void weft__stacks_returned(void)
 {
-	/* Against no_stack's: a returner that moved the count either sees
+	/* Against starve's: a returner that moved the count either sees
 	 * the fiber starved, or the starver sees the count moved. */
 	weft__fence();
 	if (weft__starved())
@@ -730,14 +763,7 @@ void weft__stacks_returned(void)
 COLD static struct weft__fiber *no_stack(struct weft__worker *w, struct weft__fiber *next)
 {
 	do {
-		starve(next);
-		/* Stacks went back since the look that found none (a sleeper
-		 * drained its cache, a worker under pressure its own): whoever
-		 * gave them may have looked at the starved list before next
-		 * was on it, so it is tried again here. */
-		weft__fence();
-		if (weft__stack_returns() != w->stack_returns)
-			weft__unstarve(1);
+		starve(w, next);
 		next = weft__find_work(w);
 	} while (next && !next->ctx.sp && weft__stack_start(w, next));
 	return next;
@@ -831,7 +857,7 @@ int weft_fiber_unpin(void)
 bool weft__run(struct weft__worker *w, struct weft__fiber *f)
 {
 	if (!f->ctx.sp && weft__stack_start(w, f)) {
-		starve(f);
+		starve(w, f);
 		return false;
 	}
 	set_cur(w, f);

@@ -178,10 +178,12 @@ void __wrap_free(void *p)
 	inside = 0;
 }
 
-static _Atomic long stacks;          /* shim_stack_alloc calls, all along */
-static _Atomic int fail_stack;       /* fail the next shim_stack_alloc */
-static _Atomic long stacks_out;      /* given by the shim and not freed */
-static _Atomic long stacks_cap = -1; /* refused beyond this many out; -1: none */
+static _Atomic long stacks;                /* shim_stack_alloc calls, all along */
+static _Atomic int fail_stack;             /* fail the next shim_stack_alloc */
+static _Atomic long stacks_out;            /* given by the shim and not freed */
+static _Atomic long stacks_cap = -1;       /* refused beyond this many out; -1: none */
+static void (*_Atomic refused_fn)(void *); /* called at each refusal for the cap */
+static void *_Atomic refused_arg;
 
 int __wrap_shim_stack_alloc(size_t size, struct shim_stack *out)
 {
@@ -192,10 +194,13 @@ int __wrap_shim_stack_alloc(size_t size, struct shim_stack *out)
 	 * both have the last one. */
 	long was = atomic_fetch_add(&stacks_out, 1);
 	long cap = atomic_load(&stacks_cap);
-	int r = (cap >= 0 && was >= cap) || inject_at(CALLER) ? -ENOMEM
-							      : __real_shim_stack_alloc(size, out);
+	bool full = cap >= 0 && was >= cap;
+	int r = full || inject_at(CALLER) ? -ENOMEM : __real_shim_stack_alloc(size, out);
 	if (r)
 		atomic_fetch_sub(&stacks_out, 1);
+	void (*fn)(void *) = full ? atomic_load(&refused_fn) : NULL;
+	if (fn)
+		fn(atomic_load(&refused_arg));
 	return r;
 }
 
@@ -206,6 +211,12 @@ void __wrap_shim_stack_free(const struct shim_stack *s)
 }
 
 long wt_alloc_stacks(void) { return atomic_load(&stacks); }
+
+void wt_alloc_on_stack_refused(void (*fn)(void *), void *arg)
+{
+	atomic_store(&refused_arg, arg);
+	atomic_store(&refused_fn, fn);
+}
 void wt_alloc_fail_next_stack(void) { atomic_store(&fail_stack, 1); }
 
 void wt_alloc_stack_room(long n)

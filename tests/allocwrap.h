@@ -30,6 +30,10 @@ void wt_alloc_fail_next_stack(void);
  * are out (given and not freed), as memory that n stacks fill would; -1
  * lifts the limit. */
 void wt_alloc_stack_room(long n);
+/* Call fn(arg) on each thread the shim refuses a stack to for want of that
+ * room, before the refusal returns, so that a test can hold the thread
+ * there while another one moves (NULL: none). */
+void wt_alloc_on_stack_refused(void (*fn)(void *), void *arg);
 /* Blocks allocated and not yet freed, counted since the process started. */
 long wt_alloc_live(void);
 /* Under ASan, LeakSanitizer's check now (it prints what it finds): 1 if a

@@ -475,6 +475,114 @@ static void test_starved_fiber_gets_stacks_given_back(void **state)
 	wt_restart_default();
 }
 
+/* ---- A refused retry while another worker gives its stacks back ---------
+ * Worker 1 retries its starved fiber once before it sleeps (the scheduler
+ * loop's weft__run) and the shim refuses it again. Between that run's look
+ * at the empty shared tier and its putting the fiber back on the starved
+ * list, worker 0 gives its cached stacks to the shared tier, sees nothing
+ * starved, and sleeps. Worker 1, having retried once already, would sleep
+ * too, beside stacks its fiber could have had: it must see that stacks went
+ * back since its look, as a refused first run inside a switch does. The
+ * shim's refusal holds worker 1 at that point (wt_alloc_on_stack_refused)
+ * until worker 0 is asleep, so the interleaving happens every time. */
+struct retry {
+	_Atomic int refusals; /* stacks the shim refused since the hold was set */
+	_Atomic int held;     /* worker 1 is held in the second refusal */
+	_Atomic int phase;    /* 1: worker 0's cache is full and it is busy */
+	_Atomic int ran;      /* the starved fiber ran */
+	int joined;           /* worker 1's join of it, within RETRY_WAIT_MS */
+};
+
+#define RETRY_HOLD_NS 10000000000LL /* how long each side waits for the other at most */
+#define RETRY_WAIT_MS 5000          /* the fiber runs in microseconds once let go */
+
+static void retry_hold(void *arg)
+{
+	struct retry *rt = arg;
+	/* The first refusal is the first run's, in the switch (no_stack);
+	 * the second is the loop's retry before sleeping. */
+	if (atomic_fetch_add(&rt->refusals, 1) + 1 != 2)
+		return;
+	atomic_store(&rt->held, 1);
+	int64_t end = weft_now() + RETRY_HOLD_NS;
+	while (!atomic_load(&weft__rt.workers[0].asleep) && weft_now() < end)
+		wt_thread_yield();
+}
+
+static void *retry_ran(void *arg)
+{
+	atomic_store(&((struct retry *)arg)->ran, 1);
+	return NULL;
+}
+
+/* On worker 0: stacks into its cache, then busy without a look for work
+ * until worker 1 is held, then it ends and the worker goes idle. */
+static void *retry_busy_0(void *arg)
+{
+	struct retry *rt = arg;
+	if (weft_fiber_pin(0) != 0)
+		return (void *)1;
+	weft_fiber_t k[4];
+	for (int i = 0; i < 4; i++)
+		if (weft_fiber_spawn(&k[i], &(weft_attr_t){.flags = WEFT_ATTR_PIN}, nothing,
+				     NULL) != 0)
+			return (void *)2;
+	for (int i = 0; i < 4; i++)
+		if (weft_fiber_join(k[i], -1, NULL) != 0)
+			return (void *)3;
+	atomic_store(&rt->phase, 1);
+	int64_t end = weft_now() + RETRY_HOLD_NS;
+	while (!atomic_load(&rt->held) && weft_now() < end)
+		arch_relax();
+	return atomic_load(&rt->held) ? NULL : (void *)4;
+}
+
+/* On worker 1: spawns the fiber with no stack left on its side, and joins
+ * it (its park makes the first run). */
+static void *retry_starve_1(void *arg)
+{
+	struct retry *rt = arg;
+	if (weft_fiber_pin(1) != 0)
+		return (void *)1;
+	int64_t end = weft_now() + RETRY_HOLD_NS;
+	while (!atomic_load(&rt->phase) && weft_now() < end)
+		weft_fiber_yield();
+	weft_fiber_t f;
+	if (weft_fiber_spawn(&f, &(weft_attr_t){.flags = WEFT_ATTR_PIN}, retry_ran, rt) != 0)
+		return (void *)2;
+	weft__stack_cache_drain(weft__worker_self());
+	weft__stack_trim(0);
+	wt_alloc_on_stack_refused(retry_hold, rt);
+	wt_alloc_stack_room(0); /* the shim is out of stacks */
+	rt->joined = weft_fiber_join(f, wt_ms(RETRY_WAIT_MS), NULL);
+	/* Lost, it is found again once a fiber has run here: let it end. */
+	wt_alloc_stack_room(-1);
+	return rt->joined == 0 || weft_fiber_join(f, -1, NULL) == 0 ? NULL : (void *)3;
+}
+
+static void test_refused_retry_sees_stacks_given_back(void **state)
+{
+	(void)state;
+	wt_restart(2, 0);
+	struct retry rt = {0};
+	weft_fiber_t a, b;
+	assert_int_equal(weft_fiber_spawn(&a, NULL, retry_busy_0, &rt), 0);
+	assert_int_equal(weft_fiber_spawn(&b, NULL, retry_starve_1, &rt), 0);
+	void *ra = (void *)-1, *rb = (void *)-1;
+	assert_int_equal(weft_fiber_join(a, -1, &ra), 0);
+	assert_int_equal(weft_fiber_join(b, -1, &rb), 0);
+	wt_alloc_on_stack_refused(NULL, NULL);
+	wt_alloc_stack_room(-1);
+	assert_null(ra); /* worker 1 was held in its second refusal */
+	assert_null(rb);
+	assert_true(atomic_load(&rt.refusals) >= 2);
+	/* Worker 1 found the stacks worker 0 gave back, without waiting for
+	 * the join's deadline to wake a worker. */
+	assert_int_equal(rt.joined, 0);
+	assert_true(atomic_load(&rt.ran));
+	wt_restart_default();
+}
+
 /* ---- A stack's addresses survive a failed malloc --------------------------
  * The shim's own stack calls, under the wrapper (which counts a stack as an
  * allocation): freeing a stack allocates nothing, so it goes back to its
@@ -528,6 +636,7 @@ int main(void)
 		cmocka_unit_test(test_spawned_fiber_holds_no_stack),
 		cmocka_unit_test(test_fiber_without_stack_waits_for_one),
 		cmocka_unit_test(test_starved_fiber_gets_stacks_given_back),
+		cmocka_unit_test(test_refused_retry_sees_stacks_given_back),
 		cmocka_unit_test(test_stack_free_allocates_nothing),
 	};
 	return WT_MAIN("allocfail", tests, wt_start, wt_stop);
