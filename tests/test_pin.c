@@ -13,6 +13,58 @@
 
 #include "testutil.h"
 
+#if WT_LINUX
+#include <dirent.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+/* Whether every other thread of the process sleeps now (state S in its
+ * /proc/self/task/<tid>/stat): idle workers on their futexes. */
+static int others_sleep(void)
+{
+	DIR *d = opendir("/proc/self/task");
+	if (!d)
+		return 1; /* no way to tell */
+	long me = (long)syscall(SYS_gettid);
+	int all = 1;
+	struct dirent *e;
+	while (all && (e = readdir(d))) {
+		if (e->d_name[0] == '.' || atol(e->d_name) == me)
+			continue;
+		char path[64], buf[512];
+		snprintf(path, sizeof path, "/proc/self/task/%.32s/stat", e->d_name);
+		FILE *f = fopen(path, "r");
+		if (!f)
+			continue; /* it has just ended */
+		size_t n = fread(buf, 1, sizeof buf - 1, f);
+		fclose(f);
+		buf[n] = 0;
+		char *p = strrchr(buf, ')'); /* the name may hold anything */
+		if (p && p[1] == ' ' && p[2] != 'S')
+			all = 0;
+	}
+	closedir(d);
+	return all;
+}
+#else
+static int others_sleep(void) { return 1; }
+#endif
+
+/* Let the workers go to sleep, so that a wake must rouse them: 20 ms, then
+ * (Linux) until every other thread has been seen asleep twice 1 ms apart,
+ * for at most 10 s. A worker the OS left waiting on a loaded machine can
+ * take longer than any fixed pause to get to its futex; had it not got
+ * there, it would find the work itself and a lost wake would go unseen. */
+static void let_workers_sleep(void)
+{
+	weft_sleep_until(wt_ms(20)); /* a plain thread: a real sleep */
+	int64_t end = wt_ms(10000);
+	for (int seen = 0; seen < 2 && weft_now() < end;) {
+		seen = others_sleep() ? seen + 1 : 0;
+		weft_sleep_until(wt_ms(1));
+	}
+}
+
 #define PINNED_PER_WORKER 2
 /* Bare metal has 16 I/O sources, a test pipe takes one: there the first
  * IO_FIBERS pinned fibers (on as many workers) wait on I/O. */
@@ -174,6 +226,7 @@ static void test_pinned_resume_16_workers(void **state)
 struct by_thread {
 	weft_future_t *fut;
 	int worker, seen;
+	_Atomic int ran; /* its await has returned */
 };
 
 static void *await_pinned(void *arg)
@@ -182,9 +235,11 @@ static void *await_pinned(void *arg)
 	if (weft_fiber_pin(b->worker))
 		return (void *)1;
 	void *v;
-	if (weft_future_await(b->fut, wt_ms(30000), &v) != 0 || v != (void *)b)
-		return (void *)2;
+	int r = weft_future_await(b->fut, wt_ms(30000), &v);
 	b->seen = weft_worker_index();
+	atomic_store(&b->ran, 1);
+	if (r != 0 || v != (void *)b)
+		return (void *)2;
 	return NULL;
 }
 
@@ -195,6 +250,12 @@ static void *settle_from_thread(void *arg)
 	return NULL;
 }
 
+/* The plain thread's wake puts the fiber in its worker's inbox, and must
+ * wake that worker, asleep by then (the fiber has parked; let_workers_sleep).
+ * The await's own deadline (30 s) would wake it anyway (an idle worker
+ * sleeps until the earliest timer), so what is asserted is that the fiber
+ * ran within 5 s of the wake: well under that rescue, and far more than a
+ * wake takes under TSan or qemu on a loaded machine. */
 static void test_pinned_woken_by_plain_thread(void **state)
 {
 	(void)state;
@@ -203,8 +264,16 @@ static void test_pinned_woken_by_plain_thread(void **state)
 	assert_int_equal(weft_future_create(&b.fut), 0);
 	weft_fiber_t f = wt_spawn_named(await_pinned, &b, "pinned-await");
 	assert_true(wt_wait_parked("pinned-await", "future"));
+	let_workers_sleep();
+	int64_t bound = wt_ms(5000);
 	wt_thread_t t = wt_thread_start(settle_from_thread, &b);
 	wt_thread_join(t);
+	while (!atomic_load(&b.ran) && weft_now() < bound)
+		weft_sleep_until(wt_ms(1)); /* a plain thread: a real sleep */
+	int ran = atomic_load(&b.ran);
+	if (!ran)
+		print_message("the pinned fiber did not run within 5 s of the wake\n");
+	assert_true(ran);
 	assert_null(wt_join(f));
 	assert_int_equal(b.seen, 1);
 	assert_int_equal(weft_future_destroy(b.fut), 0);

@@ -6,6 +6,58 @@
 
 #include "testutil.h"
 
+#if WT_LINUX
+#include <dirent.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+/* Whether every other thread of the process sleeps now (state S in its
+ * /proc/self/task/<tid>/stat): idle workers on their futexes. */
+static int others_sleep(void)
+{
+	DIR *d = opendir("/proc/self/task");
+	if (!d)
+		return 1; /* no way to tell */
+	long me = (long)syscall(SYS_gettid);
+	int all = 1;
+	struct dirent *e;
+	while (all && (e = readdir(d))) {
+		if (e->d_name[0] == '.' || atol(e->d_name) == me)
+			continue;
+		char path[64], buf[512];
+		snprintf(path, sizeof path, "/proc/self/task/%.32s/stat", e->d_name);
+		FILE *f = fopen(path, "r");
+		if (!f)
+			continue; /* it has just ended */
+		size_t n = fread(buf, 1, sizeof buf - 1, f);
+		fclose(f);
+		buf[n] = 0;
+		char *p = strrchr(buf, ')'); /* the name may hold anything */
+		if (p && p[1] == ' ' && p[2] != 'S')
+			all = 0;
+	}
+	closedir(d);
+	return all;
+}
+#else
+static int others_sleep(void) { return 1; }
+#endif
+
+/* Let the workers go to sleep, so that a wake must rouse them: 20 ms, then
+ * (Linux) until every other thread has been seen asleep twice 1 ms apart,
+ * for at most 10 s. A worker the OS left waiting on a loaded machine can
+ * take longer than any fixed pause to get to its futex; had it not got
+ * there, it would find the work itself and a lost wake would go unseen. */
+static void let_workers_sleep(void)
+{
+	weft_sleep_until(wt_ms(20)); /* a plain thread: a real sleep */
+	int64_t end = wt_ms(10000);
+	for (int seen = 0; seen < 2 && weft_now() < end;) {
+		seen = others_sleep() ? seen + 1 : 0;
+		weft_sleep_until(wt_ms(1));
+	}
+}
+
 static long fib(int n) { return n < 2 ? n : fib(n - 1) + fib(n - 2); }
 
 struct share {
@@ -202,14 +254,21 @@ static void test_wake_chain_flat(void **state)
 
 struct pingpong {
 	weft_future_t *fut[64];
-	_Atomic long woke;
+	_Atomic long woke; /* awaits that have returned */
+};
+
+struct awaiter {
+	struct pingpong *p;
+	int i;
 };
 
 static void *await_one(void *arg)
 {
-	weft_future_t *f = arg;
+	struct awaiter *a = arg;
+	weft_future_t *f = a->p->fut[a->i];
 	void *v = NULL;
 	int r = weft_future_await(f, wt_ms(30000), &v);
+	atomic_fetch_add(&a->p->woke, 1);
 	return (void *)(intptr_t)(r == 0 && v == (void *)f ? 0 : 1);
 }
 
@@ -221,22 +280,63 @@ static void *resolve_all(void *arg)
 	return NULL;
 }
 
+/* Fibers that have parked and switched out, on every worker, since
+ * weft_init. */
+static uint64_t parks_total(void)
+{
+	uint64_t n = 0;
+	for (unsigned i = 0; i < weft_workers(); i++) {
+		weft_worker_stats_t s;
+		assert_int_equal(weft_worker_stats(i, &s), 0);
+		n += s.parks;
+	}
+	return n;
+}
+
+/* Wait from this plain thread (a real sleep, no timer of the runtime's)
+ * until *n >= want or the deadline. Returns whether it got there. */
+static int wait_count(_Atomic long *n, long want, int64_t deadline)
+{
+	while (atomic_load(n) < want && weft_now() < deadline)
+		weft_sleep_until(wt_ms(1));
+	return atomic_load(n) >= want;
+}
+
 /* Wakes that come from a plain thread go through the global queue and wake
- * idle workers. */
+ * idle workers. The fibers' own deadlines (30 s) would run them even if no
+ * worker were woken (an idle worker sleeps until the earliest timer), so
+ * what is asserted is that all 64 ran within 5 s of the wakes: well under
+ * that rescue, and far more than a wake takes under TSan or qemu on a
+ * loaded machine. The workers are asleep first: all 64 fibers have parked
+ * (the workers' park counters), then let_workers_sleep. */
 static void test_wake_from_plain_thread(void **state)
 {
 	(void)state;
-	struct pingpong p;
+	/* Static: after a failure here the fibers still run (at their
+	 * deadlines), and read these. */
+	static struct pingpong p;
+	static struct awaiter a[64];
 	weft_fiber_t f[64];
+	memset(&p, 0, sizeof p);
+	uint64_t parks0 = parks_total();
 	for (int i = 0; i < 64; i++) {
+		a[i] = (struct awaiter){&p, i};
 		assert_int_equal(weft_future_create(&p.fut[i]), 0);
-		assert_int_equal(weft_fiber_spawn(&f[i], NULL, await_one, p.fut[i]), 0);
+		assert_int_equal(weft_fiber_spawn(&f[i], NULL, await_one, &a[i]), 0);
 	}
-	/* Let the workers go idle, so the wakes must rouse them. */
-	weft_sleep_until(wt_ms(20));
-	wt_thread_t t;
-	t = wt_thread_start(resolve_all, &p);
+	int64_t end = wt_ms(10000);
+	while (parks_total() < parks0 + 64 && weft_now() < end)
+		weft_sleep_until(wt_ms(1));
+	assert_true(parks_total() >= parks0 + 64);
+	let_workers_sleep();
+	int64_t t0 = weft_now();
+	wt_thread_t t = wt_thread_start(resolve_all, &p);
 	wt_thread_join(t);
+	int all = wait_count(&p.woke, 64, t0 + 5000000000LL);
+	if (!all)
+		print_message("%ld of 64 fibers ran within 5 s of a plain thread's wakes\n",
+			      atomic_load(&p.woke));
+	assert_true(all);
 	for (int i = 0; i < 64; i++) {
 		void *r;
 		assert_int_equal(weft_fiber_join(f[i], -1, &r), 0);
