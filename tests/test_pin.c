@@ -13,57 +13,7 @@
 
 #include "testutil.h"
 
-#if WT_LINUX
-#include <dirent.h>
-#include <sys/syscall.h>
-#include <unistd.h>
-
-/* Whether every other thread of the process sleeps now (state S in its
- * /proc/self/task/<tid>/stat): idle workers on their futexes. */
-static int others_sleep(void)
-{
-	DIR *d = opendir("/proc/self/task");
-	if (!d)
-		return 1; /* no way to tell */
-	long me = (long)syscall(SYS_gettid);
-	int all = 1;
-	struct dirent *e;
-	while (all && (e = readdir(d))) {
-		if (e->d_name[0] == '.' || atol(e->d_name) == me)
-			continue;
-		char path[64], buf[512];
-		snprintf(path, sizeof path, "/proc/self/task/%.32s/stat", e->d_name);
-		FILE *f = fopen(path, "r");
-		if (!f)
-			continue; /* it has just ended */
-		size_t n = fread(buf, 1, sizeof buf - 1, f);
-		fclose(f);
-		buf[n] = 0;
-		char *p = strrchr(buf, ')'); /* the name may hold anything */
-		if (p && p[1] == ' ' && p[2] != 'S')
-			all = 0;
-	}
-	closedir(d);
-	return all;
-}
-#else
-static int others_sleep(void) { return 1; }
-#endif
-
-/* Let the workers go to sleep, so that a wake must rouse them: 20 ms, then
- * (Linux) until every other thread has been seen asleep twice 1 ms apart,
- * for at most 10 s. A worker the OS left waiting on a loaded machine can
- * take longer than any fixed pause to get to its futex; had it not got
- * there, it would find the work itself and a lost wake would go unseen. */
-static void let_workers_sleep(void)
-{
-	weft_sleep_until(wt_ms(20)); /* a plain thread: a real sleep */
-	int64_t end = wt_ms(10000);
-	for (int seen = 0; seen < 2 && weft_now() < end;) {
-		seen = others_sleep() ? seen + 1 : 0;
-		weft_sleep_until(wt_ms(1));
-	}
-}
+#include "sleepers.h"
 
 #define PINNED_PER_WORKER 2
 /* Bare metal has 16 I/O sources, a test pipe takes one: there the first
@@ -251,7 +201,7 @@ static void *settle_from_thread(void *arg)
 }
 
 /* The plain thread's wake puts the fiber in its worker's inbox, and must
- * wake that worker, asleep by then (the fiber has parked; let_workers_sleep).
+ * wake that worker, asleep by then (the fiber has parked; wt_let_workers_sleep).
  * The await's own deadline (30 s) would wake it anyway (an idle worker
  * sleeps until the earliest timer), so what is asserted is that the fiber
  * ran within 5 s of the wake: well under that rescue, and far more than a
@@ -264,7 +214,7 @@ static void test_pinned_woken_by_plain_thread(void **state)
 	assert_int_equal(weft_future_create(&b.fut), 0);
 	weft_fiber_t f = wt_spawn_named(await_pinned, &b, "pinned-await");
 	assert_true(wt_wait_parked("pinned-await", "future"));
-	let_workers_sleep();
+	wt_let_workers_sleep();
 	int64_t bound = wt_ms(5000);
 	wt_thread_t t = wt_thread_start(settle_from_thread, &b);
 	wt_thread_join(t);

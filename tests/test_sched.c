@@ -6,57 +6,7 @@
 
 #include "testutil.h"
 
-#if WT_LINUX
-#include <dirent.h>
-#include <sys/syscall.h>
-#include <unistd.h>
-
-/* Whether every other thread of the process sleeps now (state S in its
- * /proc/self/task/<tid>/stat): idle workers on their futexes. */
-static int others_sleep(void)
-{
-	DIR *d = opendir("/proc/self/task");
-	if (!d)
-		return 1; /* no way to tell */
-	long me = (long)syscall(SYS_gettid);
-	int all = 1;
-	struct dirent *e;
-	while (all && (e = readdir(d))) {
-		if (e->d_name[0] == '.' || atol(e->d_name) == me)
-			continue;
-		char path[64], buf[512];
-		snprintf(path, sizeof path, "/proc/self/task/%.32s/stat", e->d_name);
-		FILE *f = fopen(path, "r");
-		if (!f)
-			continue; /* it has just ended */
-		size_t n = fread(buf, 1, sizeof buf - 1, f);
-		fclose(f);
-		buf[n] = 0;
-		char *p = strrchr(buf, ')'); /* the name may hold anything */
-		if (p && p[1] == ' ' && p[2] != 'S')
-			all = 0;
-	}
-	closedir(d);
-	return all;
-}
-#else
-static int others_sleep(void) { return 1; }
-#endif
-
-/* Let the workers go to sleep, so that a wake must rouse them: 20 ms, then
- * (Linux) until every other thread has been seen asleep twice 1 ms apart,
- * for at most 10 s. A worker the OS left waiting on a loaded machine can
- * take longer than any fixed pause to get to its futex; had it not got
- * there, it would find the work itself and a lost wake would go unseen. */
-static void let_workers_sleep(void)
-{
-	weft_sleep_until(wt_ms(20)); /* a plain thread: a real sleep */
-	int64_t end = wt_ms(10000);
-	for (int seen = 0; seen < 2 && weft_now() < end;) {
-		seen = others_sleep() ? seen + 1 : 0;
-		weft_sleep_until(wt_ms(1));
-	}
-}
+#include "sleepers.h"
 
 static long fib(int n) { return n < 2 ? n : fib(n - 1) + fib(n - 2); }
 
@@ -217,14 +167,17 @@ static void *relay(void *arg)
 {
 	struct link *l = arg;
 	long v;
-	if (weft_chan_recv(l->in, &v, wt_ms(30000)) != 0)
+	if (weft_chan_recv(l->in, &v, wt_ms(60000)) != 0)
 		return (void *)1;
 	v++;
-	return (void *)(intptr_t)(weft_chan_send(l->out, &v, wt_ms(30000)) != 0);
+	return (void *)(intptr_t)(weft_chan_send(l->out, &v, wt_ms(60000)) != 0);
 }
 
 /* A chain of 2,000 fibers, each woken by the previous one: wakes only queue,
- * so the chain runs flat on small stacks (8 KiB each) instead of nesting. */
+ * so the chain runs flat on small stacks (8 KiB each) instead of nesting.
+ * The relays wait longer (60 s) than the test does for the chain's end (30
+ * s), so a lost wake fails the test instead of being rescued by a relay's
+ * deadline (an idle worker sleeps until the earliest timer). */
 static void test_wake_chain_flat(void **state)
 {
 	(void)state;
@@ -308,7 +261,7 @@ static int wait_count(_Atomic long *n, long want, int64_t deadline)
  * what is asserted is that all 64 ran within 5 s of the wakes: well under
  * that rescue, and far more than a wake takes under TSan or qemu on a
  * loaded machine. The workers are asleep first: all 64 fibers have parked
- * (the workers' park counters), then let_workers_sleep. */
+ * (the workers' park counters), then wt_let_workers_sleep. */
 static void test_wake_from_plain_thread(void **state)
 {
 	(void)state;
@@ -328,7 +281,7 @@ static void test_wake_from_plain_thread(void **state)
 	while (parks_total() < parks0 + 64 && weft_now() < end)
 		weft_sleep_until(wt_ms(1));
 	assert_true(parks_total() >= parks0 + 64);
-	let_workers_sleep();
+	wt_let_workers_sleep();
 	int64_t t0 = weft_now();
 	wt_thread_t t = wt_thread_start(resolve_all, &p);
 	wt_thread_join(t);
