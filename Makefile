@@ -285,6 +285,10 @@ $(ALLOC_WRAP_TESTS): TEST_WRAP := $(foreach f,malloc calloc realloc aligned_allo
 # test_netdev takes the network device's frames itself, and refuses them
 # as a full ring does.
 $(O)/tests/test_netdev: TEST_WRAP := -Wl,--wrap=shim_netdev_send
+# test_lwip_input calls into lwIP itself (tcp_input, as lwIP's own unit
+# tests do): it sees lwIP's headers and net/'s ("private": not the library's
+# objects, which this test's build may rebuild).
+$(O)/tests/test_lwip_input: private ALL_CFLAGS += $(LWIP_INC) -Inet
 
 # test_stall finds its spinning function's name in the stall report's
 # backtrace: dladdr looks it up in the dynamic symbol table.

@@ -9,7 +9,11 @@
  *    -1 waits forever, 0 tries once without blocking, anything else is the
  *    moment to give up with -ETIMEDOUT. A deadline already past behaves as 0.
  *  - Blocking calls work from fibers (they park the fiber; the worker thread
- *    runs others) and from plain OS threads (they block the thread).
+ *    runs others) and from plain OS threads (they block the thread). A
+ *    plain thread's wait that needs the runtime ends when weft_shutdown
+ *    stops it: weft_fd_wait with -ESRCH, and a deadline on the virtual
+ *    clock (WEFT_CFG_VIRTUAL_CLOCK), which stops with the runtime, with
+ *    -ETIMEDOUT; its other waits go on (see weft_shutdown).
  *  - A blocking call in a fiber returns -ECANCELED when the fiber is
  *    cancelled (weft_fiber_cancel, weft_shutdown_grace), once per request,
  *    unless the fiber holds cancellation off (weft_fiber_cancel_hold).
@@ -117,9 +121,16 @@ WEFT_API int weft_run(void);
 
 /* Stop the worker threads and release the runtime; call weft_run first.
  * Handles of finished fibers not yet joined stay valid and can be joined
- * after. Do not spawn from other threads while it runs. Returns 0, -EBUSY
- * (fibers are still alive, or the network stack is up: weft_net_fini first;
- * nothing is stopped), -EPERM (called from a fiber), -ESRCH (not running). */
+ * after. Do not spawn from other threads while it runs. Plain threads
+ * blocked in weft calls do not hold it up. Their waits that need the
+ * runtime end as it stops, before what they wait in is freed: weft_fd_wait
+ * returns -ESRCH (as it does once the runtime is stopped), and a timed wait
+ * on the virtual clock, which stops with the runtime, times out (-ETIMEDOUT;
+ * 0 from weft_sleep_until). Their other waits (on a channel, a future, a
+ * mutex..., with no deadline or a real-clock one) go on, and end as those
+ * objects say. Returns 0, -EBUSY (fibers are still alive, or the network
+ * stack is up: weft_net_fini first; nothing is stopped), -EPERM (called
+ * from a fiber), -ESRCH (not running). */
 WEFT_API int weft_shutdown(void);
 
 /* A fiber that did not finish within weft_shutdown_grace's deadline: the
@@ -792,7 +803,8 @@ enum { WEFT_IO_IN = 1, WEFT_IO_OUT = 2, WEFT_IO_ERR = 4 };
  * -ETIMEDOUT; -ECANCELED; -EINVAL (fd < 0, events empty or unknown); -EPERM
  * (fd cannot be waited on, e.g. a regular file); -EBADF (not an open fd, or
  * no such I/O source); -EBUSY (another caller waits for the same direction
- * on fd); -ESRCH (runtime not running). One reader and one writer may wait on an fd
+ * on fd); -ESRCH (runtime not running, or, in a plain thread, weft_shutdown
+ * stopped it during the wait). One reader and one writer may wait on an fd
  * at once. Call weft_fd_forget(fd) before closing a waited-on fd. */
 WEFT_API int weft_fd_wait(int fd, unsigned events, int64_t deadline);
 

@@ -211,13 +211,14 @@ static int wait_on(int src, unsigned events, int64_t deadline, int how)
 	bool drained = how != WAIT_LEVEL;
 	if (src < 0 || !events || (events & ~IO_ALL))
 		return -EINVAL;
-	if (!atomic_load(&weft__rt.running))
-		return -ESRCH;
 	struct weft__waiter w = {0};
 	weft__lock(&io_lock);
-	int err = 0;
+	/* Under the lock: weft__io_reset, which ends the waits it finds,
+	 * comes after the shutdown's store, so a waiter it cannot see sees
+	 * the runtime stopped. */
+	int err = atomic_load(&weft__rt.running) ? 0 : -ESRCH;
 	bool fresh = false;
-	if (!io_ready) {
+	if (!err && !io_ready) {
 		err = shim_io_init();
 		io_ready = err == 0;
 	}
@@ -434,9 +435,21 @@ void weft__io_forget(int src) { forget(src, false); }
 
 void weft__io_close(int src) { forget(src, true); }
 
+/* At shutdown, with no fiber alive: the waiters left are plain threads in
+ * weft_fd_wait. Their waits end here with -ESRCH (the runtime is not
+ * running), while the table is still there; a completed waiter looks only
+ * at its own record after (wait_on), so none of them touches the table
+ * again, even one whose deadline passed and that waits for the lock. */
 void weft__io_reset(void)
 {
 	weft__lock(&io_lock);
+	for (size_t i = 0; i < ntab; i++) {
+		struct weft__waiter *rd = tab[i].rd, *wr = tab[i].wr;
+		if (rd)
+			finish(&tab[i], rd, 0, -ESRCH);
+		if (wr && wr != rd)
+			finish(&tab[i], wr, 0, -ESRCH);
+	}
 	if (io_ready)
 		shim_io_fini();
 	io_ready = false;

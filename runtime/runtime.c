@@ -220,16 +220,23 @@ int weft_shutdown(void)
 	} else
 		for (unsigned i = 0; i < weft__rt.nworkers; i++)
 			shim_thread_join(weft__rt.workers[i].thread);
+	/* No fiber is alive, but plain threads may still wait in the reactor
+	 * or on a timer of the virtual clock. From here a call finds the
+	 * runtime stopped (the reactor and the timer heap look under their
+	 * locks), and the resets end the waits still there before freeing
+	 * what they wait in: an fd wait with -ESRCH, a virtual deadline with
+	 * -ETIMEDOUT (its clock stops). Those first, so that an fd wait with
+	 * a virtual deadline ends with -ESRCH. */
+	atomic_store(&weft__rt.running, 0);
 	free(weft__rt.workers);
 	weft__rt.workers = NULL;
 	weft__rt.nworkers = 0;
-	weft__timer_reset();
 	weft__io_reset();
+	weft__timer_reset();
 	weft__fibers_reset();
 	weft__stack_reset();
 	weft__vclock_start(false);
 	weft__rt.host = false;
-	atomic_store(&weft__rt.running, 0);
 	return 0;
 }
 

@@ -106,9 +106,12 @@ int weft__timer_reserve(size_t n)
 void weft__timer_arm(struct weft__fiber *f, uint32_t gen, int64_t deadline)
 {
 	weft__lock(&lock);
-	/* Only a plain thread's (virtual clock) can find no room. */
-	if (len == cap && grow(cap + 1)) {
-		/* No memory for the entry: time out now rather than never. */
+	/* Only a plain thread's (virtual clock) can find no room, or find the
+	 * runtime stopped under it (weft__timer_reset has already let the
+	 * others go): no memory for the entry, or no clock to reach its
+	 * deadline. It times out now rather than never. */
+	if ((len == cap && grow(cap + 1)) ||
+	    ((f->flags & FF_THREAD) && !atomic_load(&weft__rt.running))) {
 		weft__unlock(&lock);
 		weft__unpark(f, gen, -ETIMEDOUT);
 		return;
@@ -180,9 +183,18 @@ int64_t weft__timer_next(void)
 void weft__timer_reset(void)
 {
 	/* The heap keeps its room: the fiber records it was made for
-	 * outlive the runtime (fibtab.c). */
+	 * outlive the runtime (fibtab.c). Every fiber has ended, so what is
+	 * left are plain threads' deadlines on the virtual clock, which
+	 * stops with the runtime: they time out now. Each entry is taken out
+	 * first, so the thread's disarm finds nothing to remove; its record
+	 * is still there, since that disarm takes this lock. */
 	weft__lock(&lock);
-	len = 0;
+	while (len) {
+		struct entry e = heap[--len];
+		e.f->timer_slot = 0;
+		if (e.f->flags & FF_THREAD)
+			weft__unpark(e.f, e.gen, -ETIMEDOUT);
+	}
 	atomic_store(&weft__timer_deadline, INT64_MAX);
 	weft__unlock(&lock);
 }

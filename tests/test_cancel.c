@@ -178,8 +178,10 @@ static void *await_fut(void *arg)
 	atomic_store(&a->started, 1);
 	a->r = weft_future_await(a->fut, wt_ms(60000), &a->value);
 	atomic_store(&a->first_done, 1);
-	/* The future is unaffected: wait for it again. */
-	a->r_again = weft_future_await(a->fut, wt_ms(10000), &a->value_again);
+	/* The future is unaffected: wait for it again. Longer than the test
+	 * waits for the join (10 s): a lost wake of the resolve fails the
+	 * join instead of being rescued by this deadline. */
+	a->r_again = weft_future_await(a->fut, wt_ms(60000), &a->value_again);
 	return NULL;
 }
 
@@ -256,7 +258,7 @@ static void *send_one(void *arg)
 	sd->r_sleep = weft_sleep_until(sd->sleep_deadline);
 	sd->sleep_woke = weft_now();
 	int y = 22;
-	sd->r_send = weft_chan_send(sd->out, &y, wt_ms(10000));
+	sd->r_send = weft_chan_send(sd->out, &y, wt_ms(60000)); /* past the join's bound */
 	return NULL;
 }
 
@@ -298,7 +300,7 @@ static void *wait_fd_twice(void *arg)
 	fw->r_sleep = weft_sleep_until(wt_ms(1));
 	/* The reactor let go of the cancelled wait: the fd can be waited on
 	 * again (the test writes to it once the first wait has returned). */
-	fw->r_again = weft_fd_wait(fw->fd, WEFT_IO_IN, wt_ms(20000));
+	fw->r_again = weft_fd_wait(fw->fd, WEFT_IO_IN, wt_ms(60000)); /* past the join's */
 	return NULL;
 }
 
@@ -317,7 +319,7 @@ static void test_cancel_fd_waiting(void **state)
 	 * complete it first (completion wins): wait for it. */
 	assert_true(wt_wait_flag(&fw.first_done));
 	assert_int_equal(wt_write(p[1], "x", 1), 1);
-	assert_int_equal(weft_fiber_join(f, wt_ms(30000), NULL), 0);
+	assert_int_equal(weft_fiber_join(f, wt_ms(10000), NULL), 0);
 	assert_int_equal(fw.r, -ECANCELED);
 	assert_int_equal(fw.r_sleep, 0);
 	assert_true(fw.r_again > 0 && (fw.r_again & WEFT_IO_IN));
@@ -663,7 +665,7 @@ static void *sleep_far_then_send(void *arg)
 	atomic_store(&c->started, 1);
 	c->r = weft_sleep_until(wt_ms(60000));
 	int v = 555;
-	c->r_send = weft_chan_send(c->ch, &v, wt_ms(10000));
+	c->r_send = weft_chan_send(c->ch, &v, wt_ms(60000)); /* past the join's bound */
 	return NULL;
 }
 
@@ -975,7 +977,9 @@ static void *await_then_sleep(void *arg)
 {
 	struct racer *rc = arg;
 	atomic_store(&rc->started, 1);
-	rc->r_await = weft_future_await(rc->fut, wt_ms(10000), &rc->value);
+	/* Longer than the test waits for the join (20 s): a lost wake fails
+	 * the join instead of being rescued by this deadline. */
+	rc->r_await = weft_future_await(rc->fut, wt_ms(60000), &rc->value);
 	rc->r_sleep = weft_sleep_until(wt_ms(rc->r_await == -ECANCELED ? 1 : 10000));
 	return NULL;
 }

@@ -13,6 +13,8 @@
 
 #include "testutil.h"
 
+#include "sleepers.h"
+
 #define PINNED_PER_WORKER 2
 /* Bare metal has 16 I/O sources, a test pipe takes one: there the first
  * IO_FIBERS pinned fibers (on as many workers) wait on I/O. */
@@ -174,6 +176,7 @@ static void test_pinned_resume_16_workers(void **state)
 struct by_thread {
 	weft_future_t *fut;
 	int worker, seen;
+	_Atomic int ran; /* its await has returned */
 };
 
 static void *await_pinned(void *arg)
@@ -182,9 +185,11 @@ static void *await_pinned(void *arg)
 	if (weft_fiber_pin(b->worker))
 		return (void *)1;
 	void *v;
-	if (weft_future_await(b->fut, wt_ms(30000), &v) != 0 || v != (void *)b)
-		return (void *)2;
+	int r = weft_future_await(b->fut, wt_ms(30000), &v);
 	b->seen = weft_worker_index();
+	atomic_store(&b->ran, 1);
+	if (r != 0 || v != (void *)b)
+		return (void *)2;
 	return NULL;
 }
 
@@ -195,6 +200,12 @@ static void *settle_from_thread(void *arg)
 	return NULL;
 }
 
+/* The plain thread's wake puts the fiber in its worker's inbox, and must
+ * wake that worker, asleep by then (the fiber has parked; wt_let_workers_sleep).
+ * The await's own deadline (30 s) would wake it anyway (an idle worker
+ * sleeps until the earliest timer), so what is asserted is that the fiber
+ * ran within 5 s of the wake: well under that rescue, and far more than a
+ * wake takes under TSan or qemu on a loaded machine. */
 static void test_pinned_woken_by_plain_thread(void **state)
 {
 	(void)state;
@@ -203,8 +214,16 @@ static void test_pinned_woken_by_plain_thread(void **state)
 	assert_int_equal(weft_future_create(&b.fut), 0);
 	weft_fiber_t f = wt_spawn_named(await_pinned, &b, "pinned-await");
 	assert_true(wt_wait_parked("pinned-await", "future"));
+	wt_let_workers_sleep();
+	int64_t bound = wt_ms(5000);
 	wt_thread_t t = wt_thread_start(settle_from_thread, &b);
 	wt_thread_join(t);
+	while (!atomic_load(&b.ran) && weft_now() < bound)
+		weft_sleep_until(wt_ms(1)); /* a plain thread: a real sleep */
+	int ran = atomic_load(&b.ran);
+	if (!ran)
+		print_message("the pinned fiber did not run within 5 s of the wake\n");
+	assert_true(ran);
 	assert_null(wt_join(f));
 	assert_int_equal(b.seen, 1);
 	assert_int_equal(weft_future_destroy(b.fut), 0);

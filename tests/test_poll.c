@@ -228,12 +228,16 @@ static void test_poll_timer(void **state)
 	int n = weft_poll(0);
 	assert_true(n == 1 || n == 2);
 	if (s.woke == 0) {
-		/* Parked: its timer is the next thing to happen. */
+		/* Parked: its timer is the next thing to happen. The host's
+		 * own deadline (5 s) is not what ends the wait: the fiber ran
+		 * before it. */
 		assert_int_equal(n, 1);
 		assert_true(weft_poll_next() == s.deadline);
-		while (n == 1)
-			n += weft_poll(-1);
+		int64_t bound = wt_ms(5000);
+		while (n == 1 && weft_now() < bound)
+			n += weft_poll(bound);
 		assert_int_equal(n, 2);
+		assert_true(s.woke < bound);
 	}
 	assert_int_equal(s.r, 0);
 	assert_true(s.woke >= s.deadline);
@@ -334,12 +338,14 @@ struct awaiter {
 	weft_future_t *fut;
 	int r;
 	void *value;
+	int64_t woke;
 };
 
 static void *await_it(void *arg)
 {
 	struct awaiter *a = arg;
 	a->r = weft_future_await(a->fut, -1, &a->value);
+	a->woke = weft_now();
 	return NULL;
 }
 
@@ -350,20 +356,27 @@ static void *resolve_later(void *arg)
 	return NULL;
 }
 
+/* The host waits with a deadline of its own (5 s): had the wake not reached
+ * it, the poll would still run the fiber, at that deadline, so the fiber
+ * must have run before it. */
 static void test_poll_woken_by_thread(void **state)
 {
 	(void)state;
-	struct awaiter a = {.r = 1};
+	static struct awaiter a; /* a failure leaves the fiber to run later */
+	memset(&a, 0, sizeof a);
+	a.r = 1;
 	assert_int_equal(weft_future_create(&a.fut), 0);
 	weft_fiber_t f;
 	assert_int_equal(weft_fiber_spawn(&f, NULL, await_it, &a), 0);
 	assert_int_equal(weft_poll(0), 1); /* parks in the await */
+	int64_t bound = wt_ms(5000);
 	wt_thread_t t = wt_thread_start(resolve_later, a.fut);
 	int n = 0;
-	while (n == 0)
-		n = weft_poll(-1);
+	while (n == 0 && weft_now() < bound)
+		n = weft_poll(bound);
 	wt_thread_join(t);
 	assert_int_equal(n, 1);
+	assert_true(a.woke < bound);
 	assert_int_equal(a.r, 0);
 	assert_ptr_equal(a.value, (void *)0x77);
 	join_done(f);

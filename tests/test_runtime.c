@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* Starting and stopping the runtime: configuration and its errors, the
- * environment variables, repeated init/shutdown, and allocation failure while
- * spawning (-ENOMEM, and the runtime keeps running). */
+ * environment variables, repeated init/shutdown, a shutdown under a plain
+ * thread's fd wait, and allocation failure while spawning (-ENOMEM, and the
+ * runtime keeps running). */
 #include <string.h>
 #include <unistd.h>
 
@@ -135,6 +136,71 @@ static void test_shutdown_busy(void **state)
 	weft_future_destroy(gate);
 }
 
+/* A plain thread blocked in weft_fd_wait when weft_shutdown stops the
+ * runtime: its wait ends then with -ESRCH (the runtime is not running), and
+ * nothing of the runtime is left for it to touch. Its own deadline (2 s) is
+ * the one thing that would end the wait otherwise, and it is what would have
+ * it clear its slot in the reactor's table after the table was freed. The
+ * thread is given 100 ms to park before the shutdown; if it did not (a badly
+ * loaded machine), it timed out before the shutdown began or found the
+ * runtime stopped: both are allowed, and the wait it took is printed. */
+struct fd_waiter {
+	int fd;
+	_Atomic int entered, done;
+	int r;
+	int64_t returned;
+};
+
+static void *wait_fd(void *arg)
+{
+	struct fd_waiter *w = arg;
+	atomic_store(&w->entered, 1);
+	w->r = weft_fd_wait(w->fd, WEFT_IO_IN, wt_ms(2000));
+	w->returned = weft_now();
+	atomic_store(&w->done, 1);
+	return NULL;
+}
+
+/* Wait (at most 5 s) until *flag is set; weft_sleep_until from this plain
+ * thread is a real sleep, not a timer of the runtime's. */
+static int wait_set(_Atomic int *flag)
+{
+	int64_t end = wt_ms(5000);
+	while (!atomic_load(flag) && weft_now() < end)
+		weft_sleep_until(wt_ms(1));
+	return atomic_load(flag);
+}
+
+static void test_shutdown_ends_plain_thread_fd_wait(void **state)
+{
+	(void)state;
+	for (int round = 0; round < 3; round++) {
+		assert_int_equal(weft_init(NULL), 0);
+		int p[2];
+		wt_pipe(p);
+		struct fd_waiter w = {.fd = p[0], .r = 1};
+		wt_thread_t t = wt_thread_start(wait_fd, &w);
+		assert_true(wait_set(&w.entered));
+		weft_sleep_until(wt_ms(100)); /* let it park */
+		int64_t stop = weft_now();
+		assert_int_equal(weft_shutdown(), 0);
+		int done = wait_set(&w.done);
+		wt_thread_join(t);
+		assert_true(done);
+		if (w.returned < stop) {
+			print_message("round %d: the wait timed out before the shutdown (%d)\n",
+				      round, w.r);
+			assert_int_equal(w.r, -ETIMEDOUT);
+		} else {
+			assert_int_equal(w.r, -ESRCH);
+		}
+		/* The runtime is not running: a new wait fails at once. */
+		assert_int_equal(weft_fd_wait(p[0], WEFT_IO_IN, wt_ms(1000)), -ESRCH);
+		wt_close(p[0]);
+		wt_close(p[1]);
+	}
+}
+
 #if WT_LINUX
 /* Limit the address space to what is mapped now plus 256 MiB. */
 static int limit_memory(void)
@@ -227,6 +293,7 @@ int main(void)
 		cmocka_unit_test(test_env_workers),
 		cmocka_unit_test(test_env_stack_kb),
 		cmocka_unit_test(test_shutdown_busy),
+		cmocka_unit_test(test_shutdown_ends_plain_thread_fd_wait),
 		cmocka_unit_test(test_spawn_enomem_keeps_running),
 	};
 	return WT_MAIN("runtime", tests, NULL, NULL);

@@ -6,6 +6,8 @@
 
 #include "testutil.h"
 
+#include "sleepers.h"
+
 static long fib(int n) { return n < 2 ? n : fib(n - 1) + fib(n - 2); }
 
 struct share {
@@ -165,14 +167,17 @@ static void *relay(void *arg)
 {
 	struct link *l = arg;
 	long v;
-	if (weft_chan_recv(l->in, &v, wt_ms(30000)) != 0)
+	if (weft_chan_recv(l->in, &v, wt_ms(60000)) != 0)
 		return (void *)1;
 	v++;
-	return (void *)(intptr_t)(weft_chan_send(l->out, &v, wt_ms(30000)) != 0);
+	return (void *)(intptr_t)(weft_chan_send(l->out, &v, wt_ms(60000)) != 0);
 }
 
 /* A chain of 2,000 fibers, each woken by the previous one: wakes only queue,
- * so the chain runs flat on small stacks (8 KiB each) instead of nesting. */
+ * so the chain runs flat on small stacks (8 KiB each) instead of nesting.
+ * The relays wait longer (60 s) than the test does for the chain's end (30
+ * s), so a lost wake fails the test instead of being rescued by a relay's
+ * deadline (an idle worker sleeps until the earliest timer). */
 static void test_wake_chain_flat(void **state)
 {
 	(void)state;
@@ -202,14 +207,21 @@ static void test_wake_chain_flat(void **state)
 
 struct pingpong {
 	weft_future_t *fut[64];
-	_Atomic long woke;
+	_Atomic long woke; /* awaits that have returned */
+};
+
+struct awaiter {
+	struct pingpong *p;
+	int i;
 };
 
 static void *await_one(void *arg)
 {
-	weft_future_t *f = arg;
+	struct awaiter *a = arg;
+	weft_future_t *f = a->p->fut[a->i];
 	void *v = NULL;
 	int r = weft_future_await(f, wt_ms(30000), &v);
+	atomic_fetch_add(&a->p->woke, 1);
 	return (void *)(intptr_t)(r == 0 && v == (void *)f ? 0 : 1);
 }
 
@@ -221,22 +233,63 @@ static void *resolve_all(void *arg)
 	return NULL;
 }
 
+/* Fibers that have parked and switched out, on every worker, since
+ * weft_init. */
+static uint64_t parks_total(void)
+{
+	uint64_t n = 0;
+	for (unsigned i = 0; i < weft_workers(); i++) {
+		weft_worker_stats_t s;
+		assert_int_equal(weft_worker_stats(i, &s), 0);
+		n += s.parks;
+	}
+	return n;
+}
+
+/* Wait from this plain thread (a real sleep, no timer of the runtime's)
+ * until *n >= want or the deadline. Returns whether it got there. */
+static int wait_count(_Atomic long *n, long want, int64_t deadline)
+{
+	while (atomic_load(n) < want && weft_now() < deadline)
+		weft_sleep_until(wt_ms(1));
+	return atomic_load(n) >= want;
+}
+
 /* Wakes that come from a plain thread go through the global queue and wake
- * idle workers. */
+ * idle workers. The fibers' own deadlines (30 s) would run them even if no
+ * worker were woken (an idle worker sleeps until the earliest timer), so
+ * what is asserted is that all 64 ran within 5 s of the wakes: well under
+ * that rescue, and far more than a wake takes under TSan or qemu on a
+ * loaded machine. The workers are asleep first: all 64 fibers have parked
+ * (the workers' park counters), then wt_let_workers_sleep. */
 static void test_wake_from_plain_thread(void **state)
 {
 	(void)state;
-	struct pingpong p;
+	/* Static: after a failure here the fibers still run (at their
+	 * deadlines), and read these. */
+	static struct pingpong p;
+	static struct awaiter a[64];
 	weft_fiber_t f[64];
+	memset(&p, 0, sizeof p);
+	uint64_t parks0 = parks_total();
 	for (int i = 0; i < 64; i++) {
+		a[i] = (struct awaiter){&p, i};
 		assert_int_equal(weft_future_create(&p.fut[i]), 0);
-		assert_int_equal(weft_fiber_spawn(&f[i], NULL, await_one, p.fut[i]), 0);
+		assert_int_equal(weft_fiber_spawn(&f[i], NULL, await_one, &a[i]), 0);
 	}
-	/* Let the workers go idle, so the wakes must rouse them. */
-	weft_sleep_until(wt_ms(20));
-	wt_thread_t t;
-	t = wt_thread_start(resolve_all, &p);
+	int64_t end = wt_ms(10000);
+	while (parks_total() < parks0 + 64 && weft_now() < end)
+		weft_sleep_until(wt_ms(1));
+	assert_true(parks_total() >= parks0 + 64);
+	wt_let_workers_sleep();
+	int64_t t0 = weft_now();
+	wt_thread_t t = wt_thread_start(resolve_all, &p);
 	wt_thread_join(t);
+	int all = wait_count(&p.woke, 64, t0 + 5000000000LL);
+	if (!all)
+		print_message("%ld of 64 fibers ran within 5 s of a plain thread's wakes\n",
+			      atomic_load(&p.woke));
+	assert_true(all);
 	for (int i = 0; i < 64; i++) {
 		void *r;
 		assert_int_equal(weft_fiber_join(f[i], -1, &r), 0);

@@ -2,8 +2,8 @@
 /* The virtual clock: an hour's sleep ends at once and exactly an hour later
  * on weft_now(); every kind of timed wait times out exactly at its deadline;
  * timers fire in deadline order, each at its own time; a busy worker holds
- * the clock; plain threads' deadlines are timers too; several workers; the
- * configuration and $WEFT_CLOCK.
+ * the clock; plain threads' deadlines are timers too, and time out when the
+ * runtime stops; several workers; the configuration and $WEFT_CLOCK.
  *
  * Every assertion on time here is exact: the clock is virtual. The test's
  * own thread joins with deadline -1, since a deadline of its own would be a
@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "shim.h"
 #include "testutil.h"
 #include "weft_net.h"
 
@@ -338,6 +339,96 @@ static void test_vclock_plain_thread_deadlines(void **state)
 	weft_future_destroy(fut);
 }
 
+/* A plain thread's timed wait is a timer of the virtual clock, and the clock
+ * stops with the runtime: weft_shutdown times the wait out then
+ * (-ETIMEDOUT), and takes the thread's entry out of the timer heap before
+ * it empties the heap. In the host loop only weft_poll moves the clock, so
+ * the thread's timer is still armed (weft_poll_next shows it) when the
+ * shutdown comes. The waits here are bounded in real time (shim_now): the
+ * virtual clock stands still meanwhile. Had the shutdown left the thread
+ * waiting, the resolve that then wakes it has it take its entry out of a
+ * heap emptied under it. A plain thread in weft_fd_wait with a virtual
+ * deadline gets the reactor's answer, -ESRCH. */
+struct vwaiter {
+	weft_future_t *fut;
+	int fd;
+	int64_t deadline;
+	_Atomic int done;
+	int r;
+};
+
+static void *await_virtual(void *arg)
+{
+	struct vwaiter *v = arg;
+	v->r = weft_future_await(v->fut, v->deadline, NULL);
+	atomic_store(&v->done, 1);
+	return NULL;
+}
+
+static void *fd_wait_virtual(void *arg)
+{
+	struct vwaiter *v = arg;
+	v->r = weft_fd_wait(v->fd, WEFT_IO_IN, v->deadline);
+	atomic_store(&v->done, 1);
+	return NULL;
+}
+
+/* Whether cond() holds within 5 s of real time. */
+static int within_5s(int (*cond)(void *), void *arg)
+{
+	int64_t end = shim_now() + 5 * SEC;
+	while (!cond(arg) && shim_now() < end)
+		wt_thread_yield();
+	return cond(arg);
+}
+
+static int timer_armed(void *arg) { return weft_poll_next() == ((struct vwaiter *)arg)->deadline; }
+
+static int waiter_done(void *arg) { return atomic_load(&((struct vwaiter *)arg)->done); }
+
+static void test_vclock_shutdown_ends_plain_thread_timer(void **state)
+{
+	(void)state;
+	assert_int_equal(weft_run(), 0);
+	assert_int_equal(weft_shutdown(), 0);
+	weft_config_t c = {.flags = WEFT_CFG_HOST_LOOP | WEFT_CFG_VIRTUAL_CLOCK};
+	assert_int_equal(weft_init(&c), 0);
+	struct vwaiter v = {.deadline = weft_now() + HOUR, .r = 1};
+	assert_int_equal(weft_future_create(&v.fut), 0);
+	wt_thread_t t = wt_thread_start(await_virtual, &v);
+	int armed = within_5s(timer_armed, &v);
+	assert_int_equal(weft_shutdown(), 0);
+	int done = within_5s(waiter_done, &v);
+	/* Let it go in any case, so that a failure ends here. */
+	weft_future_resolve(v.fut, NULL);
+	wt_thread_join(t);
+	weft_future_destroy(v.fut);
+	assert_true(armed);
+	assert_true(done);
+	assert_int_equal(v.r, -ETIMEDOUT);
+
+	/* An fd wait with a virtual deadline ends as every fd wait does at
+	 * the shutdown: -ESRCH, the reactor's answer coming first. */
+	assert_int_equal(weft_init(&c), 0);
+	int p[2];
+	wt_pipe(p);
+	struct vwaiter fw = {.fd = p[0], .deadline = weft_now() + HOUR, .r = 1};
+	t = wt_thread_start(fd_wait_virtual, &fw);
+	armed = within_5s(timer_armed, &fw);
+	assert_int_equal(weft_shutdown(), 0);
+	done = within_5s(waiter_done, &fw);
+	if (done) /* else it waits for good: the assertion below fails */
+		wt_thread_join(t);
+	assert_true(armed);
+	assert_true(done);
+	assert_int_equal(fw.r, -ESRCH);
+	wt_close(p[0]);
+	wt_close(p[1]);
+
+	/* Back to the group's runtime for the teardown. */
+	assert_int_equal(start_virtual(NULL), 0);
+}
+
 /* ---- Several workers ----------------------------------------------------- */
 
 enum { N_MANY = 200, ROUNDS = 5 };
@@ -533,6 +624,7 @@ int main(void)
 		cmocka_unit_test(test_vclock_timer_order),
 		cmocka_unit_test(test_vclock_busy_worker_holds_clock),
 		cmocka_unit_test(test_vclock_plain_thread_deadlines),
+		cmocka_unit_test(test_vclock_shutdown_ends_plain_thread_timer),
 		cmocka_unit_test(test_vclock_four_workers),
 		cmocka_unit_test(test_vclock_config_and_env),
 		cmocka_unit_test(test_vclock_lwip_retransmission),

@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: MIT */
+/* For the tests of wakes: whether the workers have gone to sleep, so that a
+ * wake must rouse them. A worker the OS left waiting on a loaded machine can
+ * take longer than any fixed pause to get to its futex, and one still up
+ * finds the work itself: the wake under test would go untested. */
+#ifndef WT_SLEEPERS_H
+#define WT_SLEEPERS_H
+
+#include "testutil.h"
+
+#if WT_LINUX
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+/* Whether every other thread of the process sleeps now (state S in its
+ * /proc/self/task/<tid>/stat): idle workers on their futexes. */
+static inline int wt_others_sleep(void)
+{
+	DIR *d = opendir("/proc/self/task");
+	if (!d)
+		return 1; /* no way to tell */
+	long me = (long)syscall(SYS_gettid);
+	int all = 1;
+	struct dirent *e;
+	while (all && (e = readdir(d))) {
+		if (e->d_name[0] == '.' || atol(e->d_name) == me)
+			continue;
+		char path[64], buf[512];
+		snprintf(path, sizeof path, "/proc/self/task/%.32s/stat", e->d_name);
+		FILE *f = fopen(path, "r");
+		if (!f)
+			continue; /* it has just ended */
+		size_t n = fread(buf, 1, sizeof buf - 1, f);
+		fclose(f);
+		buf[n] = 0;
+		char *p = strrchr(buf, ')'); /* the name may hold anything */
+		if (p && p[1] == ' ' && p[2] != 'S')
+			all = 0;
+	}
+	closedir(d);
+	return all;
+}
+#else
+/* Bare metal: no way to tell (the callers pause 20 ms first). */
+static inline int wt_others_sleep(void) { return 1; }
+#endif
+
+/* From a plain thread: 20 ms, then (Linux) until every other thread has
+ * been seen asleep twice 1 ms apart, for at most 10 s. */
+static inline void wt_let_workers_sleep(void)
+{
+	weft_sleep_until(wt_ms(20)); /* a plain thread: a real sleep */
+	int64_t end = wt_ms(10000);
+	for (int seen = 0; seen < 2 && weft_now() < end;) {
+		seen = wt_others_sleep() ? seen + 1 : 0;
+		weft_sleep_until(wt_ms(1));
+	}
+}
+
+#endif
