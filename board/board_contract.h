@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /* The bare-metal board contract: what board/<target>/ gives the bare
- * kernel-shim (kernel-shim/bare/). Constants in the board's board.h, known
+ * kernel-shim. Constants in the board's board.h, known
  * when the shim is compiled (the linker script and mk/check-image.sh read
  * the memory map too); the drivers to build in its board.mk (BOARD_DRIVERS,
  * files of drivers/, and BOARD_CONSOLE); six hooks in its board.c, four of
  * them the console's unless BOARD_CONSOLE names a console the shim drives.
  * A board's own files include this header and the arch's (arch_bare.h),
  * never the shim's or a driver's: the Makefile compiles them without
- * kernel-shim/ or drivers/ on the include path. board/template/ is a board
+ * the shim's folders or drivers/ on the include path. board/template/ is a board
  * to copy. */
 #ifndef WEFT_BOARD_CONTRACT_H
 #define WEFT_BOARD_CONTRACT_H
@@ -60,7 +60,7 @@
 
 /* ---- Console ---------------------------------------------------------------
  * With BOARD_CONSOLE := ns16550 in board.mk the shim drives the console
- * (kernel-shim/bare/console_ns16550.c on drivers/ns16550.c), from:
+ * (the bare shim's console_ns16550.c on drivers/ns16550.c), from:
  * BOARD_UART_BASE         the UART's registers
  * BOARD_UART_SHIFT        registers 1 << SHIFT bytes apart (0: byte-wide,
  *                         else 32-bit words)
@@ -73,7 +73,7 @@
  * BOARD_CONSOLE_IRQ       the PLIC source the console UART interrupts on:
  *                         its receive interrupt fills the shim's console
  *                         input (I/O source 0, read(0)). Without it the
- *                         console input is polled (kernel-shim/bare/tty.c). */
+ *                         console input is polled (the bare shim's tty.c). */
 #if defined(BOARD_CONSOLE_IRQ) && (BOARD_CONSOLE_IRQ < 1 || BOARD_CONSOLE_IRQ > BOARD_PLIC_NDEV)
 #error "board.h: BOARD_CONSOLE_IRQ must be a PLIC source, 1..BOARD_PLIC_NDEV"
 #endif
