@@ -392,6 +392,23 @@ struct giveback {
 
 static void *nothing(void *arg) { return arg; }
 
+/* Pins the caller to worker 0 and ends four children there, so that their
+ * stacks wait in worker 0's cache. 0, or which step failed (1 to 3). */
+static intptr_t fill_cache_on_0(void)
+{
+	if (weft_fiber_pin(0) != 0)
+		return 1;
+	weft_fiber_t k[4];
+	for (int i = 0; i < 4; i++)
+		if (weft_fiber_spawn(&k[i], &(weft_attr_t){.flags = WEFT_ATTR_PIN}, nothing,
+				     NULL) != 0)
+			return 2;
+	for (int i = 0; i < 4; i++)
+		if (weft_fiber_join(k[i], -1, NULL) != 0)
+			return 3;
+	return 0;
+}
+
 static void *first_run(void *arg)
 {
 	atomic_store(&((struct giveback *)arg)->ran, 1);
@@ -405,16 +422,9 @@ static void *first_run(void *arg)
 static void *busy_on_0(void *arg)
 {
 	struct giveback *g = arg;
-	if (weft_fiber_pin(0) != 0)
-		return (void *)1;
-	weft_fiber_t k[4];
-	for (int i = 0; i < 4; i++)
-		if (weft_fiber_spawn(&k[i], &(weft_attr_t){.flags = WEFT_ATTR_PIN}, nothing,
-				     NULL) != 0)
-			return (void *)2;
-	for (int i = 0; i < 4; i++)
-		if (weft_fiber_join(k[i], -1, NULL) != 0)
-			return (void *)3;
+	intptr_t e = fill_cache_on_0();
+	if (e)
+		return (void *)e;
 	uint64_t starves = atomic_load(&weft__starves);
 	atomic_store(&g->phase, 1);
 	/* No look around (no yield) until worker 1 has starved the fiber and
@@ -520,16 +530,9 @@ static void *retry_ran(void *arg)
 static void *retry_busy_0(void *arg)
 {
 	struct retry *rt = arg;
-	if (weft_fiber_pin(0) != 0)
-		return (void *)1;
-	weft_fiber_t k[4];
-	for (int i = 0; i < 4; i++)
-		if (weft_fiber_spawn(&k[i], &(weft_attr_t){.flags = WEFT_ATTR_PIN}, nothing,
-				     NULL) != 0)
-			return (void *)2;
-	for (int i = 0; i < 4; i++)
-		if (weft_fiber_join(k[i], -1, NULL) != 0)
-			return (void *)3;
+	intptr_t e = fill_cache_on_0();
+	if (e)
+		return (void *)e;
 	atomic_store(&rt->phase, 1);
 	int64_t end = weft_now() + RETRY_HOLD_NS;
 	while (!atomic_load(&rt->held) && weft_now() < end)

@@ -25,21 +25,6 @@
 #include "linux/io.h"
 #include "service.h"
 
-/* Whether this machine lets a process set up an io_uring. */
-static int uring_works(void)
-{
-#ifdef SYS_io_uring_setup
-	char p[120] = {0};
-	long fd = syscall(SYS_io_uring_setup, 4, p);
-	if (fd < 0)
-		return 0;
-	close((int)fd);
-	return 1;
-#else
-	return 0;
-#endif
-}
-
 /* Start the runtime with $WEFT_IO=value. */
 static int start_with(const char *value)
 {
@@ -184,7 +169,7 @@ static void test_epoll_by_default(void **state)
 
 static void on_uring(int oneshot)
 {
-	if (!uring_works()) {
+	if (!wt_uring_works()) {
 		print_message("io_uring cannot be set up here: nothing to check\n");
 		skip();
 	}
@@ -218,7 +203,7 @@ static void test_uring_oneshot(void **state)
  * has them must use them. */
 static void start_completions(void)
 {
-	if (!uring_works()) {
+	if (!wt_uring_works()) {
 		print_message("io_uring cannot be set up here: nothing to check\n");
 		skip();
 	}
@@ -586,7 +571,7 @@ static void test_recv_many_sockets_bounded(void **state)
 static void test_features_fall_back_one_by_one(void **state)
 {
 	(void)state;
-	if (!uring_works())
+	if (!wt_uring_works())
 		skip();
 	for (int k = 0; k < 2; k++) {
 		shim_io_uring_no_accept = k == 0;

@@ -259,21 +259,6 @@ static void test_plain_threads_wake_the_poller(void **state)
 }
 
 #if WT_LINUX
-/* Whether this machine lets a process set up an io_uring. */
-static int uring_works(void)
-{
-#ifdef SYS_io_uring_setup
-	char p[120] = {0};
-	long fd = syscall(SYS_io_uring_setup, 4, p);
-	if (fd < 0)
-		return 0;
-	close((int)fd);
-	return 1;
-#else
-	return 0;
-#endif
-}
-
 /* $WEFT_IO as the suite found it (main), put back after each test. */
 static char saved_io[32];
 static int had_io;
@@ -310,7 +295,7 @@ static void test_plain_threads_wake_the_poller_uring(void **state)
 {
 	(void)state;
 #if WT_LINUX
-	if (!uring_works()) {
+	if (!wt_uring_works()) {
 		print_message("io_uring cannot be set up here: nothing to check\n");
 		skip();
 	}
@@ -553,7 +538,7 @@ static void test_interrupt_storm_uring(void **state)
 {
 	(void)state;
 #if WT_LINUX
-	if (!uring_works()) {
+	if (!wt_uring_works()) {
 		print_message("io_uring cannot be set up here: nothing to check\n");
 		skip();
 	}

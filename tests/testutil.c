@@ -188,9 +188,24 @@ void wt_thread_yield(void) { shim_thread_yield(); }
 #if WT_LINUX
 #include <fcntl.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 void wt_pipe(int p[2]) { assert_int_equal(pipe2(p, O_NONBLOCK | O_CLOEXEC), 0); }
+
+int wt_uring_works(void)
+{
+#ifdef SYS_io_uring_setup
+	char p[120] = {0};
+	long fd = syscall(SYS_io_uring_setup, 4, p);
+	if (fd < 0)
+		return 0;
+	close((int)fd);
+	return 1;
+#else
+	return 0;
+#endif
+}
 
 void wt_socketpair(int sv[2])
 {

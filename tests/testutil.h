@@ -98,6 +98,9 @@ void wt_thread_yield(void);
  * io_source_add, io_report); there are 8 sources in all. Both assert, so
  * call them on the test's own thread. */
 void wt_pipe(int p[2]);
+/* Linux: whether this machine lets a process set up an io_uring (qemu-user
+ * and some sandboxes do not). */
+int wt_uring_works(void);
 void wt_socketpair(int sv[2]);
 /* As write and read: the byte count, 0 from read at the end (the writer
  * closed), -EAGAIN (full, empty), -EPIPE (the reader closed), -errno. Any
