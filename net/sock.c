@@ -225,7 +225,7 @@ int weft_tcp_accept(weft_sock_t *ls, weft_sock_t **out, weft_addr_t *peer, int64
 	int err = enter(ls, NK_LISTEN, ls ? &ls->rd_busy : NULL);
 	if (err)
 		return err;
-	err = ls->ops->accept(ls, out, peer, deadline);
+	err = ls->ops->accept(ls, out, peer, weft__deadline_norm(deadline));
 	if (!err)
 		atomic_fetch_add(&weft__net_count.tcp_accepted, 1);
 	leave(ls, &ls->rd_busy);
@@ -239,7 +239,7 @@ int weft_tcp_connect(weft_sock_t **out, const weft_addr_t *remote, int64_t deadl
 	const struct net_ops *ops = stack;
 	if (!ops)
 		return -ESRCH;
-	int err = ops->connect(out, remote, deadline);
+	int err = ops->connect(out, remote, weft__deadline_norm(deadline));
 	if (!err)
 		atomic_fetch_add(&weft__net_count.tcp_connected, 1);
 	return err;
@@ -252,7 +252,7 @@ ssize_t weft_sock_read(weft_sock_t *s, void *buf, size_t len, int64_t deadline)
 	int err = enter(s, NK_CONN, s ? &s->rd_busy : NULL);
 	if (err)
 		return err;
-	ssize_t n = len ? s->ops->read(s, buf, len, deadline) : 0;
+	ssize_t n = len ? s->ops->read(s, buf, len, weft__deadline_norm(deadline)) : 0;
 	if (n > 0)
 		atomic_fetch_add(&weft__net_count.bytes_read, (uint64_t)n);
 	leave(s, &s->rd_busy);
@@ -268,7 +268,7 @@ ssize_t weft_sock_write(weft_sock_t *s, const void *buf, size_t len, int64_t dea
 	int err = enter(s, NK_CONN, s ? &s->wr_busy : NULL);
 	if (err)
 		return err;
-	ssize_t n = len ? s->ops->write(s, buf, len, deadline) : 0;
+	ssize_t n = len ? s->ops->write(s, buf, len, weft__deadline_norm(deadline)) : 0;
 	if (n > 0)
 		atomic_fetch_add(&weft__net_count.bytes_written, (uint64_t)n);
 	leave(s, &s->wr_busy);
@@ -346,7 +346,7 @@ ssize_t weft_udp_sendto(weft_sock_t *s, const void *buf, size_t len, const weft_
 	int err = enter(s, NK_UDP, s ? &s->wr_busy : NULL);
 	if (err)
 		return err;
-	ssize_t n = s->ops->sendto(s, buf, len, to, deadline);
+	ssize_t n = s->ops->sendto(s, buf, len, to, weft__deadline_norm(deadline));
 	if (n > 0)
 		atomic_fetch_add(&weft__net_count.bytes_written, (uint64_t)n);
 	leave(s, &s->wr_busy);
@@ -361,7 +361,7 @@ ssize_t weft_udp_recvfrom(weft_sock_t *s, void *buf, size_t len, weft_addr_t *fr
 	int err = enter(s, NK_UDP, s ? &s->rd_busy : NULL);
 	if (err)
 		return err;
-	ssize_t n = s->ops->recvfrom(s, buf, len, from, deadline);
+	ssize_t n = s->ops->recvfrom(s, buf, len, from, weft__deadline_norm(deadline));
 	if (n > 0)
 		atomic_fetch_add(&weft__net_count.bytes_read, (uint64_t)n);
 	leave(s, &s->rd_busy);

@@ -86,7 +86,7 @@ static int wait_decided(struct multi *m, int64_t deadline)
 	if (decided(m))
 		return 0; /* no park, no switch */
 	struct weft__fiber *self = weft__self();
-	if (deadline == 0) {
+	if (weft__deadline_norm(deadline) == 0) {
 		/* Trying once: deliver a pending cancellation as a blocking call
 		 * that cannot complete at once does, without queueing. */
 		weft__park_begin_why(self, "combinator");

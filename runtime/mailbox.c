@@ -233,6 +233,7 @@ int weft_msg_send(weft_pid_t to, const void *msg, size_t len, int64_t deadline)
 	/* A step-process never waits: its callbacks run on a shared runner. */
 	if (weft__step_current())
 		deadline = 0;
+	deadline = weft__deadline_norm(deadline); /* past: tries once, as 0 */
 	struct weft__mbox *mb;
 	int r = mbox_get(to, &mb);
 	if (r)
@@ -280,6 +281,7 @@ int weft_msg_recv(void *buf, size_t cap, size_t *len, int64_t deadline)
 		return r;
 	if (mb->step)
 		deadline = 0;
+	deadline = weft__deadline_norm(deadline); /* past: tries once, as 0 */
 	struct weft__msg *m = NULL;
 	weft__lock(&mb->lock);
 	for (;;) {

@@ -109,6 +109,9 @@ static int thread_park(struct weft__fiber *self, int64_t deadline)
 
 int weft__park_end(struct weft__fiber *self, int64_t deadline)
 {
+	/* Every wait ends here: -2 or INT64_MIN must not reach the timer or
+	 * the shim's wait as "no deadline". */
+	deadline = weft__deadline_norm(deadline);
 	if (deadline >= 0 && (deadline == 0 || deadline <= weft__now()))
 		return park_settle(self, -ETIMEDOUT, !(self->flags & FF_THREAD));
 	if (self->flags & FF_THREAD)

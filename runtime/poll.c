@@ -72,7 +72,7 @@ int weft_poll(int64_t deadline)
 		return -EPERM;
 	if (!weft__rt.host)
 		return -ENOTSUP;
-	return weft__host_drive(deadline);
+	return weft__host_drive(weft__deadline_norm(deadline));
 }
 
 int64_t weft_poll_next(void)

@@ -245,6 +245,7 @@ unsigned weft_workers(void) { return atomic_load(&weft__rt.running) ? weft__rt.n
 /* Wait until no fiber is alive or the deadline. 0 or -ETIMEDOUT. */
 static int wait_all_done(int64_t deadline)
 {
+	deadline = weft__deadline_norm(deadline);
 	if (weft__rt.host) {
 		while (atomic_load(&weft__rt.live) != 0) {
 			if (deadline >= 0 && (deadline == 0 || weft__now() >= deadline))

@@ -131,7 +131,8 @@ int weft_select(weft_select_case_t *cases, size_t n, int64_t deadline)
 {
 	if ((n && !cases) || n > INT_MAX)
 		return -EINVAL;
-	size_t k = 0; /* cases that take part */
+	deadline = weft__deadline_norm(deadline); /* past: tries once, as 0 */
+	size_t k = 0;                             /* cases that take part */
 	for (size_t i = 0; i < n; i++) {
 		if (!valid(&cases[i]))
 			return -EINVAL;

@@ -210,6 +210,7 @@ int weft_step_wake_at(weft_step_t *p, int64_t deadline)
 	/* Its own init or step: not close (it has ended), not another's. */
 	if (weft__step_current() != &p->mb || ST(atomic_load(&p->state)) == SS_DONE)
 		return -EPERM;
+	deadline = weft__deadline_norm(deadline); /* -1 disarms; -2 is past */
 	weft__lock(&tm_lock);
 	int r = 0;
 	if (deadline < 0) {

@@ -45,8 +45,7 @@ int64_t weft_deadline_in(int64_t ns)
 
 int weft_sleep_until(int64_t deadline)
 {
-	if (deadline < -1)
-		deadline = 0; /* long past, as every deadline other than -1 */
+	deadline = weft__deadline_norm(deadline);
 	struct weft__fiber *self = weft__self();
 	weft__park_begin_why(self, "sleep");
 	/* Nobody wakes a sleeper but its timer or a cancellation. */

@@ -2829,6 +2829,79 @@ static void test_calls_from_plain_threads(void **state)
 	expect_no_leak();
 }
 
+/* weft.h: a deadline already past, any negative value other than -1
+ * included, behaves as 0. Each blocking call of weft_net.h is made on
+ * something that would block, from a fiber (joined with a bound, so a call
+ * that waits fails here by name) and from this plain thread. */
+static long past_in_fiber(struct op *o, const char *what)
+{
+	weft_fiber_t f = wt_spawn(run_op, o);
+	if (weft_fiber_join(f, wt_ms(LONG_MS), NULL) != 0)
+		fail_msg("%s with deadline %lld is still waiting", what, (long long)o->deadline);
+	return o->r;
+}
+
+static void test_negative_deadlines(void **state)
+{
+	(void)state;
+	static const int64_t neg[] = {-2, INT64_MIN};
+	const size_t chunk = (size_t)1 << 20;
+	struct jam j;
+	jam_listener(&j); /* a connect to it waits in SYN */
+	uint16_t port;
+	weft_sock_t *ls = listener(4, &port), *c, *s, *u, *x;
+	tcp_pair(&c, &s);
+	weft_addr_t l0 = lo(0);
+	EXPECT(t_udp(&u, &l0), 0);
+	/* Fill c's way to s (s never reads), so that a write must wait. */
+	uint8_t *big = t_alloc(chunk);
+	memset(big, 7, chunk);
+	size_t total = 0;
+	long w;
+	while ((w = weft_sock_write(c, big, chunk, 0)) > 0 && total < ((size_t)256 << 20))
+		total += (size_t)w;
+	EXPECT(w, -ETIMEDOUT);
+	char buf[16];
+	for (size_t i = 0; i < sizeof neg / sizeof neg[0]; i++) {
+		int64_t d = neg[i];
+		struct op o;
+		op_init(&o, OP_ACCEPT, ls, NULL, 0, d);
+		EXPECT(past_in_fiber(&o, "weft_tcp_accept"), -ETIMEDOUT);
+		op_init(&o, OP_READ, c, buf, sizeof buf, d);
+		EXPECT(past_in_fiber(&o, "weft_sock_read"), -ETIMEDOUT);
+		op_init(&o, OP_RECVFROM, u, buf, sizeof buf, d);
+		EXPECT(past_in_fiber(&o, "weft_udp_recvfrom"), -ETIMEDOUT);
+		op_init(&o, OP_CONNECT, NULL, NULL, 0, d);
+		o.addr = j.at;
+		EXPECT(past_in_fiber(&o, "weft_tcp_connect"), -ETIMEDOUT);
+		/* Full: nothing taken, or a little (the stack may have made
+		 * room since), as with deadline 0. */
+		op_init(&o, OP_WRITE, c, big, chunk, d);
+		long r = past_in_fiber(&o, "weft_sock_write");
+		if (r != -ETIMEDOUT)
+			assert_true(r > 0 && (size_t)r < chunk);
+
+		EXPECT(t_accept(ls, &x, NULL, d), -ETIMEDOUT);
+		EXPECT(weft_sock_read(c, buf, sizeof buf, d), -ETIMEDOUT);
+		EXPECT(weft_udp_recvfrom(u, buf, sizeof buf, NULL, d), -ETIMEDOUT);
+		EXPECT(t_connect(&x, &j.at, d), -ETIMEDOUT);
+		r = weft_sock_write(c, big, chunk, d);
+		if (r != -ETIMEDOUT)
+			assert_true(r > 0 && (size_t)r < chunk);
+		/* A datagram never waits: sent at once, whatever the deadline. */
+		weft_addr_t lu;
+		EXPECT(weft_sock_local(u, &lu), 0);
+		EXPECT(weft_udp_sendto(u, "d", 1, &lu, d), 1);
+		EXPECT(weft_udp_recvfrom(u, buf, sizeof buf, NULL, far()), 1);
+	}
+	EXPECT(t_close(u), 0);
+	EXPECT(t_close(c), 0);
+	EXPECT(t_close(s), 0);
+	EXPECT(t_close(ls), 0);
+	jam_clear(&j);
+	expect_no_leak();
+}
+
 /* ---- Fixtures ------------------------------------------------------------------- */
 
 static uint64_t fibers_at_start;
@@ -2944,6 +3017,7 @@ static const struct CMUnitTest stack_tests[] = {
 	NET_TEST(test_reset_by_listener_close),
 	NET_TEST(test_read_timeout_then_works),
 	NET_TEST(test_connect_timeout),
+	NET_TEST(test_negative_deadlines),
 	NET_TEST(test_cancel_read),
 	NET_TEST(test_cancel_connect),
 	NET_TEST(test_half_close),

@@ -61,6 +61,13 @@ int weft__parse_ulong(const char *s, unsigned long lo, unsigned long hi, unsigne
  * deadline above is in it; so are lwIP's timers (sys_now). */
 int64_t weft__now(void);
 
+/* A deadline as weft.h reads it: -1 waits forever, and every other value
+ * below 1 is long past, as 0 is. Where code below the public calls reads
+ * "negative" as "no deadline" (the shim's waits, the host loop, the step
+ * timers), or "0" as "try once without queueing", the public call passes
+ * its deadline through this first, so that -2 or INT64_MIN never waits. */
+static inline int64_t weft__deadline_norm(int64_t deadline) { return deadline < -1 ? 0 : deadline; }
+
 /* ---- I/O sources (reactor.c) and the runtime's life (runtime.c) --------- */
 
 /* Park until I/O source src is ready for events (WEFT_IO_*). Returns the
