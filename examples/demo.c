@@ -6,6 +6,7 @@
 #include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "weft.h"
 
@@ -65,7 +66,7 @@ int main(void)
 	t0 = weft_now();
 	int err = weft_init(NULL);
 	if (err) {
-		fprintf(stderr, "weft_init: %d\n", err);
+		fprintf(stderr, "demo: weft_init: %s\n", strerror(-err));
 		return 1;
 	}
 	printf("weft demo: %d fibers on %u worker(s)\n", COUNTERS + 1, weft_workers());

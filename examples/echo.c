@@ -180,7 +180,7 @@ static void *accept_loop(void *arg)
 		weft_sock_t *s;
 		int r = weft_tcp_accept(ls, &s, NULL, -1);
 		if (r == -ECANCELED || r == -EBADF || r == -EINVAL) {
-			fprintf(stderr, "echo: accept: %d\n", r);
+			fprintf(stderr, "echo: accept: %s\n", strerror(-r));
 			break;
 		}
 		if (r < 0) { /* out of memory or descriptors: let some close */
@@ -237,12 +237,12 @@ int main(void)
 	addr.port = (uint16_t)port;
 	int err = weft_init(NULL);
 	if (err) {
-		fprintf(stderr, "echo: weft_init: %d\n", err);
+		fprintf(stderr, "echo: weft_init: %s\n", strerror(-err));
 		return 1;
 	}
 	err = weft_net_init(NULL);
 	if (err) {
-		fprintf(stderr, "echo: weft_net_init: %d\n", err);
+		fprintf(stderr, "echo: weft_net_init: %s\n", strerror(-err));
 		weft_shutdown();
 		return 1;
 	}
@@ -252,8 +252,8 @@ int main(void)
 	if (err == 0)
 		err = weft_sock_local(ls, &addr);
 	if (err) {
-		fprintf(stderr, "echo: listening on %s: %d\n",
-			weft_addr_format(&addr, name, sizeof name), err);
+		fprintf(stderr, "echo: listening on %s: %s\n",
+			weft_addr_format(&addr, name, sizeof name), strerror(-err));
 		return 1;
 	}
 	weft_attr_t attr = {.name = "echo-accept"};

@@ -19,6 +19,7 @@
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 #include <stdlib.h>
 
 #ifdef __linux__
@@ -68,7 +69,7 @@ static int hand_over(long v)
 {
 	int r = weft_chan_send(nums, &v, 0);
 	if (r != 0)
-		fprintf(stderr, "embed_poll: send: %d\n", r);
+		fprintf(stderr, "embed_poll: send: %s\n", strerror(-r));
 	return r;
 }
 

@@ -3,6 +3,7 @@
  * what they receive, and main joins them all and prints the total. */
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "weft.h"
 
@@ -36,7 +37,7 @@ int main(void)
 {
 	int err = weft_init(NULL);
 	if (err) {
-		fprintf(stderr, "weft_init: %d\n", err);
+		fprintf(stderr, "hello: weft_init: %s\n", strerror(-err));
 		return 1;
 	}
 	weft_chan_create(&jobs, sizeof(long), 8);

@@ -190,8 +190,8 @@ static void *supervise(void *arg)
 			continue;
 		}
 		if (r != 0) {
-			fprintf(stderr, "httpd: %" PRIu64 " connection(s) would not end (%d)\n",
-				atomic_load(&n_open), r);
+			fprintf(stderr, "httpd: %" PRIu64 " connection(s) would not end (%s)\n",
+				atomic_load(&n_open), strerror(-r));
 			fflush(stdout);
 			_Exit(1);
 		}
@@ -597,7 +597,7 @@ static void *watch_signals(void *arg)
 		if (r == -ECANCELED)
 			break;
 		if (r < 0) {
-			fprintf(stderr, "httpd: waiting for signals: %d\n", r);
+			fprintf(stderr, "httpd: waiting for signals: %s\n", strerror(-r));
 			break;
 		}
 		struct signalfd_siginfo si;
@@ -679,12 +679,12 @@ int main(void)
 #endif
 	int err = weft_init(NULL);
 	if (err) {
-		fprintf(stderr, "httpd: weft_init: %d\n", err);
+		fprintf(stderr, "httpd: weft_init: %s\n", strerror(-err));
 		return 1;
 	}
 	err = weft_net_init(NULL);
 	if (err) {
-		fprintf(stderr, "httpd: weft_net_init: %d\n", err);
+		fprintf(stderr, "httpd: weft_net_init: %s\n", strerror(-err));
 		weft_shutdown();
 		return 1;
 	}
@@ -696,8 +696,8 @@ int main(void)
 	if (err == 0)
 		err = weft_chan_create(&events, sizeof(struct event), 256);
 	if (err) {
-		fprintf(stderr, "httpd: listening on %s: %d\n",
-			weft_addr_format(&cfg.addr, name, sizeof name), err);
+		fprintf(stderr, "httpd: listening on %s: %s\n",
+			weft_addr_format(&cfg.addr, name, sizeof name), strerror(-err));
 		return 1;
 	}
 	weft_fiber_t sup;
@@ -730,9 +730,9 @@ int main(void)
 #endif
 	int err1 = weft_net_fini();
 	if (err1)
-		fprintf(stderr, "httpd: weft_net_fini: %d (sockets left open)\n", err1);
+		fprintf(stderr, "httpd: weft_net_fini: %s (sockets left open)\n", strerror(-err1));
 	int err2 = weft_shutdown();
 	if (err2)
-		fprintf(stderr, "httpd: weft_shutdown: %d\n", err2);
+		fprintf(stderr, "httpd: weft_shutdown: %s\n", strerror(-err2));
 	return err1 || err2 ? 1 : 0;
 }

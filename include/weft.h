@@ -108,9 +108,18 @@ enum {
  * any other weft call; again only after weft_shutdown. Returns 0, -EALREADY
  * (running), -EINVAL (workers > 16, stack_size below 4 KiB or above 1 GiB,
  * stall_ms below WEFT_STALL_OFF or above 3600000, or a malformed
- * environment variable), -ENOMEM, -EAGAIN (no threads), or the
- * -errno of a failed signal set-up. */
+ * environment variable), -ENOTSUP (a hardware shadow stack is on), -ENOMEM,
+ * -EAGAIN (no threads), or the -errno of a failed signal set-up; every
+ * failure says why in weft_init_error and on the console. */
 WEFT_API int weft_init(const weft_config_t *cfg);
+
+/* Why the last weft_init failed, as one line of text without a newline:
+ * the variable or field, its value and what is accepted (e.g.
+ * "WEFT_WORKERS=abc: not a whole number from 1 to 16"). weft_init also
+ * writes it on the console (stderr), after "weft_init: ". "" before the
+ * first weft_init and after one that succeeded. Valid until the next
+ * weft_init; call it from the thread that called weft_init. */
+WEFT_API const char *weft_init_error(void);
 
 /* Block the calling plain thread until every fiber has exited (with
  * WEFT_CFG_HOST_LOOP: run them on it until then). Returns 0, -EPERM when

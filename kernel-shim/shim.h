@@ -201,6 +201,12 @@ void shim_io_del(int src);
  * (the runtime elects the poller). */
 int shim_io_poll(struct shim_io_event *ev, int max, int64_t deadline);
 
+/* The environment's choice of reactor backend, checked before anything is
+ * set up: NULL if the shim accepts it (or has one backend and reads no
+ * choice), else what is wrong, as one line naming the variable, its value
+ * and what is accepted. */
+const char *shim_io_config_error(void);
+
 /* Make the current (or the next) shim_io_poll return at once. Any thread. */
 void shim_io_wake(void);
 

@@ -2,6 +2,7 @@
 /* Starting and stopping the runtime: configuration, worker threads, waiting
  * for every fiber to finish, and the graceful shutdown that cancels them. */
 #include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,20 +25,47 @@ int weft__parse_ulong(const char *s, unsigned long lo, unsigned long hi, unsigne
 	return 0;
 }
 
-/* Parse a decimal environment value in [lo, hi]; 0 if unset, -EINVAL if bad. */
+/* Why the last weft_init failed ("" after a success): weft_init_error. */
+static char init_err[192];
+
+/* Refuse weft_init with e, saying why: the text is kept for
+ * weft_init_error and written on the console, one line, since the person
+ * who set a variable or wrote the configuration reads it there (a program
+ * that prints only the number would tell them nothing). */
+static int refuse(int e, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(init_err, sizeof init_err, fmt, ap);
+	va_end(ap);
+	char line[sizeof init_err + 16];
+	int n = snprintf(line, sizeof line, "weft_init: %s\n", init_err);
+	if (n > 0)
+		shim_console_write(line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
+	return e;
+}
+
+const char *weft_init_error(void) { return init_err; }
+
+/* A decimal environment value in [lo, hi]: 1 with *out set, 0 if unset or
+ * empty, or weft_init refused (-EINVAL) naming the variable, its value and
+ * the range. */
 static int env_num(const char *name, unsigned long lo, unsigned long hi, unsigned long *out)
 {
 	const char *s = shim_getenv(name);
 	if (!s || !*s)
 		return 0;
-	int e = weft__parse_ulong(s, lo, hi, out);
-	return e ? e : 1;
+	if (weft__parse_ulong(s, lo, hi, out))
+		return refuse(-EINVAL, "%s=%.40s: not a whole number from %lu to %lu", name, s, lo,
+			      hi);
+	return 1;
 }
 
 int weft_init(const weft_config_t *cfg)
 {
 	if (atomic_load(&weft__rt.running))
-		return -EALREADY;
+		return refuse(-EALREADY, "already running (weft_shutdown first)");
+	init_err[0] = 0;
 	weft_config_t c = {0};
 	if (cfg)
 		c = *cfg;
@@ -51,26 +79,25 @@ int weft_init(const weft_config_t *cfg)
 			c.workers = WEFT_MAX_WORKERS;
 	}
 	if (c.workers > WEFT_MAX_WORKERS)
-		return -EINVAL;
+		return refuse(-EINVAL, "weft_config_t.workers %u: at most %d", c.workers,
+			      WEFT_MAX_WORKERS);
 	if (c.stack_size == 0) {
 		if ((e = env_num("WEFT_STACK_KB", MIN_STACK / 1024, MAX_STACK / 1024, &v)) < 0)
 			return e;
 		c.stack_size = e ? v * 1024 : DEFAULT_STACK;
 	}
 	if (c.stack_size < MIN_STACK || c.stack_size > MAX_STACK)
-		return -EINVAL;
+		return refuse(-EINVAL, "weft_config_t.stack_size %zu: not from %d to %zu bytes",
+			      c.stack_size, MIN_STACK, MAX_STACK);
 	/* arch_switch moves the stack pointer but not a hardware shadow stack:
 	 * with one on, the first return after a switch would fault. */
-	if (arch_shadow_stack_on()) {
-		static const char msg[] =
-			"weft: this process runs with a hardware shadow stack (x86 CET "
-			"SHSTK or arm64 GCS), which weft's context switch does not "
-			"support; weft_init refuses (-ENOTSUP). Run the program with "
-			"shadow stacks off (glibc: GLIBC_TUNABLES=glibc.cpu.x86_shstk=off) "
-			"and do not link it with -z shstk.\n";
-		shim_console_write(msg, sizeof msg - 1);
-		return -ENOTSUP;
-	}
+	if (arch_shadow_stack_on())
+		return refuse(-ENOTSUP,
+			      "this process runs with a hardware shadow stack (x86 CET "
+			      "SHSTK or arm64 GCS), which weft's context switch does not "
+			      "support. Run the program with shadow stacks off (glibc: "
+			      "GLIBC_TUNABLES=glibc.cpu.x86_shstk=off) and do not link it "
+			      "with -z shstk");
 	/* The guard below each stack: $WEFT_GUARD_KB, else the CPU's default
 	 * (the shim's ARCH_STACK_GUARD). Checked before anything is set up. */
 	unsigned long guard_kb = 0;
@@ -80,13 +107,19 @@ int weft_init(const weft_config_t *cfg)
 		guard_kb = v;
 	unsigned known = WEFT_CFG_VIRTUAL_CLOCK | WEFT_CFG_REAL_CLOCK | WEFT_CFG_HOST_LOOP |
 			 WEFT_CFG_NO_QUIT_DUMP;
-	if ((c.flags & ~known) || (c.flags & (WEFT_CFG_VIRTUAL_CLOCK | WEFT_CFG_REAL_CLOCK)) ==
-					  (WEFT_CFG_VIRTUAL_CLOCK | WEFT_CFG_REAL_CLOCK))
-		return -EINVAL;
+	if (c.flags & ~known)
+		return refuse(-EINVAL, "weft_config_t.flags 0x%x: unknown bits 0x%x", c.flags,
+			      c.flags & ~known);
+	if ((c.flags & (WEFT_CFG_VIRTUAL_CLOCK | WEFT_CFG_REAL_CLOCK)) ==
+	    (WEFT_CFG_VIRTUAL_CLOCK | WEFT_CFG_REAL_CLOCK))
+		return refuse(-EINVAL, "weft_config_t.flags: WEFT_CFG_VIRTUAL_CLOCK and "
+				       "WEFT_CFG_REAL_CLOCK together");
 	bool host = c.flags & WEFT_CFG_HOST_LOOP;
 	if (host) {
 		if (cfg && cfg->workers > 1)
-			return -EINVAL;
+			return refuse(-EINVAL,
+				      "weft_config_t.workers %u with WEFT_CFG_HOST_LOOP: 0 or 1",
+				      cfg->workers);
 		c.workers = 1;
 	}
 	bool virt = c.flags & WEFT_CFG_VIRTUAL_CLOCK;
@@ -94,38 +127,42 @@ int weft_init(const weft_config_t *cfg)
 		const char *clk = shim_getenv("WEFT_CLOCK");
 		if (clk && *clk && strcmp(clk, "real") != 0) {
 			if (strcmp(clk, "virtual") != 0)
-				return -EINVAL;
+				return refuse(-EINVAL, "WEFT_CLOCK=%.40s: not real or virtual",
+					      clk);
 			virt = true;
 		}
 	}
 	/* The stall detector's threshold: the configuration's, else
 	 * $WEFT_STALL_MS (0 there: off), else the default. */
 	if (c.stall_ms < WEFT_STALL_OFF || c.stall_ms > MAX_STALL_MS)
-		return -EINVAL;
+		return refuse(-EINVAL,
+			      "weft_config_t.stall_ms %d: not from 1 to %d, 0 (the default) or "
+			      "WEFT_STALL_OFF",
+			      c.stall_ms, MAX_STALL_MS);
 	if (c.stall_ms == 0) {
 		if ((e = env_num("WEFT_STALL_MS", 0, MAX_STALL_MS, &v)) < 0)
 			return e;
 		c.stall_ms = e ? (v ? (int)v : WEFT_STALL_OFF) : DEFAULT_STALL_MS;
 	}
-	/* The Linux shim's reactor backend, chosen at its first wait
-	 * (kernel-shim/linux/io.c): a bad name fails here, not there. Other
-	 * shims have one backend and ignore it. */
-	const char *io = shim_getenv("WEFT_IO");
-	if (io && *io && strcmp(io, "epoll") != 0 && strcmp(io, "uring") != 0)
-		return -EINVAL;
+	/* The shim's reactor backend, chosen at its first wait: a bad choice
+	 * fails here, not there. */
+	const char *io_err = shim_io_config_error();
+	if (io_err)
+		return refuse(-EINVAL, "%s", io_err);
 
 	/* calloc would give malloc's alignment (16), not the 64 the deque's
 	 * fields need against false sharing. sizeof is a multiple of 64. */
 	size_t wbytes = c.workers * sizeof(struct weft__worker);
 	struct weft__worker *ws = aligned_alloc(_Alignof(struct weft__worker), wbytes);
 	if (!ws)
-		return -ENOMEM;
+		return refuse(-ENOMEM, "no memory for %u workers", c.workers);
 	memset(ws, 0, wbytes);
 	(void)shim_stack_guard_set(guard_kb * 1024); /* in range: checked above */
 	e = shim_fault_init(weft__name_fault);
 	if (e) {
 		free(ws);
-		return e;
+		return refuse(e, "the stack overflow handler could not be set up (%s)",
+			      strerror(-e));
 	}
 	weft__rt.nworkers = c.workers;
 	weft__rt.stack_size = shim_stack_round(c.stack_size);
@@ -146,16 +183,19 @@ int weft_init(const weft_config_t *cfg)
 	weft__dump_init();
 	atomic_store(&weft__rt.running, 1);
 	unsigned started = 0;
+	const char *what = "worker thread";
 	for (; started < c.workers && !host; started++) {
 		e = shim_thread_start(&ws[started].thread, weft__worker_main, &ws[started]);
 		if (e)
 			break;
 	}
 	/* The host loop has no worker thread for the detector to sample. */
-	if (!e)
+	if (!e) {
+		what = "stall detector's thread";
 		e = weft__stall_start(
 			host || c.stall_ms == WEFT_STALL_OFF ? 0 : (int64_t)c.stall_ms * 1000000,
 			c.stall_fn, c.stall_ctx);
+	}
 	if (e) {
 		weft__workers_stop();
 		for (unsigned j = 0; j < started; j++)
@@ -164,7 +204,7 @@ int weft_init(const weft_config_t *cfg)
 		weft__vclock_start(false);
 		free(ws);
 		weft__rt.workers = NULL;
-		return e;
+		return refuse(e, "could not start the %s (%s)", what, strerror(-e));
 	}
 	/* SIGQUIT prints weft_dump (Linux), unless the program handles it
 	 * itself or opted out; a target without it (-ENOSYS) is no error. */

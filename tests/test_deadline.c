@@ -126,7 +126,7 @@ static void blockers_free(void)
 
 struct run {
 	int64_t d;
-	int thread; /* a plain thread: no mailbox of its own */
+	int thread;     /* a plain thread: no mailbox of its own */
 	_Atomic int at; /* the call being made (for a report if one waits) */
 	_Atomic int done;
 	int n;
@@ -141,13 +141,13 @@ static const char *current(struct run *r)
 	return at < NCALLS && r->name[at] ? r->name[at] : "?";
 }
 
-#define CALL(r, label, expr, expected)                       \
-	do {                                                 \
-		(r)->name[(r)->n] = (label);                 \
-		atomic_store(&(r)->at, (r)->n);              \
-		(r)->want[(r)->n] = (expected);              \
-		(r)->got[(r)->n] = (long)(expr);             \
-		(r)->n++;                                    \
+#define CALL(r, label, expr, expected)           \
+	do {                                     \
+		(r)->name[(r)->n] = (label);     \
+		atomic_store(&(r)->at, (r)->n);  \
+		(r)->want[(r)->n] = (expected);  \
+		(r)->got[(r)->n] = (long)(expr); \
+		(r)->n++;                        \
 	} while (0)
 
 static void *make_calls(void *arg)
@@ -223,8 +223,8 @@ static void test_past_deadlines_in_fiber(void **state)
 		weft_fiber_t f = wt_spawn(make_calls, &r);
 		int j = weft_fiber_join(f, wt_ms(ALL_CALLS_MS), NULL);
 		if (j != 0) {
-			print_message("fiber, deadline %lld: %s is still waiting\n",
-				      (long long)r.d, current(&r));
+			print_message("fiber, deadline %lld: %s is still waiting\n", (long long)r.d,
+				      current(&r));
 			fail();
 		}
 		check(&r, "fiber");
@@ -232,10 +232,7 @@ static void test_past_deadlines_in_fiber(void **state)
 	blockers_free();
 }
 
-static void *thread_calls(void *arg)
-{
-	return make_calls(arg);
-}
+static void *thread_calls(void *arg) { return make_calls(arg); }
 
 /* From a plain thread, which blocks on its own futex instead of parking. */
 static void test_past_deadlines_in_thread(void **state)
@@ -318,8 +315,7 @@ static void *stuck_fn(void *arg)
 }
 
 static int stragglers;
-static void count_straggler(uint64_t fiber, const char *name, const char *file, int line,
-			    void *ctx)
+static void count_straggler(uint64_t fiber, const char *name, const char *file, int line, void *ctx)
 {
 	(void)fiber, (void)name, (void)file, (void)line, (void)ctx;
 	stragglers++;

@@ -113,6 +113,96 @@ static void test_env_stack_kb(void **state)
 	unsetenv("WEFT_STACK_KB");
 }
 
+/* A refused weft_init says why: the variable or field, the value, and what
+ * is accepted, in weft_init_error and on the console. */
+struct init_case {
+	const char *var, *value; /* an environment variable, or NULL */
+	weft_config_t cfg;       /* used when var is NULL */
+	const char *says[3];     /* each must appear in the text */
+};
+
+static const struct init_case init_cases[] = {
+	{"WEFT_WORKERS", "abc", {0}, {"WEFT_WORKERS=abc", "from 1 to 16"}},
+	{"WEFT_WORKERS", "1000", {0}, {"WEFT_WORKERS=1000", "from 1 to 16"}},
+	{"WEFT_STACK_KB", "3", {0}, {"WEFT_STACK_KB=3", "from 4 to 1048576"}},
+	{"WEFT_GUARD_KB", "x", {0}, {"WEFT_GUARD_KB=x", "from 4 to"}},
+	{"WEFT_STALL_MS", "-1", {0}, {"WEFT_STALL_MS=-1", "from 0 to 3600000"}},
+	{"WEFT_CLOCK", "fake", {0}, {"WEFT_CLOCK=fake", "real or virtual"}},
+	{NULL, NULL, {.workers = 17}, {"workers 17", "at most 16"}},
+	{NULL, NULL, {.stack_size = 1024}, {"stack_size 1024", "from 4096"}},
+	{NULL, NULL, {.flags = 0x100}, {"flags 0x100", "unknown bits 0x100"}},
+	{NULL,
+	 NULL,
+	 {.flags = WEFT_CFG_VIRTUAL_CLOCK | WEFT_CFG_REAL_CLOCK},
+	 {"WEFT_CFG_VIRTUAL_CLOCK and WEFT_CFG_REAL_CLOCK"}},
+	{NULL, NULL, {.workers = 2, .flags = WEFT_CFG_HOST_LOOP}, {"workers 2", "0 or 1"}},
+	{NULL, NULL, {.stall_ms = -5}, {"stall_ms -5", "WEFT_STALL_OFF"}},
+};
+
+#if WT_LINUX
+#include <fcntl.h>
+/* What weft_init wrote on stderr while refusing c (Linux: fd 2 to a file). */
+static void console_of(const struct init_case *c, char *out, size_t cap)
+{
+	char path[] = "/tmp/weft-init-XXXXXX";
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	unlink(path);
+	fflush(stderr);
+	int saved = dup(2);
+	assert_true(saved >= 0);
+	assert_int_equal(dup2(fd, 2), 2);
+	int r = weft_init(c->var ? NULL : &c->cfg);
+	assert_int_equal(dup2(saved, 2), 2);
+	close(saved);
+	assert_int_equal(r, -EINVAL);
+	ssize_t n = pread(fd, out, cap - 1, 0);
+	close(fd);
+	out[n > 0 ? n : 0] = 0;
+}
+#endif
+
+static void test_init_errors_say_why(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < sizeof init_cases / sizeof init_cases[0]; i++) {
+		const struct init_case *c = &init_cases[i];
+		if (c->var)
+			setenv(c->var, c->value, 1);
+		assert_int_equal(weft_init(c->var ? NULL : &c->cfg), -EINVAL);
+		const char *why = weft_init_error();
+		for (int k = 0; k < 3 && c->says[k]; k++) {
+			if (!strstr(why, c->says[k]))
+				fail_msg("case %zu: \"%s\" does not say \"%s\"", i, why,
+					 c->says[k]);
+		}
+#if WT_LINUX
+		char line[256];
+		console_of(c, line, sizeof line);
+		char want[256];
+		snprintf(want, sizeof want, "weft_init: %s\n", why);
+		assert_string_equal(line, want);
+#endif
+		if (c->var)
+			unsetenv(c->var);
+	}
+	/* The reactor's backend, where the shim has a choice (Linux). */
+	if (WT_LINUX) {
+		setenv("WEFT_IO", "kqueue", 1);
+		assert_int_equal(weft_init(NULL), -EINVAL);
+		assert_non_null(strstr(weft_init_error(), "WEFT_IO=kqueue"));
+		assert_non_null(strstr(weft_init_error(), "epoll, uring"));
+		unsetenv("WEFT_IO");
+	}
+	/* A success clears it; a second init while running is refused too. */
+	assert_int_equal(weft_init(NULL), 0);
+	assert_string_equal(weft_init_error(), "");
+	assert_int_equal(weft_init(NULL), -EALREADY);
+	assert_non_null(strstr(weft_init_error(), "already running"));
+	assert_int_equal(weft_run(), 0);
+	assert_int_equal(weft_shutdown(), 0);
+}
+
 static void *park_on(void *arg)
 {
 	return (void *)(intptr_t)weft_future_await(arg, wt_ms(60000), NULL);
@@ -292,6 +382,7 @@ int main(void)
 		cmocka_unit_test(test_config_workers),
 		cmocka_unit_test(test_env_workers),
 		cmocka_unit_test(test_env_stack_kb),
+		cmocka_unit_test(test_init_errors_say_why),
 		cmocka_unit_test(test_shutdown_busy),
 		cmocka_unit_test(test_shutdown_ends_plain_thread_fd_wait),
 		cmocka_unit_test(test_spawn_enomem_keeps_running),

@@ -4,7 +4,8 @@
  * io_uring that cannot be set up (no io_uring in the kernel or under
  * qemu-user, a seccomp filter, kernel.io_uring_disabled, a kernel without
  * the features uring.c needs) leaves epoll in its place, said once on
- * stderr. weft_init has already refused a malformed $WEFT_IO (-EINVAL). */
+ * stderr. weft_init has already refused a malformed $WEFT_IO (-EINVAL),
+ * with shim_io_config_error's text. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdatomic.h>
@@ -24,6 +25,16 @@ const struct shim_io_ops *shim_io_choice(void)
 	if (strcmp(s, "uring") == 0)
 		return &shim_io_uring;
 	return NULL;
+}
+
+const char *shim_io_config_error(void)
+{
+	static char msg[160];
+	if (shim_io_choice())
+		return NULL;
+	snprintf(msg, sizeof msg, "WEFT_IO=%.64s: not a reactor backend (epoll, uring)",
+		 shim_getenv("WEFT_IO"));
+	return msg;
 }
 
 const struct shim_io_ops *shim_io_current(void) { return atomic_load(&cur); }
