@@ -329,11 +329,12 @@ CHECK_TESTS := $(if $(filter valgrind,$(VARIANT)),$(addprefix $(O)/tests/,$(VALG
 
 # Boards that boot from a bootloader (board.mk: IMAGES := yes) get, for each
 # example, a raw binary, a FIT image for U-Boot (the binary and the board's
-# device tree, board/<board>/board.dts, in configuration FIT_CONFIG), and a
-# check of the ELF and the FIT against board.h.
+# device tree, board/<board>/board.dts, in each configuration FIT_CONFIG
+# names, the first the default), and a check of the ELF and the FIT against
+# board.h.
 ifeq ($(IMAGES),yes)
 ifeq ($(FIT_CONFIG),)
-$(error board/$(TARGET)/board.mk: IMAGES := yes needs FIT_CONFIG, the FIT configuration's name)
+$(error board/$(TARGET)/board.mk: IMAGES := yes needs FIT_CONFIG, the FIT configurations' names)
 endif
 BOARD_IMAGES := $(foreach e,$(EXAMPLES),$(e).bin $(e).itb $(e).checked)
 all: $(BOARD_IMAGES)
@@ -350,10 +351,10 @@ $(O)/examples/%.bin: $(O)/examples/%
 	$(Q)$(OBJCOPY) -O binary $< $@
 $(O)/examples/%.itb: $(O)/examples/% $(O)/examples/%.bin $(BOARD_DTB) mk/fit.sh
 	@$(if $(Q),echo '  FIT     $@')
-	$(Q)mk/fit.sh $< $<.bin $(BOARD_DTB) $(FIT_CONFIG) $@ $(READELF)
+	$(Q)mk/fit.sh $< $<.bin $(BOARD_DTB) "$(FIT_CONFIG)" $@ $(READELF)
 $(O)/examples/%.checked: $(O)/examples/% $(O)/examples/%.itb $(BOARD_DTB) board/$(BOARD)/board.h \
 		mk/check-image.sh
-	$(Q)mk/check-image.sh $< board/$(BOARD)/board.h $(READELF) $(CC) $<.itb $(BOARD_DTB) $(FIT_CONFIG) \
+	$(Q)mk/check-image.sh $< board/$(BOARD)/board.h $(READELF) $(CC) $<.itb $(BOARD_DTB) "$(FIT_CONFIG)" \
 		&& touch $@
 
 # Run this configuration's suites; prints "<name>: N passed, N failed".
