@@ -285,6 +285,9 @@ $(ALLOC_WRAP_TESTS): TEST_WRAP := $(foreach f,malloc calloc realloc aligned_allo
 # test_netdev takes the network device's frames itself, and refuses them
 # as a full ring does.
 $(O)/tests/test_netdev: TEST_WRAP := -Wl,--wrap=shim_netdev_send
+# test_plic applies the PLIC specification's rule that QEMU leaves out (a
+# completion for a source that is not enabled is ignored) to the shim's calls.
+$(O)/tests/test_plic: TEST_WRAP := -Wl,--wrap=plic_complete
 # test_lwip_input calls into lwIP itself (tcp_input, as lwIP's own unit
 # tests do): it sees lwIP's headers and net/'s ("private": not the library's
 # objects, which this test's build may rebuild).
@@ -326,11 +329,12 @@ CHECK_TESTS := $(if $(filter valgrind,$(VARIANT)),$(addprefix $(O)/tests/,$(VALG
 
 # Boards that boot from a bootloader (board.mk: IMAGES := yes) get, for each
 # example, a raw binary, a FIT image for U-Boot (the binary and the board's
-# device tree, board/<board>/board.dts, in configuration FIT_CONFIG), and a
-# check of the ELF and the FIT against board.h.
+# device tree, board/<board>/board.dts, in each configuration FIT_CONFIG
+# names, the first the default), and a check of the ELF and the FIT against
+# board.h.
 ifeq ($(IMAGES),yes)
 ifeq ($(FIT_CONFIG),)
-$(error board/$(TARGET)/board.mk: IMAGES := yes needs FIT_CONFIG, the FIT configuration's name)
+$(error board/$(TARGET)/board.mk: IMAGES := yes needs FIT_CONFIG, the FIT configurations' names)
 endif
 BOARD_IMAGES := $(foreach e,$(EXAMPLES),$(e).bin $(e).itb $(e).checked)
 all: $(BOARD_IMAGES)
@@ -347,10 +351,10 @@ $(O)/examples/%.bin: $(O)/examples/%
 	$(Q)$(OBJCOPY) -O binary $< $@
 $(O)/examples/%.itb: $(O)/examples/% $(O)/examples/%.bin $(BOARD_DTB) mk/fit.sh
 	@$(if $(Q),echo '  FIT     $@')
-	$(Q)mk/fit.sh $< $<.bin $(BOARD_DTB) $(FIT_CONFIG) $@ $(READELF)
+	$(Q)mk/fit.sh $< $<.bin $(BOARD_DTB) "$(FIT_CONFIG)" $@ $(READELF)
 $(O)/examples/%.checked: $(O)/examples/% $(O)/examples/%.itb $(BOARD_DTB) board/$(BOARD)/board.h \
 		mk/check-image.sh
-	$(Q)mk/check-image.sh $< board/$(BOARD)/board.h $(READELF) $(CC) $<.itb $(BOARD_DTB) $(FIT_CONFIG) \
+	$(Q)mk/check-image.sh $< board/$(BOARD)/board.h $(READELF) $(CC) $<.itb $(BOARD_DTB) "$(FIT_CONFIG)" \
 		&& touch $@
 
 # Run this configuration's suites; prints "<name>: N passed, N failed".

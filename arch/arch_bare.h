@@ -57,6 +57,19 @@ void arch_hart_entry(void);
 void shim_hart_boot(unsigned long hartid, void *opaque);
 /* The time counter (rdtime) read by _start's first instruction. */
 extern uint64_t arch_boot_entry;
+/* The CPU's status word as the firmware handed it over (riscv64: sstatus
+ * at _start's entry), for the boot line. */
+extern uint64_t arch_boot_sstatus;
+
+/*
+ * The trap vector from _start's (and arch_hart_entry's) first instructions
+ * until the shim installs arch_trap_entry (trap.S): nothing may be set up
+ * (stack, global pointer), so it takes a stack of its own, saves a struct
+ * trap_frame there and calls shim__early_trap(frame), which reports the
+ * trap and must not return.
+ */
+void arch_early_trap(void);
+_Noreturn void shim__early_trap(struct trap_frame *f);
 
 /*
  * The trap vector (trap.S): the shim points the CPU's trap base at it

@@ -3,15 +3,19 @@
 # Check a bare-metal image against its board's memory map (board.h): entered
 # at BOARD_LOAD_ADDR, every loaded or allocated segment inside
 # [BOARD_LOAD_ADDR, BOARD_RAM_END_MAX), and room left above it for the heap
-# and the stacks. Then its FIT (mk/fit.sh): configuration CONFIG is the
-# default and names the kernel, loaded and entered at BOARD_LOAD_ADDR, and an
-# fdt (without one U-Boot's RISC-V bootm stops) that is the board's device
-# tree byte for byte, whose /memory starts at BOARD_RAM_BASE, ends at most at
+# and the stacks. Then its FIT (mk/fit.sh): the first of CONFIGS is the
+# default, and each of them is a configuration that names the same kernel,
+# loaded and entered at BOARD_LOAD_ADDR, and the same fdt (without one
+# U-Boot's RISC-V bootm stops) that is the board's device tree byte for
+# byte, whose /memory starts at BOARD_RAM_BASE, ends at most at
 # BOARD_RAM_END_MAX, and holds the image with the room above it.
 # Prints one line; exit 1 on a mismatch. Needs fdtget (device-tree-compiler).
-# Usage: mk/check-image.sh IMAGE.elf board/<target>/board.h READELF CC IMAGE.itb BOARD.dtb CONFIG
+# Usage: mk/check-image.sh IMAGE.elf board/<target>/board.h READELF CC IMAGE.itb BOARD.dtb CONFIGS
+#   CONFIGS: one word, or several separated by spaces (board.mk's FIT_CONFIG).
 set -eu
-elf=$1 header=$2 readelf=$3 cc=$4 itb=$5 dtb=$6 config=$7
+elf=$1 header=$2 readelf=$3 cc=$4 itb=$5 dtb=$6
+read -ra configs <<<"$7"
+config=${configs[0]:-}
 macro() {
 	local v
 	v=$(printf '#include "%s"\n%s\n' "$header" "$1" | "$cc" -E -P -x c - | tr -d 'UL ' | tail -n 1)
@@ -37,11 +41,23 @@ done < <("$readelf" -lW "$elf" | awk '$1 == "LOAD" { print $3, $6 }')
 [ "$lo" -ge "$load" ] || mismatch "a segment starts at $(hex "$lo"), below $(hex "$load")"
 [ "$hi" -le "$ram_end" ] || mismatch "the image ends at $(hex "$hi"), past $(hex "$ram_end")"
 
-# The FIT's configuration, its kernel and its fdt.
+# The FIT's configurations: the default, then each names the same kernel
+# and fdt as the first.
+[ -n "$config" ] || mismatch "no configuration name given"
 [ "$(get "$itb" /configurations default)" = "$config" ] ||
 	mismatch "$itb: the default configuration is not $config"
 kernel=$(get "$itb" "/configurations/$config" kernel)
 fdt=$(get "$itb" "/configurations/$config" fdt)
+for c in "${configs[@]:1}"; do
+	if ! fdtget -l "$itb" /configurations 2>/dev/null | grep -qxF -- "$c"; then
+		mismatch "$itb: no configuration $c"
+		continue
+	fi
+	[ "$(get "$itb" "/configurations/$c" kernel)" = "$kernel" ] ||
+		mismatch "$itb: configuration $c's kernel is not $config's ($kernel)"
+	[ "$(get "$itb" "/configurations/$c" fdt)" = "$fdt" ] ||
+		mismatch "$itb: configuration $c's fdt is not $config's (${fdt:-none})"
+done
 [ -n "$kernel" ] || mismatch "$itb: configuration $config has no kernel"
 if [ -n "$kernel" ]; then
 	for p in load entry; do
@@ -82,8 +98,8 @@ end=$ram_end
 [ "$tree_end" -gt 0 ] && [ "$tree_end" -lt "$end" ] && end=$tree_end
 free=$(((end - hi) / 1024))
 [ "$free" -ge 4096 ] || mismatch "only $free KiB of RAM left above the image"
-printf '%s: entry 0x%x, image 0x%x..0x%x (%d KiB), %d KiB free below 0x%x; %s: %s + %s: %s\n' \
+printf '%s: entry 0x%x, image 0x%x..0x%x (%d KiB), %d KiB free below 0x%x; %s: %s + %s in %d configuration(s): %s\n' \
 	"$(basename "$elf")" "$entry" "$lo" "$hi" $(((hi - lo) / 1024)) "$free" "$end" \
-	"$(basename "$itb")" "${kernel:-no kernel}" "${fdt:-no fdt}" \
+	"$(basename "$itb")" "${kernel:-no kernel}" "${fdt:-no fdt}" "${#configs[@]}" \
 	"$([ $fail = 0 ] && echo ok || echo MISMATCH)"
 exit $fail

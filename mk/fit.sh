@@ -5,10 +5,15 @@
 # address, a0 = hart id, a1 = the FIT's device tree after U-Boot's fix-ups
 # (/chosen bootargs). U-Boot's RISC-V bootm stops without a device tree.
 # Needs mkimage (u-boot-tools), which needs dtc (device-tree-compiler).
-# Usage: mk/fit.sh IMAGE.elf IMAGE.bin BOARD.dtb CONFIG OUT.itb READELF
-#   CONFIG: the configuration's name (board.mk's FIT_CONFIG), also the default.
+# Usage: mk/fit.sh IMAGE.elf IMAGE.bin BOARD.dtb CONFIGS OUT.itb READELF
+#   CONFIGS: the configurations' names, one word (board.mk's FIT_CONFIG)
+#   or several separated by spaces, each holding the same kernel and fdt;
+#   the first is also the default. A bootloader's `bootm ADDR#NAME` finds
+#   any of them.
 set -eu
-elf=$1 bin=$2 dtb=$3 config=$4 out=$5 readelf=$6
+elf=$1 bin=$2 dtb=$3 out=$5 readelf=$6
+read -ra configs <<<"$4"
+[ "${#configs[@]}" -gt 0 ] || { echo "fit.sh: no configuration name" >&2; exit 1; }
 entry=$("$readelf" -h "$elf" | awk '/Entry point address/ { print $4 }')
 [ -n "$entry" ] || { echo "fit.sh: no entry address in $elf" >&2; exit 1; }
 [ -s "$dtb" ] || { echo "fit.sh: no device tree $dtb" >&2; exit 1; }
@@ -43,12 +48,11 @@ cat >"$its" <<ITS
 		};
 	};
 	configurations {
-		default = "$config";
-		$config {
-			description = "weft";
-			kernel = "kernel-1";
-			fdt = "fdt-1";
-		};
+		default = "${configs[0]}";
+$(for c in "${configs[@]}"; do
+	printf '\t\t%s {\n\t\t\tdescription = "weft";\n' "$c"
+	printf '\t\t\tkernel = "kernel-1";\n\t\t\tfdt = "fdt-1";\n\t\t};\n'
+done)
 	};
 };
 ITS

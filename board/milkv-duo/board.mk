@@ -11,5 +11,9 @@ BOARD_CONSOLE := ns16550
 BOARD_DRIVERS := plic
 RUN :=
 IMAGES := yes
-# The configuration the stock sdboot boots: bootm 0x81400000#config-cv1800b_milkv_duo_sd
-FIT_CONFIG := config-cv1800b_milkv_duo_sd
+# The configurations stock cards' sdboot boots, `bootm ${uImage_addr}#NAME`,
+# by image generation: v1 SDK images, early 2023 ones, and (inferred from the
+# v2 SDK's board folder) v2 ones; the same kernel and fdt in each, the first
+# the default (mk/fit.sh; docs/boards/milkv-duo.md).
+FIT_CONFIG := config-cv1800b_milkv_duo_sd config-cv1800b_sophpi_duo_sd \
+	config-cv1800b_milkv_duo_musl_riscv64_sd

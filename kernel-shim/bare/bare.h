@@ -173,6 +173,17 @@ void clock_set_timer(int64_t deadline_ns); /* -1: none */
 void trap_init(void);
 void trap_hart_init(void *trap_top);
 
+/* The early boot's words (early.c), on the board's console with no lock:
+ * the boot line, first thing in shim_boot (it asks the SBI for its
+ * version and the hart's mvendorid, kept in boot_mvendorid: 0 if the SBI
+ * has no base extension), and the MMU line once satp is set, with the RAM
+ * the shim took (from the device tree, from_tree, or board.h's default). */
+extern uint64_t boot_mvendorid;
+void boot_line(unsigned long hartid, const void *dtb);
+void mmu_line(uintptr_t ram_base, uintptr_t ram_end, int from_tree);
+/* An exception's name ("illegal instruction"; fault.c). */
+const char *trap_cause_name(uint64_t cause);
+
 /* An exception (fault.c): report it and end the run. */
 _Noreturn void trap_fault(struct trap_frame *f);
 /* A demand fault that found no page (fault.c): report the address and the

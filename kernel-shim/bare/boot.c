@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* From start.S to main(): traps, console, TLS, the device tree, memory (heap,
- * pages, Sv39), the command line as environment, the interrupt controller
- * and the console's input, then main() on a guarded stack of its own, and exit() with what it
+/* From start.S to main(): the console and the boot line, TLS, traps, the
+ * device tree, memory (heap, pages, Sv39) and the MMU line, the command
+ * line as environment, the interrupt controller and the console's input,
+ * then main() on a guarded stack of its own, and exit() with what it
  * returns.
  *
  * RAM after boot, low to high: OpenSBI | the image | malloc's heap, growing
@@ -70,22 +71,31 @@ static void main_entry(void *arg)
 
 void shim_boot(unsigned long hartid, const void *dtb)
 {
+	/* The console first, and the boot line (early.c): a board that stops
+	 * after this has said who it is. The vector unit off, T-Head's too
+	 * once mvendorid says it is one (start.S did the ratified field). */
+	board_console_init();
+	boot_line(hartid, dtb);
+	vector_off(boot_mvendorid);
 	/* The running thread names its hart (thread.c), through its TLS:
-	 * first, before anything takes the shim lock. */
+	 * before anything takes the shim lock. Until trap_init, a trap is
+	 * start.S's early vector's (early.c). */
 	_init_tls(__tls_base);
 	_set_tls(__tls_base);
 	hart_boot_init(hartid);
 	thread_init(__tls_base);
 	trap_init();
-	board_console_init();
 
 	struct fdt_info fdt;
 	uintptr_t ram_end = BOARD_RAM_BASE + BOARD_RAM_SIZE_DEFAULT;
+	int from_tree = 0;
 	/* Only a tree in RAM is read: a bootloader may pass anything in a1. */
 	if ((uintptr_t)dtb < BOARD_RAM_BASE || (uintptr_t)dtb >= BOARD_RAM_END_MAX)
 		dtb = NULL;
-	if (fdt_parse(dtb, &fdt) == 0 && fdt.ram_size && fdt.ram_base == BOARD_RAM_BASE)
+	if (fdt_parse(dtb, &fdt) == 0 && fdt.ram_size && fdt.ram_base == BOARD_RAM_BASE) {
 		ram_end = (uintptr_t)(fdt.ram_base + fdt.ram_size);
+		from_tree = 1;
+	}
 	/* The device tree lies in RAM the page allocator is about to take. */
 	if (fdt.bootargs)
 		strncpy(bootargs, fdt.bootargs, sizeof bootargs - 1);
@@ -95,6 +105,7 @@ void shim_boot(unsigned long hartid, const void *dtb)
 	heap_init(free_start, ram_end);
 	page_init(free_start, ram_end);
 	vm_init(BOARD_RAM_BASE, ram_end);
+	mmu_line(BOARD_RAM_BASE, ram_end, from_tree);
 	env_from_bootargs();
 
 	/* Device interrupts: every PLIC source off for this hart's S-mode

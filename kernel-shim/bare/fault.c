@@ -3,8 +3,9 @@
  * page fault in a fiber's guard names the fiber and ends the run (as
  * abort() would, status 134), and so does a stack page that found no memory
  * when first touched (demand.c); any other exception prints its cause, sepc
- * and stval and ends the run with status 135. It runs on the hart's trap
- * stack (trap.c). */
+ * and stval and ends the run with status 135, a vector instruction (which
+ * traps as illegal: the vector unit is off) named first as such. It runs
+ * on the hart's trap stack (trap.c). */
 #include "bare.h"
 #include "shim.h"
 
@@ -23,7 +24,7 @@ int shim_fault_init(shim_fault_namer n)
 int shim_fault_thread_init(void) { return 0; }
 void shim_fault_thread_fini(void) {}
 
-static const char *cause_name(uint64_t c)
+const char *trap_cause_name(uint64_t c)
 {
 	static const char *const names[] = {"instruction address misaligned",
 					    "instruction access fault",
@@ -64,6 +65,39 @@ _Noreturn void trap_no_page(struct trap_frame *f)
 	board_exit(EXIT_OVERFLOW);
 }
 
+extern char __image_start[], __image_end[];
+
+/* The instruction that trapped as illegal: stval holds it where the CPU
+ * (or the firmware, which passes the trap on) puts it there, else it is
+ * read at sepc if that lies in the image. 0 if neither. */
+static uint32_t illegal_insn(const struct trap_frame *f)
+{
+	if ((f->stval & 3) == 3)
+		return (uint32_t)f->stval;
+	if (f->stval == 0 && f->sepc >= (uintptr_t)__image_start &&
+	    f->sepc + 4 <= (uintptr_t)__image_end && !(f->sepc & 1)) {
+		const volatile uint16_t *p = (const volatile uint16_t *)(uintptr_t)f->sepc;
+		return (uint32_t)p[0] | (uint32_t)p[1] << 16;
+	}
+	return 0;
+}
+
+/* A vector instruction: weft keeps the vector unit off (start.S,
+ * vector_off), so it traps here; say so by name. */
+static void vector_report(const struct trap_frame *f)
+{
+	uint32_t insn = illegal_insn(f);
+	if ((insn & 3) != 3 || !insn_is_vector(insn))
+		return;
+	bare_puts("weft: vector instruction ");
+	bare_put_hex(insn);
+	bare_puts(" at sepc ");
+	bare_put_hex(f->sepc);
+	bare_puts(": weft runs with the vector unit off (sstatus.VS) and does not save vector "
+		  "registers across a thread switch, so code built for vector instructions "
+		  "cannot run on it (docs/decisions/vector-state.md)\n");
+}
+
 _Noreturn void trap_fault(struct trap_frame *f)
 {
 	uint64_t cause = f->scause;
@@ -80,10 +114,12 @@ _Noreturn void trap_fault(struct trap_frame *f)
 			board_exit(EXIT_OVERFLOW);
 		}
 	}
+	if (cause == EXC_ILLEGAL)
+		vector_report(f);
 	bare_puts("weft: unexpected trap: cause ");
 	bare_put_dec(cause);
 	bare_puts(" (");
-	bare_puts(cause_name(cause));
+	bare_puts(trap_cause_name(cause));
 	bare_puts("), sepc ");
 	bare_put_hex(f->sepc);
 	bare_puts(", stval ");

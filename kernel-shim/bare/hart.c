@@ -45,6 +45,7 @@ void shim_hart_boot(unsigned long hartid, void *opaque)
 {
 	struct hart *h = opaque;
 	(void)hartid;
+	vector_off(boot_mvendorid); /* T-Head's field too (start.S did the ratified one) */
 	vm_hart_init();
 	trap_hart_init(h->trap_top);
 	atomic_fetch_or_explicit(&translating, 1ul << h->hartid, memory_order_release);

@@ -60,7 +60,13 @@ void irq_unregister(unsigned irq)
 /* Claim until the PLIC has nothing more for this context (the boot
  * hart's: the only one that takes external interrupts). A source with no
  * handler (one that firmware left enabled) is disabled, once, with a
- * message: it would otherwise interrupt forever.
+ * message: it would otherwise interrupt forever. Its claim is completed
+ * first, while it is still enabled: the PLIC specification lets a
+ * completion for a source that is not enabled for the context be ignored,
+ * which would leave that source's gateway claimed for good, so that it
+ * never interrupted again, even for a driver that registers it later
+ * (QEMU's PLIC takes the completion anyway; Linux's plic_irq_eoi enables
+ * a disabled source around its completion for the same reason).
  * Bounded, so that the idle loop in thread.c looks at its threads between
  * rounds even while a device keeps interrupting. */
 void trap_external(void)
@@ -72,13 +78,14 @@ void trap_external(void)
 			break;
 		if (irq <= BOARD_PLIC_NDEV && handlers[irq].fn) {
 			handlers[irq].fn(handlers[irq].arg);
+			plic_complete(irq);
 		} else {
+			plic_complete(irq);
 			plic_disable(irq);
 			bare_puts("weft: interrupt from PLIC source ");
 			bare_put_dec(irq);
 			bare_puts(" with no handler: disabled\n");
 		}
-		plic_complete(irq);
 	}
 	big_unlock(on);
 }

@@ -25,7 +25,12 @@
 #define SSTATUS_SIE (1ull << 1)
 #define SSTATUS_SPIE (1ull << 5)
 #define SSTATUS_SPP (1ull << 8)
+/* The vector unit's state; Off (0): every vector instruction traps. */
+#define SSTATUS_VS (3ull << 9)
 #define SSTATUS_FS_INITIAL (1ull << 13)
+/* The vector state field of T-Head's cores (the C906's XTheadVector, RVV
+ * 0.7.1), where the ratified VS field above is unused: bits 24:23. */
+#define SSTATUS_VS_THEAD (3ull << 23)
 #define SSTATUS_SUM (1ull << 18)
 #define SIE_SSIE (1ull << 1)
 #define SIE_STIE (1ull << 5)
@@ -48,6 +53,52 @@
 #define EXC_INST_PAGE 12
 #define EXC_LOAD_PAGE 13
 #define EXC_STORE_PAGE 15
+
+/* mvendorid (SBI's get_mvendorid) of T-Head, whose cores have th.sxstatus
+ * (CSR 0x5c0; T-Head's extension specification: present wherever mvendorid
+ * is this), and whose bit 21, MAEE, says the page-table entries' bits
+ * 63..59 are memory attributes (the C906's XTheadMae). */
+#define MVENDORID_THEAD 0x5b7
+#define TH_SXSTATUS_MAEE (1ull << 21)
+
+/* th.sxstatus: only on a core whose mvendorid is MVENDORID_THEAD, where it
+ * exists (elsewhere 0x5c0 traps, or is some other vendor's CSR). */
+static inline uint64_t th_sxstatus_read(void)
+{
+	uint64_t v;
+	__asm__ volatile("csrr %0, 0x5c0" : "=r"(v));
+	return v;
+}
+
+/* The vector unit off on this hart: every vector instruction then traps
+ * (illegal instruction) instead of running with state that nothing saves
+ * across a thread switch (docs/decisions/vector-state.md). start.S clears
+ * the ratified field; T-Head's field once mvendorid is known. */
+static inline void vector_off(uint64_t mvendorid)
+{
+	csr_clear(sstatus, SSTATUS_VS);
+	if (mvendorid == MVENDORID_THEAD)
+		csr_clear(sstatus, SSTATUS_VS_THEAD);
+}
+
+/* 1 if insn (32 bits) is a vector instruction, ratified (RVV 1.0) or
+ * T-Head's 0.7.1, which share the encodings this looks at: the OP-V major
+ * opcode (arithmetic, vsetvl{i}), loads and stores on the FP opcodes with
+ * a vector width (0, 5, 6, 7; scalar FP uses 1..4), and the CSR
+ * instructions on the vector CSRs (vstart, vxsat, vxrm, vcsr, vl, vtype,
+ * vlenb). */
+static inline int insn_is_vector(uint32_t insn)
+{
+	uint32_t op = insn & 0x7f, f3 = (insn >> 12) & 7, csr = insn >> 20;
+	if (op == 0x57)
+		return 1;
+	if ((op == 0x07 || op == 0x27) && (f3 == 0 || f3 >= 5))
+		return 1;
+	if (op == 0x73 && f3 != 0 && f3 != 4)
+		return (csr >= 0x008 && csr <= 0x00a) || csr == 0x00f ||
+		       (csr >= 0xc20 && csr <= 0xc22);
+	return 0;
+}
 
 /* Interrupts off; returns whether they were on. */
 static inline int irq_save(void)

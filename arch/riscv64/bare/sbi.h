@@ -37,6 +37,17 @@ static inline struct sbiret sbi_call(long eid, long fid, long a0, long a1, long 
 #define SBI_EXT_IPI 0x735049
 #define SBI_EXT_RFENCE 0x52464E43
 
+/* The base extension (every SBI since 0.2 has it; an SBI 0.1 answers
+ * SBI_ERR_NOT_SUPPORTED): the specification's version (major in bits
+ * 30:24, minor in 23:0), the implementation's id (1: OpenSBI, whose
+ * version is major << 16 | minor) and version, and the hart's mvendorid. */
+#define SBI_BASE_SPEC_VERSION 0
+#define SBI_BASE_IMPL_ID 1
+#define SBI_BASE_IMPL_VERSION 2
+#define SBI_BASE_MVENDORID 4
+#define SBI_IMPL_OPENSBI 1
+static inline struct sbiret sbi_base(long fid) { return sbi_call(SBI_EXT_BASE, fid, 0, 0, 0); }
+
 #define SBI_SRST_SHUTDOWN 0
 #define SBI_SRST_REASON_NONE 0
 #define SBI_SRST_REASON_FAILURE 1

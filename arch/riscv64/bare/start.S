@@ -5,13 +5,17 @@
  *
  * The first instructions of an S-mode payload. picolibc's crt0 touches mstatus
  * and so cannot run in S-mode; this one sets up only what C needs: gp, a boot
- * stack, the FPU enabled (sstatus.FS), interrupts off, bss cleared. The image
+ * stack, the FPU enabled (sstatus.FS), the vector unit off (sstatus.VS: see
+ * vector_off in arch_bare_cpu.h), interrupts off, bss cleared. The image
  * is loaded in RAM where it runs, so .data needs no copy. Then C takes over in
  * shim_boot (kernel-shim/bare/boot.c), which never returns.
  *
  * Its first instruction reads the time counter into arch_boot_entry (in
  * .data: the bss clear below leaves it), the firmware's hand-off on the
- * guest clock, for WEFT_BOOT_TIME's report (boot.c).
+ * guest clock, for WEFT_BOOT_TIME's report (boot.c); its next ones point
+ * stvec at arch_early_trap (trap.S), so that a trap before the shim's own
+ * handler is installed is reported, not a hang, and keep sstatus as the
+ * firmware left it in arch_boot_sstatus, for the boot line (early.c).
  *
  * One hart boots: the first to swap boot_lottery. Firmware may send more
  * than one hart here (an SBI without HSM does by design, and QEMU's OpenSBI
@@ -28,6 +32,12 @@ _start:
 	.cfi_startproc
 	.cfi_undefined ra
 	rdtime	t2
+.option push
+.option norelax
+	la	t0, arch_early_trap
+.option pop
+	csrw	stvec, t0
+	csrr	t3, sstatus
 	csrw	sie, zero
 	la	t0, boot_lottery
 	li	t1, 1
@@ -41,11 +51,15 @@ _start:
 	csrc	sstatus, t0
 	li	t0, 1 << 13		/* FS = Initial: the FPU is usable */
 	csrs	sstatus, t0
+	li	t0, 3 << 9		/* VS = Off */
+	csrc	sstatus, t0
 	fscsr	zero
 	la	sp, boot_stack_top
 	mv	tp, zero
 	la	t0, arch_boot_entry
 	sd	t2, 0(t0)
+	la	t0, arch_boot_sstatus
+	sd	t3, 0(t0)
 
 	la	t0, __bss_start
 	la	t1, __bss_end
@@ -70,8 +84,9 @@ _start:
 /*
  * A secondary hart, started by sbi_hart_start (kernel-shim/bare/hart.c)
  * with translation off and interrupts off: opaque's first word is the top
- * of the stack it boots on. The same set-up as _start but the bss and the
- * time stamp, then shim_hart_boot(hartid, opaque), which never returns.
+ * of the stack it boots on. The same set-up as _start (the early trap
+ * vector first) but the bss, the time stamp and the firmware's sstatus,
+ * then shim_hart_boot(hartid, opaque), which never returns.
  */
 	.text
 	.globl	arch_hart_entry
@@ -84,11 +99,15 @@ arch_hart_entry:
 .option norelax
 	la	gp, __global_pointer$
 .option pop
+	la	t0, arch_early_trap
+	csrw	stvec, t0
 	csrw	sie, zero
 	li	t0, 2			/* SIE */
 	csrc	sstatus, t0
 	li	t0, 1 << 13		/* FS = Initial */
 	csrs	sstatus, t0
+	li	t0, 3 << 9		/* VS = Off */
+	csrc	sstatus, t0
 	fscsr	zero
 	ld	sp, 0(a1)
 	mv	tp, zero
@@ -105,6 +124,14 @@ arch_hart_entry:
 arch_boot_entry:
 	.dword	0
 	.size	arch_boot_entry, 8
+
+	.section .data.arch_boot_sstatus, "aw", @progbits
+	.p2align 3
+	.globl	arch_boot_sstatus
+	.type	arch_boot_sstatus, @object
+arch_boot_sstatus:
+	.dword	0
+	.size	arch_boot_sstatus, 8
 
 	/* Nonzero once a hart has entered _start: in .data, which the bss
 	 * clear leaves. */

@@ -128,6 +128,49 @@ arch_trap_entry:
 	RESTORE_AND_SRET
 	.size	arch_trap_entry, .-arch_trap_entry
 
+/*
+ * void arch_early_trap(void): stvec from _start's first instructions (and
+ * arch_hart_entry's) until the shim installs arch_trap_entry. Nothing is
+ * set up yet: the interrupted sp and gp may be anything, and sscratch is
+ * not yet the trap stack's. So it takes a stack of its own, saves a
+ * struct trap_frame there, sets gp and calls shim__early_trap, which
+ * reports the trap and ends the run: it never returns. One stack for
+ * every hart: a second hart's early trap at the same moment would share
+ * it (only the boot hart runs that early, bar a firmware's stray hart
+ * that touches nothing).
+ */
+	.globl	arch_early_trap
+	.type	arch_early_trap, @function
+	.p2align 4
+arch_early_trap:
+	csrw	sscratch, sp
+.option push
+.option norelax
+	la	sp, early_trap_stack_top
+.option pop
+	addi	sp, sp, -TRAP_FRAME_SIZE
+	SAVE_GPRS
+	sd	zero, TRAP_X(0)(sp)
+	csrr	t0, sscratch
+	sd	t0, TRAP_X(2)(sp)
+	csrr	t0, sepc
+	sd	t0, TRAP_SEPC(sp)
+	csrr	t0, sstatus
+	sd	t0, TRAP_SSTATUS(sp)
+	csrr	t0, scause
+	sd	t0, TRAP_SCAUSE(sp)
+	csrr	t0, stval
+	sd	t0, TRAP_STVAL(sp)
+.option push
+.option norelax
+	la	gp, __global_pointer$
+.option pop
+	mv	a0, sp
+	call	shim__early_trap
+1:	wfi
+	j	1b
+	.size	arch_early_trap, .-arch_early_trap
+
 	.globl	arch_preempt_resume
 	.type	arch_preempt_resume, @function
 	.p2align 2
@@ -210,5 +253,11 @@ arch_preempt_resume:
 	/* Interrupts stay off until sret: the frame's sstatus has SPIE set. */
 	RESTORE_AND_SRET
 	.size	arch_preempt_resume, .-arch_preempt_resume
+
+	.section .bss.early_trap_stack, "aw", @nobits
+	.p2align 4
+early_trap_stack:
+	.space	4096
+early_trap_stack_top:
 
 	.section .note.GNU-stack,"",@progbits
