@@ -482,12 +482,14 @@ install: lib
 		ln -sf libweft.so.$(WEFT_VERSION) $(DESTDIR)$(PREFIX)/lib/$(WEFT_SONAME) && \
 		ln -sf $(WEFT_SONAME) $(DESTDIR)$(PREFIX)/lib/libweft.so)
 	$(Q)sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(WEFT_VERSION)|' \
-		-e 's|@LIBS@|$(strip $(LIBS))|' mk/weft.pc.in >$(DESTDIR)$(PREFIX)/lib/pkgconfig/weft.pc
+		-e 's|@LIBS@|$(strip $(LIBS))|' -e 's|@CFLAGS@|$(strip $(CFLAGS_FIBER))|' \
+		mk/weft.pc.in >$(DESTDIR)$(PREFIX)/lib/pkgconfig/weft.pc
 	$(Q)sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(WEFT_VERSION)|' \
-		-e 's|@LIBS@|$(strip $(LIBS))|' mk/weft-static.pc.in \
-		>$(DESTDIR)$(PREFIX)/lib/pkgconfig/weft-static.pc
-	$(Q)sed -e 's|@LIBS@|$(subst $(EMPTY) $(EMPTY),;,$(strip $(LIBS)))|' mk/weftConfig.cmake.in \
-		>$(DESTDIR)$(PREFIX)/lib/cmake/weft/weftConfig.cmake
+		-e 's|@LIBS@|$(strip $(LIBS))|' -e 's|@CFLAGS@|$(strip $(CFLAGS_FIBER))|' \
+		mk/weft-static.pc.in >$(DESTDIR)$(PREFIX)/lib/pkgconfig/weft-static.pc
+	$(Q)sed -e 's|@LIBS@|$(subst $(EMPTY) $(EMPTY),;,$(strip $(LIBS)))|' \
+		-e 's|@CFLAGS@|$(subst $(EMPTY) $(EMPTY),;,$(strip $(CFLAGS_FIBER)))|' \
+		mk/weftConfig.cmake.in >$(DESTDIR)$(PREFIX)/lib/cmake/weft/weftConfig.cmake
 	$(Q)sed -e 's|@VERSION@|$(WEFT_VERSION)|' mk/weftConfigVersion.cmake.in \
 		>$(DESTDIR)$(PREFIX)/lib/cmake/weft/weftConfigVersion.cmake
 	$(if $(and $(SOLIB),$(if $(DESTDIR),,y)),$(Q)$(if $(filter /usr /usr/local,$(PREFIX)), \

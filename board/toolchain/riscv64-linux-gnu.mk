@@ -7,7 +7,10 @@ CROSS_ARCH := riscv64
 AR := riscv64-linux-gnu-ar
 # gcc 12 emits no stack-clash probes on riscv64 (the flag is kept for a gcc
 # that does): the guard below each stack is 64 KiB instead (ARCH_STACK_GUARD).
-CFLAGS_ARCH := -fstack-clash-protection
+# CFLAGS_FIBER: what code on a fiber's stack needs, weft's and the user's
+# (the installed weft.pc's Cflags and the CMake target's options).
+CFLAGS_FIBER := -fstack-clash-protection
+CFLAGS_ARCH := $(CFLAGS_FIBER)
 LDFLAGS_ARCH := -static
 DEPS := cross riscv64 $(LIBC)
 RUN := qemu-riscv64
