@@ -123,6 +123,9 @@ for t in linux-x86_64 linux-aarch64 linux-riscv64; do
 done
 step "gdb: info fibers, fiber N bt (tests/gdb/check.sh)" \
 	"TARGET=qemu-virt build/qemu-virt/tests/gdb/parked" timeout 900 tests/gdb/check.sh
+# valgrind on a normal build: the examples show no memcheck error
+# (tests/link/valgrind_default.sh).
+step "tests/link/valgrind_default.sh" "$x86 all" tests/link/valgrind_default.sh build/linux-x86_64
 # Fiber stacks registered with valgrind, a chosen set of suites under
 # memcheck, any error a failure (make VARIANT=valgrind check).
 step "make $x86 VARIANT=valgrind check" "$x86 VARIANT=valgrind tests" \
