@@ -133,6 +133,9 @@ LWIP_SRCS := $(COREFILES) $(CORE4FILES) $(LWIPDIR)/netif/ethernet.c
 LWIP_INC := -Inet/port -I$(LWIP_TREE)/include
 LWIP_OBJS := $(patsubst $(LWIPDIR)/%.c,$(O)/lwip/%.o,$(LWIP_SRCS))
 LWIP_PIC_OBJS := $(patsubst $(LWIPDIR)/%.c,$(O)/lwip-pic/%.o,$(LWIP_SRCS))
+# Every object of the library, lwIP's too, is built with hidden visibility
+# (the library's edge, below): set before LWIP_CFLAGS reads it.
+LIB_VISIBILITY := -fvisibility=hidden
 # lwIP's own code with its own dialect; warnings stay on and are errors.
 LWIP_CFLAGS := -std=gnu11 $(WARN) -Wno-unused-parameter $(CFLAGS) $(CFLAGS_ARCH) $(SAN) \
 	$(LIB_VISIBILITY) $(LWIP_INC) $(BOARD_INC) -MMD -MP
@@ -159,7 +162,6 @@ INTERNAL_LIB := $(O)/libweft-internal.a
 # for the C library), so there libweft.a is the objects as they are.
 OBJCOPY ?= $(AR:ar=objcopy)
 NM ?= $(AR:ar=nm)
-LIB_VISIBILITY := -fvisibility=hidden
 
 TEST_SRCS := $(filter-out tests/testutil.c,$(wildcard tests/test_*.c))
 TESTS := $(patsubst tests/%.c,$(O)/tests/%,$(TEST_SRCS))

@@ -18,6 +18,7 @@
 
 	.text
 	.globl	arch_switch
+	.hidden	arch_switch
 	.type	arch_switch, %function
 	.p2align 4
 arch_switch:
@@ -101,6 +102,7 @@ arch_switch:
 /* The first code a new context runs: frame.c left entry in x19, its argument
  * in x20. Unwinders stop here. */
 	.globl	arch_fiber_start
+	.hidden	arch_fiber_start
 	.type	arch_fiber_start, %function
 	.p2align 4
 arch_fiber_start:
@@ -112,6 +114,7 @@ arch_fiber_start:
 	 * undefined: the walk ends), not at the end of arch_switch. */
 	nop
 	.globl	arch_fiber_entry
+	.hidden	arch_fiber_entry
 arch_fiber_entry:
 	hint	#38		/* bti jc */
 	mov	x29, #0

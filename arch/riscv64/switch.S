@@ -14,6 +14,7 @@
 
 	.text
 	.globl	arch_switch
+	.hidden	arch_switch
 	.type	arch_switch, @function
 	.p2align 2
 arch_switch:
@@ -143,6 +144,7 @@ arch_switch:
 /* The first code a new context runs: frame.c left entry in s1, its argument
  * in s2. Unwinders stop here. */
 	.globl	arch_fiber_start
+	.hidden	arch_fiber_start
 	.type	arch_fiber_start, @function
 	.p2align 2
 arch_fiber_start:
@@ -154,6 +156,7 @@ arch_fiber_start:
 	 * undefined: the walk ends), not at the end of arch_switch. */
 	nop
 	.globl	arch_fiber_entry
+	.hidden	arch_fiber_entry
 arch_fiber_entry:
 	li	s0, 0
 	mv	a0, s2

@@ -31,6 +31,7 @@
 #endif
 	.text
 	.globl	arch_switch
+	.hidden	arch_switch
 	.type	arch_switch, @function
 	.p2align 4
 arch_switch:
@@ -94,6 +95,7 @@ arch_switch:
  * argument in r13, and rsp 16-byte aligned. Unwinders stop here.
  */
 	.globl	arch_fiber_start
+	.hidden	arch_fiber_start
 	.type	arch_fiber_start, @function
 	.p2align 4
 arch_fiber_start:
@@ -105,6 +107,7 @@ arch_fiber_start:
 	 * undefined: the walk ends), not at the end of arch_switch. */
 	nop
 	.globl	arch_fiber_entry
+	.hidden	arch_fiber_entry
 arch_fiber_entry:
 	endbr64
 	movq	%r13, %rdi

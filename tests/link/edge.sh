@@ -23,6 +23,18 @@ sed -n 's/^WEFT_API [^(]*[ *]\(weft_[a-z0-9_]*\)(.*/\1/p' include/*.h | sort -u 
 n=$(wc -l <"$tmp/api")
 if [ "$n" -gt 50 ]; then ok "the headers declare $n public functions"; else bad "only $n WEFT_API functions found in include/"; fi
 
+# Every object of the library is built with hidden visibility, lwIP's too:
+# no global it defines is default-visible unless it is public.
+vis=$(for o in "$b"/pic/*/*.o "$b"/pic/*/*/*.o "$b"/lwip-pic/*/*.o "$b"/lwip-pic/*/*/*.o; do
+	[ -f "$o" ] && readelf -sW "$o" | awk '$5 == "GLOBAL" && $6 == "DEFAULT" && $7 != "UND" {print $8}'
+done | sort -u | comm -23 - "$tmp/api")
+nlwip=$(find "$b"/lwip-pic -name '*.o' 2>/dev/null | wc -l)
+if [ "$nlwip" -gt 0 ] && [ -z "$vis" ]; then
+	ok "every object's globals are hidden but the public functions (lwIP's $nlwip objects included)"
+else
+	bad "default-visible globals that are not public ($nlwip lwIP objects): $(echo "$vis" | head -8 | tr '\n' ' ')"
+fi
+
 check_syms() { # what file list
 	if diff -u "$tmp/api" "$3" >"$tmp/diff"; then
 		ok "$1 defines exactly the $n public functions ($2)"

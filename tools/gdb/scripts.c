@@ -13,6 +13,7 @@
  * an archive, whose members come in only when something refers to them. */
 __asm__(".pushsection .debug_gdb_scripts, \"MS\", @progbits, 1\n"
 	".globl weft__gdb_scripts\n"
+	".hidden weft__gdb_scripts\n"
 	"weft__gdb_scripts:\n"
 	".byte 4\n"
 	".ascii \"weft-gdb.py\\n\"\n"
