@@ -8,7 +8,8 @@
 # ELF, its .bin and its FIT .itb. The qemu-virt images boot on
 # qemu-system-riscv64 with a command line whose plain words must arrive as
 # argv and whose NAME=value word as the environment (and, after "--", every
-# word as argv); the Duo's images must pass mk/check-image.sh. Then make
+# word as argv), the ELF under OpenSBI and the FIT through U-Boot as the Duo
+# boots it; the Duo's images must pass mk/check-image.sh. Then make
 # uninstall of one board keeps the other's headers, and of both leaves no
 # file behind.
 # Last line: "firmware: N passed, M failed".
@@ -78,29 +79,40 @@ build()
 	fi
 }
 
-# boot IMAGE EXPECTED WORDS...: boot IMAGE on qemu-virt with WORDS on its
-# command line; it must exit 0 and print EXPECTED's lines, in order.
+# boot LABEL EXPECTED COMMAND...: COMMAND boots an image; it must exit 0
+# having printed EXPECTED's lines, in order.
 boot()
 {
-	local img=$1 expect=$2 out got
+	local label=$1 expect=$2 out got rc
 	shift 2
-	out=$(QEMU_TIMEOUT=120 qemu/run-qemu-virt.sh "$img" "$@" 2>&1)
-	local rc=$?
+	out=$("$@" 2>&1)
+	rc=$?
 	got=$(printf '%s\n' "$out" | grep -E '^weft: [0-9]+ argument|^[a-z]+, ' | sed 's/ (fiber [0-9]*)$//')
 	if [ $rc -eq 0 ] && [ "$got" = "$expect" ]; then
-		ok "booted with '$*': $(printf '%s' "$got" | tr '\n' ';')"
+		ok "$label: $(printf '%s' "$got" | tr '\n' ';')"
 	else
-		bad "booted with '$*': exit $rc, printed '$(printf '%s' "$got" | tr '\n' ';')', not '$(printf '%s' "$expect" | tr '\n' ';')'"
+		bad "$label: exit $rc, printed '$(printf '%s' "$got" | tr '\n' ';')', not '$(printf '%s' "$expect" | tr '\n' ';')'"
 		printf '%s\n' "$out" | tail -8
 	fi
 }
+# qemu IMAGE WORDS...: IMAGE booted by OpenSBI, WORDS on its command line.
+# shellcheck disable=SC2317 # called through boot
+qemu() { QEMU_TIMEOUT=120 qemu/run-qemu-virt.sh "$@"; }
 
+qconfig=$(var qemu-virt FIT_CONFIG)
 for how in cmake pkg-config; do
 	d=$tmp/$how-qemu-virt
 	build "$how" qemu-virt "$d" || continue
-	boot "$d/hello" $'weft: 2 argument(s)\nhowdy, alpha\nhowdy, beta' GREETING=howdy alpha beta
-	boot "$d/hello" $'weft: 2 argument(s)\nhello, one\nhello, X=y' rootwait -- one X=y
-	boot "$d/hello" 'weft: 0 argument(s)' WEFT_WORKERS=2
+	boot "$how: booted with 'GREETING=howdy alpha beta'" \
+		$'weft: 2 argument(s)\nhowdy, alpha\nhowdy, beta' qemu "$d/hello" GREETING=howdy alpha beta
+	boot "$how: booted with 'rootwait -- one X=y'" \
+		$'weft: 2 argument(s)\nhello, one\nhello, X=y' qemu "$d/hello" rootwait -- one X=y
+	boot "$how: booted with 'WEFT_WORKERS=2'" 'weft: 0 argument(s)' qemu "$d/hello" WEFT_WORKERS=2
+	# The FIT the image step made, through U-Boot as the Duo boots it
+	# (qemu/run-qemu-uboot.sh), the words set in U-Boot's bootargs.
+	boot "$how: hello.itb through U-Boot's bootm #$qconfig, bootargs 'GREETING=hey rootwait -- one two'" \
+		$'weft: 2 argument(s)\nhey, one\nhey, two' env QEMU_TIMEOUT=120 qemu/run-qemu-uboot.sh "$d/hello.itb" \
+		"setenv bootargs \"GREETING=hey rootwait -- one two\"; bootm 0x81400000#$qconfig"
 done
 readelf=$(var milkv-duo READELF) cc=$(var milkv-duo CC) config=$(var milkv-duo FIT_CONFIG)
 for how in cmake pkg-config; do
