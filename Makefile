@@ -184,7 +184,8 @@ $(O)/pic/%.o: % $(DEPS_MK)
 # A bare-metal image links libweft.a as an archive: ask for the member
 # that holds the section (on Linux, libweft.a is one object anyway).
 ifeq ($(SHIM),bare)
-ALL_LDFLAGS += -Wl,-u,weft__gdb_scripts
+LDFLAGS_BARE := -Wl,-u,weft__gdb_scripts
+ALL_LDFLAGS += $(LDFLAGS_BARE)
 endif
 # The assembler includes the script with .incbin: a dependency make sees.
 $(O)/obj/tools/gdb/scripts.c.o $(O)/pic/tools/gdb/scripts.c.o: tools/gdb/weft-gdb.py
@@ -461,20 +462,45 @@ footprint:
 # Into the live system (no DESTDIR) under /usr or /usr/local, ldconfig then
 # updates the loader's cache (as root), so a program linked with -lweft
 # starts; another prefix is not on the loader's path, which make says.
-# make install PREFIX=/usr/local DESTDIR=; make uninstall with the same.
-# Linux targets only: a bare-metal program is built in this tree, with its
-# board's linker script and start-up code.
+# A bare-metal board installs what makes a program outside the tree an
+# image for it (docs/first-firmware.md): the headers; in lib/weft/<board>/
+# its libweft.a (the start code, start.S, is in it: the linker script's
+# ENTRY pulls it in), link.ld and payload.ld; lib/pkgconfig/weft-<board>.pc;
+# and in share/weft/ the board's device tree (<board>.dtb), a CMake
+# toolchain file (<board>.cmake, with weft_image()) and the image step
+# (<board>-image: ELF -> .bin -> FIT .itb, with fit.sh). Several boards
+# and a Linux target may share one PREFIX.
+# make install PREFIX=/usr/local DESTDIR=; make uninstall with the same,
+# which leaves the headers (and fit.sh) while another target's .pc remains.
 PREFIX ?= /usr/local
 DESTDIR ?=
 EMPTY :=
+INSTALL_SHARED := include/weft.h include/weft_net.h
+ifeq ($(SHIM),bare)
+BOARD_LIBDIR := lib/weft/$(BOARD)
+INSTALL_SHARED += share/weft/fit.sh
+INSTALL_FILES := $(BOARD_LIBDIR)/libweft.a $(BOARD_LIBDIR)/link.ld $(BOARD_LIBDIR)/payload.ld \
+	lib/pkgconfig/weft-$(BOARD).pc share/weft/$(BOARD).dtb share/weft/$(BOARD).cmake \
+	share/weft/$(BOARD)-image
+# The link as the tree's examples have it, the board's files taken from
+# the installed tree instead (each template adds its own -L and -T).
+INSTALL_LDFLAGS := $(filter-out -Lboard/common -T board/$(BOARD)/link.ld,$(LDFLAGS_ARCH)) $(LDFLAGS_BARE)
+ifneq ($(findstring board/,$(INSTALL_LDFLAGS)),)
+$(error $(TOOLCHAIN): LDFLAGS_ARCH names a file of the tree that make install does not replace: $(INSTALL_LDFLAGS))
+endif
+BOARD_SUBST := -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(WEFT_VERSION)|g' \
+	-e 's|@BOARD@|$(BOARD)|g' -e 's|@CC@|$(CC)|g' -e 's|@OBJCOPY@|$(OBJCOPY)|g' \
+	-e 's|@READELF@|$(READELF)|g' -e 's|@FIT_CONFIG@|$(FIT_CONFIG)|g' \
+	-e 's|@CFLAGS_ARCH@|$(strip $(CFLAGS_ARCH))|g' -e 's|@LDFLAGS@|$(strip $(INSTALL_LDFLAGS))|g'
+else
 INSTALL_SO := $(if $(SOLIB),lib/libweft.so.$(WEFT_VERSION) lib/$(WEFT_SONAME) lib/libweft.so)
-INSTALL_FILES := include/weft.h include/weft_net.h lib/libweft.a lib/pkgconfig/weft.pc \
+INSTALL_FILES := lib/libweft.a lib/pkgconfig/weft.pc \
 	lib/pkgconfig/weft-static.pc lib/cmake/weft/weftConfig.cmake \
 	lib/cmake/weft/weftConfigVersion.cmake $(INSTALL_SO)
+endif
 .PHONY: install uninstall
+ifneq ($(SHIM),bare)
 install: lib
-	@if [ "$(SHIM)" != linux ]; then \
-		echo "make install: $(TARGET) is bare metal; build its programs in this tree (see docs/porting.md)" >&2; exit 2; fi
 	@$(if $(Q),echo '  INSTALL $(DESTDIR)$(PREFIX)')
 	$(Q)install -d $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig \
 		$(DESTDIR)$(PREFIX)/lib/cmake/weft
@@ -498,9 +524,27 @@ install: lib
 		if [ "$$(id -u)" = 0 ]; then ldconfig; else echo "make install: run ldconfig as root"; fi, \
 		echo "make install: $(PREFIX)/lib is not on the loader's path: link with" \
 			"-Wl,-rpath,$(PREFIX)/lib (README) or set LD_LIBRARY_PATH"))
+else
+install: lib $(BOARD_DTB)
+	@$(if $(Q),echo '  INSTALL $(DESTDIR)$(PREFIX) ($(BOARD))')
+	$(Q)install -d $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig \
+		$(DESTDIR)$(PREFIX)/$(BOARD_LIBDIR) $(DESTDIR)$(PREFIX)/share/weft
+	$(Q)install -m 644 include/weft.h include/weft_net.h $(DESTDIR)$(PREFIX)/include/
+	$(Q)install -m 644 $(LIB) board/$(BOARD)/link.ld board/common/payload.ld \
+		$(DESTDIR)$(PREFIX)/$(BOARD_LIBDIR)/
+	$(Q)install -m 644 $(BOARD_DTB) $(DESTDIR)$(PREFIX)/share/weft/$(BOARD).dtb
+	$(Q)install -m 755 mk/fit.sh $(DESTDIR)$(PREFIX)/share/weft/fit.sh
+	$(Q)sed $(BOARD_SUBST) mk/weft-board.pc.in >$(DESTDIR)$(PREFIX)/lib/pkgconfig/weft-$(BOARD).pc
+	$(Q)sed $(BOARD_SUBST) mk/weft-board.cmake.in >$(DESTDIR)$(PREFIX)/share/weft/$(BOARD).cmake
+	$(Q)sed $(BOARD_SUBST) mk/weft-image.sh.in >$(DESTDIR)$(PREFIX)/share/weft/$(BOARD)-image
+	$(Q)chmod 755 $(DESTDIR)$(PREFIX)/share/weft/$(BOARD)-image
+endif
 uninstall:
 	$(Q)rm -f $(addprefix $(DESTDIR)$(PREFIX)/,$(INSTALL_FILES))
-	$(Q)rmdir $(DESTDIR)$(PREFIX)/lib/cmake/weft 2>/dev/null || true
+	$(Q)if ! ls $(DESTDIR)$(PREFIX)/lib/pkgconfig/weft*.pc >/dev/null 2>&1; then \
+		rm -f $(addprefix $(DESTDIR)$(PREFIX)/,$(INSTALL_SHARED)); fi
+	$(Q)rmdir $(DESTDIR)$(PREFIX)/lib/cmake/weft $(if $(BOARD_LIBDIR),$(DESTDIR)$(PREFIX)/$(BOARD_LIBDIR) \
+		$(DESTDIR)$(PREFIX)/lib/weft $(DESTDIR)$(PREFIX)/share/weft) 2>/dev/null || true
 
 # make help: what make can do here, one line each.
 .PHONY: help
@@ -512,6 +556,7 @@ help:
 	'make lib                libweft.a (and libweft.so on linux-x86_64) for TARGET' \
 	'make check              the suites of one configuration (TARGET, VARIANT, WEFT_IO, QEMU_SMP, QEMU_MEM)' \
 	'make install            headers, libraries, pkg-config and CMake files (PREFIX, DESTDIR); uninstall' \
+	'                        (a bare-metal board: also its link script, device tree, image step)' \
 	'make bench              weft beside Go, Boost, nginx and an epoll server; bench-smoke: tiny sizes' \
 	'make footprint          connections held on qemu-virt -m 64M (root: a TAP device)' \
 	'make debug              an image halted under gdb-multiarch with weft'"'"'s gdb extension' \

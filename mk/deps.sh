@@ -61,6 +61,10 @@
 # WEFT_JOBS (make -j for musl, default nproc).
 
 set -euo pipefail
+# Run from a `make install DESTDIR=...` (the first build of a target), make
+# exports DESTDIR and passes its command line on in MAKEFLAGS: musl's and
+# CMocka's own installs would then go into that staging tree.
+unset DESTDIR MAKEFLAGS MFLAGS MAKEOVERRIDES
 
 # Bump when a recipe changes: stamps with another key are rebuilt.
 RECIPE=1

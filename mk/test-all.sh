@@ -84,7 +84,7 @@ x86="TARGET=linux-x86_64"
 # libweft.so, a program with its own sys_now links, build directories keep
 # one configuration (tests/link/edge.sh); make install, then an outside
 # program built with pkg-config and with CMake, natively and for one cross
-# target (tests/link/install.sh).
+# target (tests/link/install.sh), and for the bare boards (below).
 step "tests/link/edge.sh" "$x86 lib build/linux-x86_64/libweft-internal.a" \
 	tests/link/edge.sh build/linux-x86_64
 # Every tracked .c/.h file as .clang-format says (mk/format.sh; clang-format
@@ -95,6 +95,11 @@ step "format (mk/format.sh check)" "" mk/format.sh check
 step "tests/link/layers.sh" "$x86 lib" tests/link/layers.sh build/linux-x86_64
 step "tests/link/install.sh linux-x86_64" "" tests/link/install.sh linux-x86_64
 step "tests/link/install.sh linux-aarch64" "" tests/link/install.sh linux-aarch64
+# Your own firmware (docs/first-firmware.md): make install for qemu-virt and
+# milkv-duo, the page's program built outside the tree with CMake and with
+# pkg-config, booted on qemu-virt with argv and environment words, the
+# Duo's image checked (tests/link/firmware.sh).
+step "tests/link/firmware.sh" "" timeout 900 tests/link/firmware.sh
 # The runner itself: programs that exit mid-suite or between groups, crash
 # or hang must each be reported as failures (tests/runner/check.sh).
 step "the test runner (tests/runner/check.sh)" "" tests/runner/check.sh

@@ -3,9 +3,10 @@
 # Boot a weft image on QEMU's riscv64 virt machine (S-mode, under OpenSBI) and
 # exit with the status the image ended with (the test finisher's code).
 #
-# Usage: qemu/run-qemu-virt.sh IMAGE.elf [NAME=value ...]
-#   NAME=value words go on the kernel command line; weft makes them the
-#   environment (WEFT_WORKERS=2, WEFT_STACK_KB=128).
+# Usage: qemu/run-qemu-virt.sh IMAGE.elf [NAME=value ...] [WORD ...]
+#   The words go on the kernel command line; weft makes NAME=value ones the
+#   environment (WEFT_WORKERS=2, WEFT_STACK_KB=128), the others main's
+#   arguments.
 # Environment: QEMU_MEM (default 256M), QEMU_SMP (harts, default 1), QEMU_TIMEOUT in seconds (default 900),
 #   QEMU_EXTRA (more qemu-system-riscv64 options), WEFT_BOOTARGS (NAME=value
 #   words put before the arguments), QEMU_SERIAL_IN (a file or fifo the
@@ -25,7 +26,7 @@
 # at a time (a script watching it sees each line as it comes). Exit 124
 # means the image did not finish in time.
 set -u
-[ $# -ge 1 ] || { echo "usage: $0 IMAGE.elf [NAME=value ...]" >&2; exit 2; }
+[ $# -ge 1 ] || { echo "usage: $0 IMAGE.elf [NAME=value ...] [WORD ...]" >&2; exit 2; }
 img=$1
 shift
 [ -f "$img" ] || { echo "$0: no such image: $img" >&2; exit 2; }

@@ -28,15 +28,16 @@ int main(int argc, char **argv);
 static void *boot_sp;
 
 /* The command line's NAME=value words become the environment (WEFT_WORKERS=2
- * on -append, or in U-Boot's bootargs); other words are ignored. */
+ * on -append, or in U-Boot's bootargs), its other words main's argv[1..]
+ * (bootargs_split: after a "--", every word is an argument). */
 static char bootargs[512];
+static struct bootwords bootwords;
 
 static void env_from_bootargs(void)
 {
-	struct bootarg w[BOOTARGS_MAX];
-	int n = bootargs_split(bootargs, w, BOOTARGS_MAX);
-	for (int i = 0; i < n; i++)
-		setenv(w[i].name, w[i].value, 1);
+	bootargs_split(bootargs, &bootwords);
+	for (int i = 0; i < bootwords.nenv; i++)
+		setenv(bootwords.env[i].name, bootwords.env[i].value, 1);
 }
 
 /* WEFT_BOOT_TIME=1 on the command line: say when the firmware handed over
@@ -63,10 +64,15 @@ static void main_entry(void *arg)
 {
 	(void)arg;
 	static char name[] = "weft";
-	static char *argv[] = {name, NULL};
+	static char *argv[1 + BOOTARGS_MAX + 1];
+	int argc = 0;
+	argv[argc++] = name;
+	for (int i = 0; i < bootwords.nargs; i++)
+		argv[argc++] = bootwords.args[i];
+	argv[argc] = NULL;
 	boot_time_report(rdtime());
 	csr_set(sstatus, SSTATUS_SIE);
-	exit(main(1, argv));
+	exit(main(argc, argv));
 }
 
 void shim_boot(unsigned long hartid, const void *dtb)

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* The boot-time reading of what the bootloader hands over: the flattened
- * device tree (fdt.c) and the command line's NAME=value words (env.c).
+ * device tree (fdt.c) and the command line's words (env.c).
  * Plain C over bytes, no board or CPU: tests/fuzz/boot.c builds them for the
  * host. */
 #ifndef WEFT_BARE_FDT_H
@@ -23,10 +23,20 @@ int fdt_parse(const void *dtb, struct fdt_info *out);
 struct bootarg {
 	const char *name, *value;
 };
-#define BOOTARGS_MAX 16 /* words taken, the rest ignored */
-/* Split line (NUL-terminated, changed in place) into its NAME=value words,
- * separated by spaces and tabs; words without '=' or with an empty NAME are
- * skipped. Returns how many of out[0..max) it filled. */
-int bootargs_split(char *line, struct bootarg *out, int max);
+#define BOOTARGS_MAX 16 /* words of each kind taken, the rest ignored */
+/* The command line's words: NAME=value ones (the environment) and the
+ * others (main's arguments after argv[0]), each in the line's order. */
+struct bootwords {
+	struct bootarg env[BOOTARGS_MAX];
+	char *args[BOOTARGS_MAX];
+	int nenv, nargs;
+};
+/* Split line (NUL-terminated, changed in place) into its words, separated
+ * by spaces and tabs. A word with '=' after a non-empty NAME goes to env,
+ * any other to args. A word "--" is not itself taken: every word after it
+ * is an argument, NAME=value ones too, and the arguments before it are
+ * dropped (a bootloader's words meant for Linux, such as "rootwait"; the
+ * NAME=value words before it stay in env). */
+void bootargs_split(char *line, struct bootwords *out);
 
 #endif

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* libFuzzer: what a bootloader hands the bare-metal shim (kernel-shim/bare):
  * the flattened device tree (fdt_parse) and the command line split into
- * NAME=value words (bootargs_split), both built for the host. The input is
- * a device tree; the tree is given exactly the bytes its header's
- * totalsize claims, so ASan sees a read outside it. The whole input as a
+ * NAME=value words and arguments (bootargs_split), both built for the
+ * host. The input is a device tree; the tree is given exactly the bytes its
+ * header's totalsize claims, so ASan sees a read outside it. The whole input as a
  * command line is split too. */
 #include <errno.h>
 #include <stdint.h>
@@ -17,15 +17,20 @@ static char bootargs[512]; /* as boot.c's */
 
 static void check_split(char *line, size_t cap)
 {
-	struct bootarg w[BOOTARGS_MAX];
-	int n = bootargs_split(line, w, BOOTARGS_MAX);
-	FUZZ_CHECK(n >= 0 && n <= BOOTARGS_MAX);
-	for (int i = 0; i < n; i++) {
-		FUZZ_CHECK(w[i].name >= line && w[i].name < line + cap);
-		FUZZ_CHECK(w[i].value > w[i].name && w[i].value <= line + cap);
-		size_t nl = strlen(w[i].name);
-		FUZZ_CHECK(nl > 0 && w[i].name + nl + 1 == w[i].value);
-		FUZZ_CHECK(!strpbrk(w[i].name, "= \t") && !strpbrk(w[i].value, " \t"));
+	struct bootwords b;
+	bootargs_split(line, &b);
+	FUZZ_CHECK(b.nenv >= 0 && b.nenv <= BOOTARGS_MAX);
+	FUZZ_CHECK(b.nargs >= 0 && b.nargs <= BOOTARGS_MAX);
+	for (int i = 0; i < b.nenv; i++) {
+		FUZZ_CHECK(b.env[i].name >= line && b.env[i].name < line + cap);
+		FUZZ_CHECK(b.env[i].value > b.env[i].name && b.env[i].value <= line + cap);
+		size_t nl = strlen(b.env[i].name);
+		FUZZ_CHECK(nl > 0 && b.env[i].name + nl + 1 == b.env[i].value);
+		FUZZ_CHECK(!strpbrk(b.env[i].name, "= \t") && !strpbrk(b.env[i].value, " \t"));
+	}
+	for (int i = 0; i < b.nargs; i++) {
+		FUZZ_CHECK(b.args[i] >= line && b.args[i] < line + cap);
+		FUZZ_CHECK(*b.args[i] && !strpbrk(b.args[i], " \t"));
 	}
 }
 
