@@ -475,7 +475,7 @@ footprint:
 PREFIX ?= /usr/local
 DESTDIR ?=
 EMPTY :=
-INSTALL_SHARED := include/weft.h include/weft_net.h
+INSTALL_SHARED := include/weft.h include/weft_net.h share/weft/weft-gdb.py
 ifeq ($(SHIM),bare)
 BOARD_LIBDIR := lib/weft/$(BOARD)
 INSTALL_SHARED += share/weft/fit.sh
@@ -503,8 +503,9 @@ ifneq ($(SHIM),bare)
 install: lib
 	@$(if $(Q),echo '  INSTALL $(DESTDIR)$(PREFIX)')
 	$(Q)install -d $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig \
-		$(DESTDIR)$(PREFIX)/lib/cmake/weft
+		$(DESTDIR)$(PREFIX)/lib/cmake/weft $(DESTDIR)$(PREFIX)/share/weft
 	$(Q)install -m 644 include/weft.h include/weft_net.h $(DESTDIR)$(PREFIX)/include/
+	$(Q)install -m 644 tools/gdb/weft-gdb.py $(DESTDIR)$(PREFIX)/share/weft/
 	$(Q)install -m 644 $(LIB) $(DESTDIR)$(PREFIX)/lib/
 	$(if $(SOLIB),$(Q)install -m 755 $(SOLIB) $(DESTDIR)$(PREFIX)/lib/libweft.so.$(WEFT_VERSION) && \
 		ln -sf libweft.so.$(WEFT_VERSION) $(DESTDIR)$(PREFIX)/lib/$(WEFT_SONAME) && \
@@ -534,6 +535,7 @@ install: lib $(BOARD_DTB)
 		$(DESTDIR)$(PREFIX)/$(BOARD_LIBDIR)/
 	$(Q)install -m 644 $(BOARD_DTB) $(DESTDIR)$(PREFIX)/share/weft/$(BOARD).dtb
 	$(Q)install -m 755 mk/fit.sh $(DESTDIR)$(PREFIX)/share/weft/fit.sh
+	$(Q)install -m 644 tools/gdb/weft-gdb.py $(DESTDIR)$(PREFIX)/share/weft/
 	$(Q)sed $(BOARD_SUBST) mk/weft-board.pc.in >$(DESTDIR)$(PREFIX)/lib/pkgconfig/weft-$(BOARD).pc
 	$(Q)sed $(BOARD_SUBST) mk/weft-board.cmake.in >$(DESTDIR)$(PREFIX)/share/weft/$(BOARD).cmake
 	$(Q)sed $(BOARD_SUBST) mk/weft-image.sh.in >$(DESTDIR)$(PREFIX)/share/weft/$(BOARD)-image
@@ -544,7 +546,8 @@ uninstall:
 	$(Q)if ! ls $(DESTDIR)$(PREFIX)/lib/pkgconfig/weft*.pc >/dev/null 2>&1; then \
 		rm -f $(addprefix $(DESTDIR)$(PREFIX)/,$(INSTALL_SHARED)); fi
 	$(Q)rmdir $(DESTDIR)$(PREFIX)/lib/cmake/weft $(if $(BOARD_LIBDIR),$(DESTDIR)$(PREFIX)/$(BOARD_LIBDIR) \
-		$(DESTDIR)$(PREFIX)/lib/weft $(DESTDIR)$(PREFIX)/share/weft) 2>/dev/null || true
+		$(DESTDIR)$(PREFIX)/lib/weft) 2>/dev/null || true
+	$(Q)rmdir $(DESTDIR)$(PREFIX)/share/weft 2>/dev/null || true
 
 # make help: what make can do here, one line each.
 .PHONY: help

@@ -31,6 +31,15 @@ for f in include/weft.h include/weft_net.h lib/libweft.a lib/pkgconfig/weft.pc \
 	lib/pkgconfig/weft-static.pc lib/cmake/weft/weftConfig.cmake; do
 	[ -f "$root$prefix/$f" ] || bad "not installed: $prefix/$f"
 done
+# weft's gdb extension, installed beside the library: it loads from there,
+# outside the source tree (docs/debugging.md: for gdb's auto-load, or by hand).
+gdbpy=$root$prefix/share/weft/weft-gdb.py
+if [ -f "$gdbpy" ] && out=$(gdb -nx -batch -ex "source $gdbpy" -ex 'help info fibers' 2>&1) &&
+	case $out in *"List weft's fibers"*) true ;; *) false ;; esac; then
+	ok "share/weft/weft-gdb.py installed, and gdb sources it (info fibers)"
+else
+	bad "the installed gdb extension: $(ls "$gdbpy" 2>&1) ${out:-}"
+fi
 # The version the header says, and (linux-x86_64) the shared library under
 # its versioned names: the file, its SONAME's link, the link -lweft finds.
 ver=$(sed -n 's/^#define WEFT_VERSION_\(MAJOR\|MINOR\|PATCH\) \([0-9]*\)$/\2/p' include/weft.h | paste -sd.)
