@@ -133,7 +133,7 @@ done
 # One board's uninstall keeps what the other still uses; both leave nothing.
 make --no-print-directory TARGET=qemu-virt uninstall DESTDIR="$root" PREFIX="$prefix" >/dev/null 2>&1
 left=$(cd "$root$prefix" && find . ! -type d | sort | tr '\n' ' ')
-if [ "$left" = "./include/weft.h ./include/weft_net.h ./lib/pkgconfig/weft-milkv-duo.pc ./lib/weft/milkv-duo/libweft.a ./lib/weft/milkv-duo/link.ld ./lib/weft/milkv-duo/payload.ld ./share/weft/fit.sh ./share/weft/milkv-duo-image ./share/weft/milkv-duo.cmake ./share/weft/milkv-duo.dtb " ]; then
+if [ "$left" = "./include/weft.h ./include/weft_net.h ./lib/pkgconfig/weft-milkv-duo.pc ./lib/weft/milkv-duo/libweft.a ./lib/weft/milkv-duo/link.ld ./lib/weft/milkv-duo/payload.ld ./share/weft/fit.sh ./share/weft/milkv-duo-image ./share/weft/milkv-duo.cmake ./share/weft/milkv-duo.dtb ./share/weft/weft-gdb.py " ]; then
 	ok "make uninstall TARGET=qemu-virt keeps milkv-duo's files and the shared ones"
 else
 	bad "after make uninstall TARGET=qemu-virt: $left"
