@@ -316,14 +316,14 @@ struct weft__rt {
 	unsigned nworkers;
 	size_t stack_size;
 	struct weft__worker *workers;
-	bool host;                  /* no worker threads: weft_poll drives workers[0] */
-	void (*fiber_main)(void *); /* where fibers start (weft__fiber_main) */
-	const struct weft__context_ops *context; /* weft__context_ops */
-	_Atomic int draining;                    /* weft_shutdown_grace: spawns start cancelled */
-	_Atomic int64_t high_alive; /* WEFT_ATTR_HIGH fibers alive: 0 skips their queues */
-	_Atomic int64_t fp_alive;   /* WEFT_ATTR_FPENV fibers not yet off their stacks for
-				     * good: 0 skips a switch's look at the FP state */
-	_Atomic int irq_sweep;      /* weft_fiber_interrupt hit a parked fiber */
+	bool host;                       /* no worker threads: weft_poll drives workers[0] */
+	void (*fiber_main)(void *);      /* where fibers start (weft__fiber_main) */
+	const struct weft__hooks *hooks; /* weft__fiber_hooks */
+	_Atomic int draining;            /* weft_shutdown_grace: spawns start cancelled */
+	_Atomic int64_t high_alive;      /* WEFT_ATTR_HIGH fibers alive: 0 skips their queues */
+	_Atomic int64_t fp_alive;        /* WEFT_ATTR_FPENV fibers not yet off their stacks for
+					  * good: 0 skips a switch's look at the FP state */
+	_Atomic int irq_sweep;           /* weft_fiber_interrupt hit a parked fiber */
 	/* fibers alive, on a cache line of their own: spawned and not yet
 	 * finished, plus what the workers hold as credit (weft__live_inc) */
 	_Alignas(64) _Atomic int64_t live;
@@ -720,12 +720,12 @@ void weft__supervise_exit(struct weft__fiber *self, void *result, int status);
 /* chan.c: a channel's element size. */
 size_t weft__chan_elem_size(weft_chan_t *c);
 
-/* What spawn and exit run for the fiber context (context.c). fiber.c calls
- * it only through weft__rt.context, which weft_init sets, so the fiber core
+/* What spawn and exit run for the fiber context (hooks.c). fiber.c calls
+ * it only through weft__rt.hooks, which weft_init sets, so the fiber core
  * does not depend on local storage, generators, mailboxes, supervisors and
  * channels, which depend on it (and on the scheduler, which depends on the
  * fiber core): the exit path is a table, not a circle of files. */
-struct weft__context_ops {
+struct weft__hooks {
 	/* attr->supervisor is a channel of weft_exit_t: 0 or -EINVAL. */
 	int (*check_supervisor)(weft_chan_t *c);
 	/* weft__fls_inherit and weft__fls_drop. */
@@ -736,7 +736,7 @@ struct weft__context_ops {
 	 * mailbox, sends the supervisor report. */
 	void (*exit)(struct weft__fiber *self, void *result);
 };
-extern const struct weft__context_ops weft__context_ops;
+extern const struct weft__hooks weft__fiber_hooks;
 
 /* ---- The host loop (poll.c) --------------------------------------------- */
 

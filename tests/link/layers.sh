@@ -74,7 +74,7 @@ fi
 if echo "$circles" | grep -qw fiber; then
 	bad "fiber.c is in a circle"
 else
-	ok "fiber.c calls the fiber context through a table, in no circle"
+	ok "fiber.c calls the fiber context through a table of hooks, in no circle"
 fi
 
 # 2. The symbols a layer's objects leave undefined, by prefix.
