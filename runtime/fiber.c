@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* Fibers: spawn, join, detach, cancel, exit. The handles that name them and
- * the records they live in are fibtab.c's. A fiber holds one reference to
+/* Fibers: spawn, join, detach, exit. The handles that name them and the
+ * records they live in are fibtab.c's; cancelling them is cancel.c's. A fiber holds one reference to
  * its record for being alive and one for its handle until join or detach. */
 #include <string.h>
 
@@ -271,20 +271,6 @@ int weft_fiber_detach(weft_fiber_t h)
 		err = release_handle(f);
 		unclaim(f);
 	}
-	weft__fiber_unref(f);
-	return err;
-}
-
-int weft_fiber_cancel(weft_fiber_t h)
-{
-	struct weft__fiber *f;
-	int err = weft__fiber_lookup(h, false, &f);
-	if (err)
-		return err;
-	if (atomic_load(&f->done.state) != FS_PENDING)
-		err = -EALREADY;
-	else
-		weft__cancel_request(f);
 	weft__fiber_unref(f);
 	return err;
 }
