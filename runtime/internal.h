@@ -225,6 +225,14 @@ static inline void weft__fiber_set_pin(struct weft__fiber *f, uint32_t pin)
 		;
 }
 
+/* f's class, the index of its queues: 1 latency-sensitive
+ * (WEFT_ATTR_HIGH), 0 bulk. Every queue but the next-run slot and the
+ * yielded list comes in one of each; those two hold bulk fibers only. */
+static inline int weft__fiber_class(const struct weft__fiber *f)
+{
+	return (f->flags & FF_HIGH) ? 1 : 0;
+}
+
 /* Actions a context leaves for the next one to finish once it is off its
  * stack: a fiber is only made visible to other workers after its registers
  * are saved. */
@@ -280,7 +288,7 @@ struct weft__worker {
 	struct shim_stack cache[64]; /* default-size stacks for reuse (stack.c) */
 	unsigned stack_pressure;     /* stack.c's pressure count, as last seen */
 	unsigned stack_returns;      /* weft__stack_returns before its last look */
-	bool starved_tried;          /* idle, it readied the starved fibers (sched.c) */
+	bool starved_tried;          /* idle, it readied the starved fibers (worker.c) */
 	/* fibtab.c: free fiber records (each keeps its slot), moved to and
 	 * from the shared pool in batches */
 	struct weft__fiber *fpool;
@@ -292,7 +300,7 @@ struct weft__worker {
 	_Atomic uint64_t steals; /* successful steals from a victim */
 	_Atomic uint64_t parks;  /* parks that switched a fiber out */
 	_Atomic uint64_t wakes;  /* fibers woken by code running here */
-	/* fibers pinned here made runnable by other threads (sched.c's
+	/* fibers pinned here made runnable by other threads (pin.c's
 	 * inbox_push), on a line of their own: the owner moves them to its
 	 * pinned list when it looks for work and sees inbox_len */
 	_Alignas(64) weft__lock_t inbox_lock;
@@ -300,6 +308,26 @@ struct weft__worker {
 	_Atomic int asleep; /* on the idle list, about to sleep (idle.c) */
 	struct weft__fiber *inbox, *inbox_tail;
 };
+
+/* The fiber worker w runs now, or NULL: a snapshot for weft_dump and the
+ * stall detector (the scheduler publishes it with an atomic store). */
+static inline struct weft__fiber *weft__worker_cur(struct weft__worker *w)
+{
+	return __atomic_load_n(&w->cur, __ATOMIC_RELAXED);
+}
+
+/* w's deque of class c (weft__fiber_class). */
+static inline struct weft__deque *weft__deque_of(struct weft__worker *w, int c)
+{
+	return c ? &w->dq_hi : &w->dq;
+}
+
+/* One writer per counter (its worker); readers take a relaxed snapshot. */
+static inline void weft__bump(_Atomic uint64_t *c)
+{
+	atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + 1,
+			      memory_order_relaxed);
+}
 
 /* ---- The scheduler (sched.c) -------------------------------------------- */
 
@@ -400,19 +428,6 @@ int weft__idle_count(void);
  * spinning (weft__rt.nspinning) until it looks. */
 void weft__set_worker(struct weft__worker *w);
 bool weft__run(struct weft__worker *w, struct weft__fiber *f); /* false: f found no stack */
-/* sched.c: fibers whose first run found no stack (weft__stack_start) wait
- * on the starved list, still alive: each fiber that ends readies one, and
- * an idle worker (or the host loop) readies them all once before it
- * sleeps. */
-bool weft__starved(void); /* any waits */
-void weft__unstarve(unsigned max);
-/* Called after stacks went back (weft__stack_returns moved): readies the
- * starved fibers. With the starver's look at the count after it queued the
- * fiber (sched.c's starve, for every refused first run), no fiber is left
- * starved beside a stack it could have had. */
-void weft__stacks_returned(void);
-/* How many times a first run found no stack (for tests). */
-extern _Atomic uint64_t weft__starves;
 bool weft__sleep_idle(struct weft__worker *w, int64_t cap);
 /* Something is queued to run, by any worker: the global queue, any
  * worker's deque, next-run slot or pinned inbox. (An idle worker's last look
@@ -424,9 +439,65 @@ void weft__flush_yielded(struct weft__worker *w);
 /* Look for runnable work without sleeping (used by yield, park). */
 struct weft__fiber *weft__find_work(struct weft__worker *w);
 
-/* A worker thread's body, and asking all of them to return. */
+/* Put the list head .. tail of n fibers of class c on the global queue. */
+void weft__gq_push_list(int c, struct weft__fiber *head, struct weft__fiber *tail, int64_t n);
+
+/* A worker thread's body (worker.c), and asking all of them to return
+ * (idle.c). */
 void weft__worker_main(void *worker);
 void weft__workers_stop(void);
+
+/* ---- Pinned fibers (pin.c) ---------------------------------------------- */
+
+/* Queue f, pinned to t, from the thread of worker w (NULL: a plain thread):
+ * on t's pinned list from t itself, else in t's inbox, waking t if it
+ * sleeps. Kept out of line: the common path (no pin) pays a load and a
+ * branch. */
+__attribute__((cold)) void weft__pinned_ready(struct weft__worker *w, struct weft__worker *t,
+					      struct weft__fiber *f);
+/* The owner moves its inbox to its pinned lists, oldest first. */
+__attribute__((cold)) void weft__inbox_drain(struct weft__worker *w);
+/* The oldest fiber of class c pinned to w and runnable, or NULL (owner
+ * only). */
+static inline struct weft__fiber *weft__take_pinned(struct weft__worker *w, int c)
+{
+	struct weft__fiber *f = w->pinned[c];
+	if (f && !(w->pinned[c] = f->next))
+		w->pinned_tail[c] = NULL;
+	return f;
+}
+
+/* ---- Work stealing (steal.c) -------------------------------------------- */
+
+/* Half of a random victim's bulk deque, one of it returned and the rest in
+ * w's; with every one empty, a victim's next-run slot that has waited too
+ * long. NULL: nothing. */
+struct weft__fiber *weft__steal(struct weft__worker *w);
+/* The same for the latency-sensitive class, without the slots. */
+struct weft__fiber *weft__steal_high(struct weft__worker *w);
+
+/* ---- Fibers waiting for a stack (starve.c) ------------------------------
+ * Fibers whose first run found no stack (weft__stack_start) wait on the
+ * starved list, still alive: each fiber that ends readies one, and an idle
+ * worker (or the host loop) readies them all once before it sleeps. */
+/* Read inline on every fiber's end (weft__finish_switch): hidden, so that
+ * the shared library reads it directly, not through the GOT. */
+extern _Atomic unsigned weft__nstarved __attribute__((visibility("hidden")));
+/* Any waits. */
+static inline bool weft__starved(void)
+{
+	return atomic_load_explicit(&weft__nstarved, memory_order_relaxed) > 0;
+}
+/* f's first run on w found no stack: it waits on the starved list. */
+void weft__starve(struct weft__worker *w, struct weft__fiber *f);
+void weft__unstarve(unsigned max);
+/* Called after stacks went back (weft__stack_returns moved): readies the
+ * starved fibers. With the starver's look at the count after it queued the
+ * fiber (weft__starve, for every refused first run), no fiber is left
+ * starved beside a stack it could have had. */
+void weft__stacks_returned(void);
+/* How many times a first run found no stack (for tests). */
+extern _Atomic uint64_t weft__starves;
 
 /* ---- Context switches (switch.c) ---------------------------------------- */
 
@@ -666,7 +737,7 @@ bool weft__stack_pressure(struct weft__worker *w);
  * one (weft__stack_cache_drain, weft__stack_trim). weft__stack_get stores
  * it in w->stack_returns before it looks beyond w's cache: a first run
  * refused while the count has moved since may find a stack now. The
- * other half is the returner's: weft__stacks_returned (sched.c). */
+ * other half is the returner's: weft__stacks_returned (starve.c). */
 unsigned weft__stack_returns(void);
 /* The shared tier keeps at most keep stacks; the shim gives back the pages
  * of those it pools (shim_stack_trim). */
@@ -779,9 +850,6 @@ void weft__dump_on_quit(void);
 /* weft_init: a reference point (shim_now, arch_cycles) for converting the
  * park stamps to nanoseconds. */
 void weft__dump_init(void);
-
-/* The fiber worker w runs now, or NULL: a snapshot for weft_dump. */
-struct weft__fiber *weft__worker_cur(struct weft__worker *w);
 
 /* ---- The stall detector (stall.c) ---------------------------------------
  * A monitor thread that samples each worker's running fiber, switch count

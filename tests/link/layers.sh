@@ -24,7 +24,7 @@
 set -u
 build=${1:?usage: tests/link/layers.sh BUILD_DIR}
 dir=$build/obj/runtime
-want_core="cancel idle live park reactor sched time timer waiter"
+want_core="cancel idle live park pin reactor sched starve steal time timer waiter"
 want_other="mailbox step"
 passed=0 failed=0
 ok() { passed=$((passed + 1)); echo "  ok: $1"; }
