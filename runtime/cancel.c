@@ -2,7 +2,7 @@
 /* Cancellation: a request to a fiber, made by weft_fiber_cancel, by
  * weft_fiber_interrupt from anywhere, or by a graceful shutdown (runtime.c,
  * and a spawn while it drains: fiber.c). The request is the park word's
- * pending bit (internal.h): a parked fiber is woken with -ECANCELED through
+ * pending bit (park.h): a parked fiber is woken with -ECANCELED through
  * weft__unpark, a running one finds the bit at its next suspension point (a
  * park, park.c; a yield, sched.c). A fiber may hold requests off around a
  * critical section (the park word's hold bit); a primitive that completed

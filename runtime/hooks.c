@@ -6,6 +6,7 @@
  * scheduler. docs/decisions/exit-status.md says why the exit runs in this
  * order. */
 #include "internal.h"
+#include "process.h"
 
 static int check_supervisor(weft_chan_t *c)
 {

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The one way to wait. Every blocking call parks through here with an
  * absolute deadline, and every wake, timeout and cancellation goes through
- * weft__unpark. The park word (internal.h) makes each of them a single CAS:
+ * weft__unpark. The park word (park.h) makes each of them a single CAS:
  * a wake that arrives while the fiber is still switching out turns PARKING
  * into WOKEN, and the context that finishes the switch sees it and requeues
  * the fiber, so the wake is neither lost nor doubled; a wake for an older

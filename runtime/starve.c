@@ -31,7 +31,8 @@ void weft__starve(struct weft__worker *w, struct weft__fiber *f)
 	else
 		starved_head = f;
 	starved_tail = f;
-	atomic_store_explicit(&weft__nstarved, atomic_load_explicit(&weft__nstarved, memory_order_relaxed) + 1,
+	atomic_store_explicit(&weft__nstarved,
+			      atomic_load_explicit(&weft__nstarved, memory_order_relaxed) + 1,
 			      memory_order_relaxed);
 	weft__unlock(&starved_lock);
 	weft__fence();
