@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* Fibers: spawn, join, detach, cancel, exit. The handles that name them and
- * the records they live in are fibtab.c's. A fiber holds one reference to
+/* Fibers: spawn, join, detach, exit. The handles that name them and the
+ * records they live in are fibtab.c's; cancelling them is cancel.c's. A fiber holds one reference to
  * its record for being alive and one for its handle until join or detach. */
 #include <string.h>
 
@@ -8,10 +8,10 @@
 
 static _Noreturn void finish(struct weft__fiber *self, void *result)
 {
-	/* Fiber context (context.c): its exit status, then what may still
-	 * block: local storage destructors, a generator's end, the mailbox,
-	 * the supervisor report. */
-	weft__rt.context->exit(self, result);
+	/* The fiber context's hooks (hooks.c): its exit status, then what
+	 * may still block: local storage destructors, a generator's end, the
+	 * mailbox, the supervisor report. */
+	weft__rt.hooks->exit(self, result);
 	/* A service fiber leaves the count before its joiner can return: the
 	 * network stack joins its own in weft_net_fini, and weft_shutdown,
 	 * called next, must not find it still counted (-EBUSY). The others
@@ -68,21 +68,21 @@ static int spawn(weft_fiber_t *out, const weft_attr_t *attr, weft_fn fn, void *a
 			return -EINVAL;
 		size = shim_stack_round(attr->stack_size);
 	}
-	/* Fiber context (context.c): the local-storage mode and the
-	 * supervisor channel. */
-	const struct weft__context_ops *cx = weft__rt.context;
+	/* The fiber context's hooks (hooks.c): the local-storage mode and
+	 * the supervisor channel. */
+	const struct weft__hooks *hk = weft__rt.hooks;
 	unsigned fls_mode = attr ? attr->fls : WEFT_FLS_EMPTY;
 	weft_chan_t *sup = attr ? attr->supervisor : NULL;
 	unsigned aflags = attr ? attr->flags : 0;
 	if (fls_mode > WEFT_FLS_COPY ||
 	    (aflags & ~(unsigned)(WEFT_ATTR_FPENV | WEFT_ATTR_PIN | WEFT_ATTR_HIGH)) ||
-	    (sup && cx->check_supervisor(sup)))
+	    (sup && hk->check_supervisor(sup)))
 		return -EINVAL;
 
 	struct weft__worker *w = weft__worker_self();
 	struct weft__fiber *parent = w ? w->cur : NULL;
 	struct weft__fls *fls = NULL;
-	int err = fls_mode == WEFT_FLS_EMPTY ? 0 : cx->fls_inherit(parent, fls_mode, &fls);
+	int err = fls_mode == WEFT_FLS_EMPTY ? 0 : hk->fls_inherit(parent, fls_mode, &fls);
 	if (err)
 		return err;
 	/* A stack of the default size is taken when the fiber first runs
@@ -94,7 +94,7 @@ static int spawn(weft_fiber_t *out, const weft_attr_t *attr, weft_fn fn, void *a
 	err = lazy ? weft__stack_admit(w) : weft__stack_get(w, size, &stack);
 	if (err) {
 		if (fls)
-			cx->fls_drop(fls);
+			hk->fls_drop(fls);
 		return err;
 	}
 	struct weft__fiber *f = weft__fiber_record_get(w);
@@ -192,7 +192,7 @@ no_memory:
 	if (!lazy)
 		weft__stack_put(w, &stack);
 	if (fls)
-		cx->fls_drop(fls);
+		hk->fls_drop(fls);
 	return -ENOMEM;
 }
 
@@ -271,20 +271,6 @@ int weft_fiber_detach(weft_fiber_t h)
 		err = release_handle(f);
 		unclaim(f);
 	}
-	weft__fiber_unref(f);
-	return err;
-}
-
-int weft_fiber_cancel(weft_fiber_t h)
-{
-	struct weft__fiber *f;
-	int err = weft__fiber_lookup(h, false, &f);
-	if (err)
-		return err;
-	if (atomic_load(&f->done.state) != FS_PENDING)
-		err = -EALREADY;
-	else
-		weft__cancel_request(f);
 	weft__fiber_unref(f);
 	return err;
 }

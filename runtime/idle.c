@@ -27,7 +27,7 @@ int weft__idle_count(void) { return atomic_load_explicit(&nidle, memory_order_re
  * no work for w, and counting it would keep w looking for work it can
  * never take, at full CPU, for as long as that worker's fiber runs. An
  * unpinned fiber in a busy worker's slot is w's to steal once it has
- * waited there (sched.c's steal_runnext), so it counts. */
+ * waited there (steal.c's steal_runnext), so it counts. */
 static bool queued_for(const struct weft__worker *w)
 {
 	if (atomic_load_explicit(&weft__rt.gq[0].len, memory_order_acquire) > 0 ||
@@ -176,7 +176,7 @@ static bool vclock_advance(int64_t cap)
 /* Sleep until woken, the next timer or cap (-1: none). Returns true when a
  * waker picked us, or when work was in sight and we did not sleep: either
  * way we then count as spinning, so the work we take next passes the baton
- * (sched.c, weft__worker_main). The second case: a waker that saw us still
+ * (worker.c, weft__worker_main). The second case: a waker that saw us still
  * spinning woke nobody, counting on us; our spin ended empty-handed, and
  * the look below found other work than that waker's (another fiber in the
  * global queue, its own in its deque). Not counted as spinning, we took it

@@ -95,7 +95,7 @@ void weft__mbox_unref(struct weft__mbox *mb)
  * once after swapping the pointer out: a reader that saw the mailbox is
  * done with it before the exit frees it.
  *
- * The exit sets FL_ENDING (context.c) and then looks for a cold block and
+ * The exit sets FL_ENDING (hooks.c) and then looks for a cold block and
  * a mailbox, all seq_cst; a sender makes a mailbox and then looks at
  * FL_ENDING. So either the exit finds the sender's mailbox and closes it,
  * or the sender sees the exit begun and takes its mailbox back, and a

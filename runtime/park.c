@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The one way to wait. Every blocking call parks through here with an
  * absolute deadline, and every wake, timeout and cancellation goes through
- * weft__unpark. The park word (internal.h) makes each of them a single CAS:
+ * weft__unpark. The park word (park.h) makes each of them a single CAS:
  * a wake that arrives while the fiber is still switching out turns PARKING
  * into WOKEN, and the context that finishes the switch sees it and requeues
  * the fiber, so the wake is neither lost nor doubled; a wake for an older
@@ -188,61 +188,4 @@ bool weft__unpark(struct weft__fiber *f, uint32_t gen, int result)
 		/* PARKING: the context that finishes f's switch queues it. */
 		return true;
 	}
-}
-
-void weft__cancel_repend(struct weft__fiber *self)
-{
-	atomic_fetch_or_explicit(&self->park, PW_CANCEL, memory_order_acq_rel);
-}
-
-void weft__cancel_request(struct weft__fiber *f)
-{
-	atomic_fetch_or(&f->life, FL_CANCELLED); /* its exit status (supervise.c) */
-	uint64_t w = atomic_load_explicit(&f->park, memory_order_acquire);
-	for (;;) {
-		unsigned st = PW_STATE(w);
-		/* A hold is only taken or dropped by the running fiber, so a
-		 * parked fiber's hold bit stays as read until it is woken. */
-		if ((st == PS_PARKING || st == PS_PARKED) && !(w & PW_HOLD)) {
-			if (weft__unpark(f, PW_GEN(w), -ECANCELED))
-				return;
-			w = atomic_load_explicit(&f->park, memory_order_acquire);
-			continue;
-		}
-		/* Woken by an earlier request that it has not seen yet: the two
-		 * merge into that one delivery. */
-		if ((st == PS_WOKEN || st == PS_RUNNING) && PW_RESULT(w) == -ECANCELED)
-			return;
-		/* Running, already woken, or holding cancellation off: leave the
-		 * request for the next park (after the hold ends). */
-		if (atomic_compare_exchange_weak_explicit(&f->park, &w, w | PW_CANCEL,
-							  memory_order_acq_rel,
-							  memory_order_acquire))
-			return;
-	}
-}
-
-/* ---- Holding cancellation off ------------------------------------------- */
-
-int weft_fiber_cancel_hold(void)
-{
-	struct weft__fiber *self = weft__self();
-	if (self->cancel_hold == WEFT_CANCEL_HOLD_MAX)
-		return -EOVERFLOW;
-	if (self->cancel_hold++ == 0)
-		atomic_fetch_or_explicit(&self->park, PW_HOLD, memory_order_acq_rel);
-	return (int)self->cancel_hold;
-}
-
-int weft_fiber_cancel_release(void)
-{
-	struct weft__fiber *self = weft__self();
-	if (self->cancel_hold == 0)
-		return -EPERM;
-	/* The outermost release makes a pending request deliverable: the next
-	 * suspension point returns -ECANCELED (a park cannot be in progress
-	 * here, since only the fiber itself parks). */
-	if (--self->cancel_hold == 0)
-		atomic_fetch_and_explicit(&self->park, ~PW_HOLD, memory_order_acq_rel);
-	return (int)self->cancel_hold;
 }

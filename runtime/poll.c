@@ -43,7 +43,7 @@ int weft__host_drive(int64_t deadline)
 		if (w->runs != runs || atomic_load(&weft__rt.stopping))
 			break;
 		/* Fibers that found no stack for their first run are tried
-		 * again once before the host loop sleeps (sched.c does the
+		 * again once before the host loop sleeps (worker.c does the
 		 * same for a worker). */
 		if (weft__starved() && !retried) {
 			retried = true;

@@ -8,6 +8,11 @@
 
 #include "internal.h"
 
+#define WEFT__MBOX_GONE ((struct weft__mbox *)1)
+/* The exit path of fiber self, before its result settles: close and
+ * unregister its mailbox, so that a send from then on fails with -ESRCH. */
+void weft__mbox_exit(struct weft__fiber *self);
+
 /* One message: copied in by weft_msg_send, out by weft_msg_recv. */
 struct weft__msg {
 	struct weft__msg *next;

@@ -169,7 +169,7 @@ int weft_init(const weft_config_t *cfg)
 	weft__rt.workers = ws;
 	weft__rt.host = host;
 	weft__rt.fiber_main = weft__fiber_main;
-	weft__rt.context = &weft__context_ops;
+	weft__rt.hooks = &weft__fiber_hooks;
 	atomic_store(&weft__rt.draining, 0);
 	atomic_store(&weft__rt.stopping, 0);
 	atomic_store(&weft__rt.live, 0);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Which sanitizer a build runs under: WEFT_ASAN, WEFT_TSAN, and WEFT_SAN for
  * either. The one place runtime/ asks: switch.c tells them of every switch,
- * and a context keeps their fields (internal.h) only in their builds. gcc
+ * and a context keeps their fields (switch.h) only in their builds. gcc
  * says so with __SANITIZE_*__, clang 14 only through __has_feature. */
 #ifndef WEFT_SAN_H
 #define WEFT_SAN_H

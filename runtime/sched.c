@@ -11,44 +11,31 @@
  * victim's deque, then a victim's next-run slot that has waited too long.
  * Every 64th look starts at the global queue, or every other such look at
  * the pinned fibers, so that neither starves. A pinned fiber is only ever
- * queued on its own worker: wakes from elsewhere go to that worker's inbox. With nothing found it looks again for
- * SPIN_NS with the pause hint in between, then sleeps on its own futex word
- * until a waker picks it from the idle list or the next timer is due.
- * With the virtual clock, idle workers sleep without a timeout and the last
- * one to go idle moves the clock to the next deadline instead.
+ * queued on its own worker: wakes from elsewhere go to that worker's inbox.
+ * With nothing found it looks again for SPIN_NS with the pause hint in
+ * between, then sleeps on its own futex word until a waker picks it from
+ * the idle list or the next timer is due. With the virtual clock, idle
+ * workers sleep without a timeout and the last one to go idle moves the
+ * clock to the next deadline instead.
  *
- * Idle workers, waking them and the virtual clock's move are idle.c's; the
- * runtime's counters are stats.c's.
+ * The worker loop is worker.c's; stealing from a victim steal.c's; the
+ * pinned fibers' lists and inboxes pin.c's; fibers whose first run found no
+ * stack wait on starve.c's list. Idle workers, waking them and the virtual
+ * clock's move are idle.c's; the runtime's counters are stats.c's.
  *
  * Waking only queues (push, don't run): a fiber never runs on another fiber's
  * stack, so chains of wakes stay flat. A fiber is only made visible to other
  * workers by the context that runs after it (weft__finish_switch), once its
  * registers are saved. */
-#include <limits.h>
-
 #include "fence.h"
 #include "internal.h"
 
 /* Runs in a row a worker takes from its next-run slot before it looks at
  * its deque. */
 #define RUNNEXT_MAX 16
-/* How long a hand-off's fiber stays in its worker's slot before an idle
- * worker may take it (Go waits about 3 us). */
-#define RUNNEXT_GRACE_NS 5000
 /* Latency-sensitive runs in a row a worker makes while bulk work waits
  * (docs/api.md's bound). */
 #define HIGH_STREAK_MAX 8
-/* How long an idle worker looks for work before it sleeps, and the pause
- * hints between two looks. */
-#define SPIN_NS 20000
-#define SPIN_PAUSES 32
-
-/* One writer per counter (its worker); readers take a relaxed snapshot. */
-static inline void bump(_Atomic uint64_t *c)
-{
-	atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + 1,
-			      memory_order_relaxed);
-}
 
 /* The running fiber, published for weft_dump's snapshot: an atomic store
  * (a plain one on every CPU), so the dump's read is not a data race. */
@@ -57,27 +44,12 @@ static inline void set_cur(struct weft__worker *w, struct weft__fiber *f)
 	__atomic_store_n(&w->cur, f, __ATOMIC_RELAXED);
 }
 
-struct weft__fiber *weft__worker_cur(struct weft__worker *w)
-{
-	return __atomic_load_n(&w->cur, __ATOMIC_RELAXED);
-}
-
 /* The host loop's limit (weft_poll's deadline) has passed: stop taking work. */
 static bool past_limit(struct weft__worker *w) { return w->limit && weft__now() >= w->limit; }
 
 /* ---- Queues ------------------------------------------------------------- */
 
-/* A fiber's class, the index of its queues: 1 latency-sensitive
- * (WEFT_ATTR_HIGH), 0 bulk. Every queue but the next-run slot and the
- * yielded list comes in one of each; those two hold bulk fibers only. */
-static inline int cls(const struct weft__fiber *f) { return (f->flags & FF_HIGH) ? 1 : 0; }
-
-static inline struct weft__deque *deque_of(struct weft__worker *w, int c)
-{
-	return c ? &w->dq_hi : &w->dq;
-}
-
-static void gq_push_list(int c, struct weft__fiber *head, struct weft__fiber *tail, int64_t n)
+void weft__gq_push_list(int c, struct weft__fiber *head, struct weft__fiber *tail, int64_t n)
 {
 	struct weft__runq *q = &weft__rt.gq[c];
 	tail->next = NULL;
@@ -95,8 +67,8 @@ static void gq_push_list(int c, struct weft__fiber *head, struct weft__fiber *ta
  * of it and f to the global queue, as Go does with a full local run queue. */
 static void push_local(struct weft__worker *w, struct weft__fiber *f)
 {
-	int c = cls(f);
-	struct weft__deque *d = deque_of(w, c);
+	int c = weft__fiber_class(f);
+	struct weft__deque *d = weft__deque_of(w, c);
 	if (weft__deque_push(d, f))
 		return;
 	struct weft__fiber *head = NULL, *tail = NULL;
@@ -116,15 +88,8 @@ static void push_local(struct weft__worker *w, struct weft__fiber *f)
 		tail->next = f;
 	else
 		head = f;
-	gq_push_list(c, head, f, n + 1);
+	weft__gq_push_list(c, head, f, n + 1);
 }
-
-/* ---- Pinned fibers ------------------------------------------------------ */
-
-/* A pinned fiber (weft_fiber_pin, WEFT_ATTR_PIN) is never in a deque, a
- * next-run slot that thieves look at, or the global queue: its own worker
- * keeps it on a private list, and other threads that make it runnable put it
- * in that worker's inbox and wake the worker if it sleeps. */
 
 /* The worker f is pinned to, or NULL. */
 static inline struct weft__worker *pinned_to(struct weft__fiber *f)
@@ -133,76 +98,16 @@ static inline struct weft__worker *pinned_to(struct weft__fiber *f)
 	return p ? &weft__rt.workers[p - 1] : NULL;
 }
 
-static void pinned_push(struct weft__worker *w, struct weft__fiber *f)
-{
-	int c = cls(f);
-	f->next = NULL;
-	if (w->pinned_tail[c])
-		w->pinned_tail[c]->next = f;
-	else
-		w->pinned[c] = f;
-	w->pinned_tail[c] = f;
-}
-
-static inline struct weft__fiber *take_pinned(struct weft__worker *w, int c)
-{
-	struct weft__fiber *f = w->pinned[c];
-	if (f && !(w->pinned[c] = f->next))
-		w->pinned_tail[c] = NULL;
-	return f;
-}
-
 /* The pinned and latency-sensitive paths are kept out of line: the common
  * path (no pin, the bulk class) pays a load and a branch for each. */
 #define COLD __attribute__((cold, noinline))
-
-/* From a thread other than t's: into t's inbox, and wake t if it sleeps. */
-static void inbox_push(struct weft__worker *t, struct weft__fiber *f)
-{
-	f->next = NULL;
-	weft__lock(&t->inbox_lock);
-	if (t->inbox_tail)
-		t->inbox_tail->next = f;
-	else
-		t->inbox = f;
-	t->inbox_tail = f;
-	atomic_store_explicit(&t->inbox_len,
-			      atomic_load_explicit(&t->inbox_len, memory_order_relaxed) + 1,
-			      memory_order_release);
-	weft__unlock(&t->inbox_lock);
-	weft__wake_if_asleep(t);
-}
-
-/* The owner moves its inbox to its pinned lists, oldest first. */
-COLD static void inbox_drain(struct weft__worker *w)
-{
-	weft__lock(&w->inbox_lock);
-	struct weft__fiber *f = w->inbox;
-	w->inbox = w->inbox_tail = NULL;
-	atomic_store_explicit(&w->inbox_len, 0, memory_order_relaxed);
-	weft__unlock(&w->inbox_lock);
-	while (f) {
-		struct weft__fiber *next = f->next;
-		pinned_push(w, f);
-		f = next;
-	}
-}
-
-/* Queue f, pinned to t, from the thread of worker w (NULL: a plain thread). */
-COLD static void pinned_ready(struct weft__worker *w, struct weft__worker *t, struct weft__fiber *f)
-{
-	if (w == t)
-		pinned_push(w, f);
-	else
-		inbox_push(t, f);
-}
 
 /* Queue f on w, its spawner's or waker's worker, or where it is pinned. */
 static void push_own(struct weft__worker *w, struct weft__fiber *f)
 {
 	struct weft__worker *t = pinned_to(f);
 	if (t)
-		pinned_ready(w, t, f);
+		weft__pinned_ready(w, t, f);
 	else
 		push_local(w, f);
 }
@@ -229,7 +134,7 @@ static struct weft__fiber *gq_take(struct weft__worker *w, int c)
 			q->tail = NULL;
 		if (!first)
 			first = f;
-		else if (!weft__deque_push(deque_of(w, c), f)) {
+		else if (!weft__deque_push(weft__deque_of(w, c), f)) {
 			/* No room: leave the rest queued. */
 			f->next = q->head;
 			q->head = f;
@@ -242,94 +147,6 @@ static struct weft__fiber *gq_take(struct weft__worker *w, int c)
 	atomic_fetch_sub_explicit(&q->len, n, memory_order_release);
 	weft__unlock(&q->lock);
 	return first;
-}
-
-static uint64_t next_rand(struct weft__worker *w)
-{
-	w->rng ^= w->rng << 13;
-	w->rng ^= w->rng >> 7;
-	w->rng ^= w->rng << 17;
-	return w->rng;
-}
-
-/* A victim's next-run slot, taken only when the same fiber has sat there
- * for RUNNEXT_GRACE_NS while the victim did not switch: it is about to run
- * there, and taking it would move a hand-off's pair apart (Go's runnext).
- * w->rn_seen[i] is what w saw in victim i's slot, and when. */
-static struct weft__fiber *steal_runnext(struct weft__worker *w, struct weft__worker *v)
-{
-	struct weft__fiber *r = atomic_load_explicit(&v->runnext, memory_order_relaxed);
-	/* A pinned fiber there changes its pin only while it runs, and then
-	 * the victim has switched: the grace below starts again. */
-	if (!r || pinned_to(r))
-		return NULL;
-	struct weft__seen *seen = &w->rn_seen[v->index];
-	uint64_t sw = atomic_load_explicit(&v->switches, memory_order_relaxed);
-	int64_t now = shim_now();
-	if (seen->f != r || seen->switches != sw) {
-		*seen = (struct weft__seen){.f = r, .switches = sw, .at = now};
-		return NULL;
-	}
-	if (now - seen->at < RUNNEXT_GRACE_NS ||
-	    !atomic_compare_exchange_strong_explicit(&v->runnext, &r, NULL, memory_order_acq_rel,
-						     memory_order_relaxed))
-		return NULL;
-	seen->f = NULL;
-	return r;
-}
-
-/* Steal half of a random victim's deque of class c; return one, keep the
- * rest. */
-static struct weft__fiber *steal_class(struct weft__worker *w, int c, unsigned start)
-{
-	unsigned n = weft__rt.nworkers;
-	for (unsigned k = 0; k < n; k++) {
-		struct weft__worker *v = &weft__rt.workers[(start + k) % n];
-		if (v == w)
-			continue;
-		struct weft__deque *d = deque_of(v, c);
-		int64_t half = (weft__deque_size(d) + 1) / 2;
-		struct weft__fiber *first = half > 0 ? weft__deque_steal(d) : NULL;
-		if (!first)
-			continue;
-		for (int64_t i = 1; i < half; i++) {
-			struct weft__fiber *g = weft__deque_steal(d);
-			if (!g || !weft__deque_push(deque_of(w, c), g)) {
-				if (g)
-					gq_push_list(c, g, g, 1);
-				break;
-			}
-		}
-		bump(&w->steals);
-		return first;
-	}
-	return NULL;
-}
-
-/* Steal half of a random victim's bulk deque; with every one empty, a
- * victim's next-run slot that has waited too long. */
-static struct weft__fiber *steal(struct weft__worker *w)
-{
-	unsigned n = weft__rt.nworkers;
-	if (n < 2)
-		return NULL;
-	unsigned start = (unsigned)(next_rand(w) % n);
-	struct weft__fiber *f = steal_class(w, 0, start);
-	if (f)
-		return f;
-	/* The slots every 8th look: each look pulls the victim's line away
-	 * from it, and a slot is only taken after RUNNEXT_GRACE_NS anyway. */
-	if (++w->rn_looks % 8)
-		return NULL;
-	for (unsigned k = 0; k < n; k++) {
-		struct weft__worker *v = &weft__rt.workers[(start + k) % n];
-		struct weft__fiber *r = v != w ? steal_runnext(w, v) : NULL;
-		if (r) {
-			bump(&w->steals);
-			return r;
-		}
-	}
-	return NULL;
 }
 
 /* Move the yielded fibers to the deque, newest first so that the oldest is
@@ -396,7 +213,7 @@ COLD static void share_yielded(struct weft__worker *w)
 		f = next;
 	}
 	if (head) {
-		gq_push_list(0, head, tail, n);
+		weft__gq_push_list(0, head, tail, n);
 		weft__wake_one(false);
 	}
 }
@@ -436,7 +253,7 @@ static struct weft__fiber *look_around(struct weft__worker *w)
 	weft__io_tick();
 	/* Every other time the fibers pinned here before the global queue:
 	 * neither waits for good behind a deque that keeps filling. */
-	struct weft__fiber *f = (w->tick & 64) ? take_pinned(w, 0) : NULL;
+	struct weft__fiber *f = (w->tick & 64) ? weft__take_pinned(w, 0) : NULL;
 	if (!f)
 		f = gq_take(w, 0);
 	/* The yielded fibers get their turn before the deque's: with other
@@ -457,10 +274,10 @@ static struct weft__fiber *look_around(struct weft__worker *w)
 COLD static struct weft__fiber *take_high(struct weft__worker *w)
 {
 	struct weft__fiber *f;
-	if ((f = take_pinned(w, 1)) || (f = weft__deque_steal(&w->dq_hi)) || (f = gq_take(w, 1)))
+	if ((f = weft__take_pinned(w, 1)) || (f = weft__deque_steal(&w->dq_hi)) ||
+	    (f = gq_take(w, 1)))
 		return f;
-	unsigned n = weft__rt.nworkers;
-	return n > 1 ? steal_class(w, 1, (unsigned)(next_rand(w) % n)) : NULL;
+	return weft__steal_high(w);
 }
 
 static inline __attribute__((always_inline)) struct weft__fiber *find_bulk(struct weft__worker *w);
@@ -487,7 +304,7 @@ struct weft__fiber *weft__find_work(struct weft__worker *w)
 		weft__irq_sweep();
 	weft__timer_look(w);
 	if (atomic_load_explicit(&w->inbox_len, memory_order_relaxed))
-		inbox_drain(w);
+		weft__inbox_drain(w);
 	/* While no latency-sensitive fiber is alive this costs one load. */
 	if (__builtin_expect(atomic_load_explicit(&weft__rt.high_alive, memory_order_relaxed) > 0,
 			     0))
@@ -508,13 +325,13 @@ static inline __attribute__((always_inline)) struct weft__fiber *find_bulk(struc
 		return f;
 	}
 	w->runnext_streak = 0;
-	if ((f = take_local(w)) || (f = take_pinned(w, 0)) || (f = take_yielded(w)) ||
+	if ((f = take_local(w)) || (f = weft__take_pinned(w, 0)) || (f = take_yielded(w)) ||
 	    (f = take_runnext(w)))
 		return f;
 	/* Nothing of its own (so no yielded fiber for look_around to flush). */
 	if ((f = look_around(w)))
 		return f;
-	if ((f = steal(w)))
+	if ((f = weft__steal(w)))
 		return f;
 	/* Nothing queued anywhere: look for I/O that is ready, without
 	 * blocking, as Go's findrunnable does before it spins. */
@@ -538,13 +355,13 @@ void weft__ready(struct weft__fiber *f)
 	struct weft__worker *w = weft__tls_worker;
 	struct weft__worker *t = pinned_to(f);
 	if (t) {
-		pinned_ready(w, t, f);
+		weft__pinned_ready(w, t, f);
 		return;
 	}
 	if (w)
 		push_local(w, f);
 	else
-		gq_push_list(cls(f), f, f, 1);
+		weft__gq_push_list(weft__fiber_class(f), f, f, 1);
 	wake_for(w);
 }
 
@@ -555,7 +372,7 @@ void weft__ready_next(struct weft__fiber *f)
 	 * class's queue, which is looked at first anyway; one pinned to
 	 * another worker goes there. */
 	uint32_t pin = weft__fiber_pin_of(f);
-	if (!w || !w->cur || (pin && pin - 1 != (uint32_t)w->index) || cls(f)) {
+	if (!w || !w->cur || (pin && pin - 1 != (uint32_t)w->index) || weft__fiber_class(f)) {
 		weft__ready(f);
 		return;
 	}
@@ -618,7 +435,7 @@ void weft__finish_switch(struct weft__worker *w)
 		return;
 	switch (w->prev_act) {
 	case ACT_YIELD:
-		if (cls(p)) {
+		if (weft__fiber_class(p)) {
 			yield_high(w, p);
 			break;
 		}
@@ -668,7 +485,7 @@ void weft__finish_switch(struct weft__worker *w)
 	}
 }
 
-static inline void count_switch(struct weft__worker *w) { bump(&w->switches); }
+static inline void count_switch(struct weft__worker *w) { weft__bump(&w->switches); }
 
 /* Whether any fiber may keep its own FP control state (WEFT_ATTR_FPENV):
  * only then does a switch look at the fibers' flags. */
@@ -689,81 +506,13 @@ static inline struct weft__worker *switch_to(struct weft__worker *w, struct weft
 	return weft__ctx_switch(w, &self->ctx, to, dying);
 }
 
-/* ---- Fibers that found no stack at their first run ------------------------
- * (docs/decisions/lazy-stacks.md) They wait here, still counted alive and
- * not in any queue, until a fiber ends (its stack is then in the pools:
- * finish_switch readies one) or an idle worker tries them all again. */
-static weft__lock_t starved_lock = WEFT__LOCK_INIT;
-static struct weft__fiber *starved_head, *starved_tail;
-static _Alignas(64) _Atomic unsigned nstarved; /* read without the lock: a hint */
-_Atomic uint64_t weft__starves;
-
-/* f's first run on w found no stack (weft__stack_start): it waits on the
- * starved list. Stacks may have gone back since w's look found none (a
- * sleeper drained its cache, a worker under pressure its own), and whoever
- * gave them may have looked at the starved list before f was on it: the
- * two sides fence between their write and their read (here the list, then
- * the count; weft__stacks_returned the count, then the list), so one of
- * them sees the other, and f is tried again. Every refused first run comes
- * here: a switch's (no_stack) and the worker loop's (weft__run). */
-static void starve(struct weft__worker *w, struct weft__fiber *f)
-{
-	atomic_fetch_add_explicit(&weft__starves, 1, memory_order_relaxed);
-	f->next = NULL;
-	weft__lock(&starved_lock);
-	if (starved_tail)
-		starved_tail->next = f;
-	else
-		starved_head = f;
-	starved_tail = f;
-	atomic_store_explicit(&nstarved, atomic_load_explicit(&nstarved, memory_order_relaxed) + 1,
-			      memory_order_relaxed);
-	weft__unlock(&starved_lock);
-	weft__fence();
-	if (weft__stack_returns() != w->stack_returns)
-		weft__unstarve(1);
-}
-
-bool weft__starved(void) { return atomic_load_explicit(&nstarved, memory_order_relaxed) > 0; }
-
-void weft__unstarve(unsigned max)
-{
-	while (max-- && weft__starved()) {
-		weft__lock(&starved_lock);
-		struct weft__fiber *f = starved_head;
-		if (f) {
-			starved_head = f->next;
-			if (!starved_head)
-				starved_tail = NULL;
-			atomic_store_explicit(
-				&nstarved,
-				atomic_load_explicit(&nstarved, memory_order_relaxed) - 1,
-				memory_order_relaxed);
-		}
-		weft__unlock(&starved_lock);
-		if (!f)
-			break;
-		f->next = NULL;
-		weft__ready(f);
-	}
-}
-
-void weft__stacks_returned(void)
-{
-	/* Against starve's: a returner that moved the count either sees
-	 * the fiber starved, or the starver sees the count moved. */
-	weft__fence();
-	if (weft__starved())
-		weft__unstarve(UINT_MAX);
-}
-
 /* next is about to run for the first time and found no stack: it waits on
  * the starved list, and w looks for other work. Out of line and
  * rare: only when the pools and the shim are both out of stacks. */
 COLD static struct weft__fiber *no_stack(struct weft__worker *w, struct weft__fiber *next)
 {
 	do {
-		starve(w, next);
+		weft__starve(w, next);
 		next = weft__find_work(w);
 	} while (next && !next->ctx.sp && weft__stack_start(w, next));
 	return next;
@@ -787,7 +536,7 @@ void weft__switch_out(struct weft__fiber *self, int act)
 	set_cur(w, next);
 	count_switch(w);
 	if (act == ACT_PARK) {
-		bump(&w->parks);
+		weft__bump(&w->parks);
 		/* weft_dump's "for how long": the worker's stamp, not a read
 		 * of the counter here (rdtsc costs 10-13 ns in this VM, two
 		 * per channel round trip). */
@@ -827,37 +576,12 @@ int weft_fiber_yield(void)
 	return 0;
 }
 
-int weft_fiber_pin(int worker)
-{
-	struct weft__worker *w = weft__worker_self();
-	if (!w || !w->cur)
-		return -EPERM;
-	if (worker < -1 || worker >= (int)weft__rt.nworkers)
-		return -EINVAL;
-	struct weft__fiber *self = w->cur;
-	if (worker == -1)
-		worker = w->index;
-	weft__fiber_set_pin(self, (uint32_t)worker + 1);
-	if (worker != w->index)
-		weft__switch_out(self, ACT_MOVE);
-	return 0;
-}
-
-int weft_fiber_unpin(void)
-{
-	struct weft__worker *w = weft__worker_self();
-	if (!w || !w->cur)
-		return -EPERM;
-	weft__fiber_set_pin(w->cur, 0);
-	return 0;
-}
-
 /* ---- The worker loop ---------------------------------------------------- */
 
 bool weft__run(struct weft__worker *w, struct weft__fiber *f)
 {
 	if (!f->ctx.sp && weft__stack_start(w, f)) {
-		starve(w, f);
+		weft__starve(w, f);
 		return false;
 	}
 	set_cur(w, f);
@@ -869,82 +593,4 @@ bool weft__run(struct weft__worker *w, struct weft__fiber *f)
 		w = weft__ctx_switch(w, &w->sched, &f->ctx, false);
 	weft__finish_switch(w);
 	return true;
-}
-
-void weft__worker_main(void *arg)
-{
-	struct weft__worker *w = arg;
-	weft__set_worker(w);
-	shim_fault_thread_init();
-	weft__ctx_adopt_thread(&w->sched);
-	bool spinning = false;
-	while (!atomic_load_explicit(&weft__rt.stopping, memory_order_acquire)) {
-		struct weft__fiber *f = weft__find_work(w);
-		/* Nothing: look again for up to SPIN_NS with the CPU's pause
-		 * hint between looks (not by giving the CPU away: the work
-		 * that comes next is usually a hand-off's overflow, in well
-		 * under a microsecond), then sleep. */
-		if (!f)
-			weft__live_flush(w); /* weft_run may be waiting for it */
-		int64_t spin_from = f ? 0 : shim_now();
-		while (!f && shim_now() - spin_from < SPIN_NS) {
-			if (!spinning) {
-				spinning = true;
-				atomic_fetch_add(&weft__rt.nspinning, 1);
-			}
-			for (int i = 0; i < SPIN_PAUSES; i++)
-				arch_relax();
-			f = weft__find_work(w);
-		}
-		bool was_spinning = spinning;
-		if (spinning) {
-			spinning = false;
-			atomic_fetch_sub(&weft__rt.nspinning, 1);
-		}
-		/* The wakes that queued this work may have seen us spinning
-		 * and woken nobody else: pass the baton, as Go's spinner does
-		 * when it stops spinning with work (resetspinning), or what
-		 * else was queued waits behind this fiber. Always when we were
-		 * spinning: the rest may be in a busy worker's deque, which
-		 * neither we nor anyone else would look at again (with three
-		 * workers, three fibers made runnable at once: the first woken
-		 * takes a batch from the global queue, the second steals half
-		 * of what is left, and the third fiber waited in the first's
-		 * deque for as long as the first one's fiber ran:
-		 * test_busy_fibers_get_every_worker with WEFT_WORKERS=3). Also
-		 * when more is queued here, or globally, though the work was
-		 * found after the spin ended (by the look weft__sleep_idle
-		 * makes after joining the idle list, or the next one): those
-		 * wakes counted on us all the same. */
-		if (f && (was_spinning || weft__deque_size(&w->dq) > 0 ||
-			  weft__deque_size(&w->dq_hi) > 0 ||
-			  atomic_load_explicit(&weft__rt.gq[0].len, memory_order_acquire) > 0 ||
-			  atomic_load_explicit(&weft__rt.gq[1].len, memory_order_acquire) > 0))
-			weft__wake_one(false);
-		if (f) {
-			if (weft__run(w, f))
-				w->starved_tried = false;
-		} else if (weft__starved() && !w->starved_tried) {
-			/* Fibers wait for a stack for their first run: try them
-			 * again once before sleeping, and again only after a
-			 * fiber has run here (a spin, were memory out). */
-			w->starved_tried = true;
-			weft__unstarve(UINT_MAX);
-		} else {
-			spinning = weft__sleep_idle(w, -1);
-		}
-	}
-	if (spinning)
-		atomic_fetch_sub(&weft__rt.nspinning, 1);
-	weft__live_flush(w);
-	weft__stack_cache_drain(w);
-	weft__fiber_cache_drain(w);
-	shim_fault_thread_fini();
-	weft__tls_worker = NULL;
-}
-
-int weft_worker_index(void)
-{
-	struct weft__worker *w = weft__worker_self();
-	return w && w->cur ? w->index : -1;
 }

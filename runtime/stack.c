@@ -17,7 +17,7 @@
  * its record alone. Spawn only makes sure the worker's cache is not empty
  * (weft__stack_admit), so that running out is still told to the spawner. A
  * fiber that finds no stack at its first run all the same waits on the
- * scheduler's starved list (sched.c) for one to be freed. */
+ * scheduler's starved list (starve.c) for one to be freed. */
 #include "internal.h"
 
 #define CACHE_MAX                                             \
@@ -37,7 +37,7 @@ static _Atomic unsigned nshared_;
 static _Atomic unsigned pressure; /* moves on each -ENOMEM from the shim */
 /* Moves each time stacks go back where a first run looks for one (a cache
  * drained into the shared tier, the shared tier trimmed into the shim):
- * what a fiber on sched.c's starved list waits for. */
+ * what a fiber on starve.c's starved list waits for. */
 static _Atomic unsigned returns;
 
 static bool default_size(size_t size) { return size == weft__rt.stack_size; }

@@ -22,17 +22,7 @@ int weft__exit_status(struct weft__fiber *self)
 	int status = self->status != WEFT__STATUS_UNSET          ? self->status
 		     : (atomic_load(&self->life) & FL_CANCELLED) ? -ECANCELED
 								 : 0;
-	/* The fiber has ended: a request it has not seen is spent (its status
-	 * says so), and a hold it forgot to release no longer protects
-	 * anything. What is left of its exit (destructors, the report) waits
-	 * as any code would, and a request made from now on interrupts it. */
-	self->cancel_hold = 0;
-	/* Only the fiber sets the hold; a request that lands after this load
-	 * is one made after the end, which stands. Most fibers have neither:
-	 * no locked instruction for them. */
-	if (atomic_load_explicit(&self->park, memory_order_acquire) & (PW_CANCEL | PW_HOLD))
-		atomic_fetch_and_explicit(&self->park, ~(PW_CANCEL | PW_HOLD),
-					  memory_order_acq_rel);
+	weft__cancel_end(self); /* a request it has not seen is spent */
 	return status;
 }
 

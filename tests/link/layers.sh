@@ -24,13 +24,15 @@
 set -u
 build=${1:?usage: tests/link/layers.sh BUILD_DIR}
 dir=$build/obj/runtime
-want_core="idle interrupt live park reactor sched time timer waiter"
+want_core="cancel idle live park pin reactor sched starve steal time timer waiter"
 want_other="mailbox step"
 passed=0 failed=0
 ok() { passed=$((passed + 1)); echo "  ok: $1"; }
 bad() { failed=$((failed + 1)); echo "  FAIL: $1"; }
 
-objs=$(ls "$dir"/*.c.o 2>/dev/null) || true
+# Only the objects of runtime/'s files as they are now: one whose source
+# was removed or renamed stays in a build directory that was not cleaned.
+objs=$(for o in "$dir"/*.c.o; do [ -f "runtime/$(basename "$o" .o)" ] && echo "$o"; done)
 if [ -z "$objs" ]; then
 	echo "layers: no objects in $dir (build first)" >&2
 	exit 2
@@ -74,7 +76,7 @@ fi
 if echo "$circles" | grep -qw fiber; then
 	bad "fiber.c is in a circle"
 else
-	ok "fiber.c calls the fiber context through a table, in no circle"
+	ok "fiber.c calls the fiber context through a table of hooks, in no circle"
 fi
 
 # 2. The symbols a layer's objects leave undefined, by prefix.

@@ -9,7 +9,7 @@
 # program (add-auto-load-safe-path DIR). By hand: (gdb) source
 # tools/gdb/weft-gdb.py. See docs/debugging.md.
 #
-# It reads the runtime's own structures (runtime/internal.h, runtime/fiber.c)
+# It reads the runtime's own structures (runtime/fiber.h, rt.h, runtime/fiber.c)
 # by name, so it follows their renames only as far as the names it knows: a
 # field or symbol it cannot find is reported once, by name, and its column
 # shows "?" (or the command stops, when nothing can be listed without it).
@@ -121,7 +121,7 @@ def _workers():
     """{address of the fiber each worker runs: worker index}."""
     out = {}
     try:
-        rt = _static("weft__rt", "the runtime, runtime/internal.h")
+        rt = _static("weft__rt", "the runtime, runtime/rt.h")
     except WeftError as e:
         _warn("rt", str(e).replace("weft-gdb: ", ""))
         return out

@@ -1,18 +1,19 @@
 /* SPDX-License-Identifier: MIT */
-/* The fiber context at spawn and at exit: local storage (fls.c), the
- * generator a fiber runs (generator.c), its mailbox (mailbox.c) and its
- * supervisor (supervise.c). fiber.c reaches these only through this table
- * (weft__rt.context), since each of them depends on fibers and the
+/* The hooks of the fiber context at spawn and at exit: local storage
+ * (fls.c), the generator a fiber runs (generator.c), its mailbox
+ * (mailbox.c) and its supervisor (supervise.c). fiber.c reaches these only
+ * through this table (weft__rt.hooks), since each of them depends on fibers and the
  * scheduler. docs/decisions/exit-status.md says why the exit runs in this
  * order. */
 #include "internal.h"
+#include "process.h"
 
 static int check_supervisor(weft_chan_t *c)
 {
 	return weft__chan_elem_size(c) == sizeof(weft_exit_t) ? 0 : -EINVAL;
 }
 
-static void context_exit(struct weft__fiber *self, void *result)
+static void hooks_exit(struct weft__fiber *self, void *result)
 {
 	/* One locked instruction: from here a sender makes no mailbox for it
 	 * (mailbox.c), and local storage refuses new values (fls.c). */
@@ -30,9 +31,9 @@ static void context_exit(struct weft__fiber *self, void *result)
 		weft__supervise_exit(self, result, self->status);
 }
 
-const struct weft__context_ops weft__context_ops = {
+const struct weft__hooks weft__fiber_hooks = {
 	.check_supervisor = check_supervisor,
 	.fls_inherit = weft__fls_inherit,
 	.fls_drop = weft__fls_drop,
-	.exit = context_exit,
+	.exit = hooks_exit,
 };
