@@ -8,9 +8,28 @@
 
 #include "testutil.h"
 
-#define LONG_MS 10000
+#include "sleepers.h"
 
-static int64_t far(void) { return wt_ms(LONG_MS); }
+#define LONG_MS 10000
+/* The deadline of a wait that another party ends: longer than any bound
+ * the test puts on that wait (wt_join's 30 s, WAKE_MS), so a lost wake
+ * fails that bound. A shorter one would rescue it: the woken fiber sits
+ * queued while every worker sleeps until the earliest timer, which is the
+ * wait's own deadline; it then runs, its wait ended, and the test passes
+ * late. */
+#define WAIT_MS 60000
+/* How long a party woken by this thread may take to run: far more than a
+ * wake takes on a loaded machine, under TSan or on qemu, and far less than
+ * WAIT_MS. */
+#define WAKE_MS 5000
+
+static int64_t far(void) { return wt_ms(WAIT_MS); }
+
+/* Join f, woken by this thread just before, within WAKE_MS. */
+static void join_soon(weft_fiber_t f)
+{
+	assert_int_equal(weft_fiber_join(f, wt_ms(WAKE_MS), NULL), 0);
+}
 
 static long scaled(long native, long sanitized) { return wt_sanitized() ? sanitized : native; }
 
@@ -151,6 +170,7 @@ static void test_cancel_rejects_and_runs_hook(void **state)
 struct aw {
 	weft_future_t *f;
 	int r;
+	int64_t after;
 	_Atomic int started;
 };
 
@@ -159,6 +179,7 @@ static void *do_await(void *arg)
 	struct aw *a = arg;
 	atomic_store(&a->started, 1);
 	a->r = weft_future_await(a->f, far(), NULL);
+	a->after = weft_now();
 	return NULL;
 }
 
@@ -175,12 +196,14 @@ static void test_cancel_wakes_awaiters(void **state)
 	wt_thread_t t = wt_thread_start(do_await, &b);
 	assert_true(wt_wait_flag(&a.started));
 	assert_true(wt_wait_flag(&b.started));
-	weft_sleep_until(wt_ms(20));
+	wt_let_workers_sleep(); /* so that the cancel must wake one */
+	int64_t cancelled = weft_now();
 	assert_int_equal(weft_future_cancel(f), 0);
-	wt_join(fa);
+	join_soon(fa);
 	wt_thread_join(t);
 	assert_int_equal(a.r, -ECANCELED);
 	assert_int_equal(b.r, -ECANCELED);
+	assert_true(b.after < cancelled + WAKE_MS * 1000000LL);
 	weft_future_destroy(f);
 }
 
@@ -537,19 +560,25 @@ static void test_woken_once_when_two_settle(void **state)
 		x.r = x.r_after = 1;
 		weft_fiber_t w = wt_spawn(wait_two_then_one, &x);
 		wt_thread_t t = wt_thread_start(settle_on_go, &x);
-		while (!atomic_load(&x.waiting))
+		int64_t by = wt_ms(LONG_MS);
+		while (!atomic_load(&x.waiting) && weft_now() < by)
 			wt_thread_yield();
 		if (i & 1)
 			weft_sleep_until(wt_ms(1)); /* sometimes parked, sometimes not yet */
 		atomic_store(&x.go, 1);
 		int r0 = weft_future_resolve(x.fs[0], VAL(1));
 		wt_thread_join(t);
+		assert_true(atomic_load(&x.waiting));
 		/* Race may have cancelled fs[0] first. */
 		assert_true(r0 == 0 || (x.kind == 1 && r0 == -EALREADY));
-		while (!atomic_load(&x.returned))
+		/* Woken by this thread or the other: well before its own
+		 * deadline (far()) could end the wait instead. */
+		by = wt_ms(WAKE_MS);
+		while (!atomic_load(&x.returned) && weft_now() < by)
 			wt_thread_yield();
+		assert_true(atomic_load(&x.returned));
 		assert_int_equal(weft_future_resolve(x.after, VAL(3)), 0);
-		wt_join(w);
+		join_soon(w);
 		assert_int_equal(x.r, 0);
 		if (x.kind != 2)
 			assert_true(x.idx == 0 || x.idx == 1);
@@ -645,8 +674,9 @@ static void test_combine_cancelled(void **state)
 		x.r = 1;
 		weft_fiber_t f = wt_spawn_named(timed_call, &x, "waiter");
 		assert_true(wt_wait_parked("waiter", "combinator"));
+		wt_let_workers_sleep(); /* so that the cancellation must wake one */
 		assert_int_equal(weft_fiber_cancel(f), 0);
-		wt_join(f);
+		join_soon(f);
 		assert_int_equal(x.r, -ECANCELED); /* not -ETIMEDOUT: the request ended it */
 		/* race cancelled no loser: each is still pending. */
 		for (int i = 0; i < 3; i++)
@@ -716,7 +746,7 @@ static void test_cancel_races_settle(void **state)
 			assert_int_equal(weft_future_resolve(x.fs[1], VAL(1)), 0);
 		}
 		atomic_store(&x.phase, 1);
-		wt_join(f);
+		join_soon(f);
 		assert_int_equal((x.r == -ECANCELED) + x.later, 1);
 		if (i < 2)
 			assert_int_equal(x.r, i == 0 ? 0 : -ECANCELED);

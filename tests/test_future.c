@@ -6,10 +6,30 @@
 
 #include "testutil.h"
 
+#include "sleepers.h"
+
 /* Every wait is bounded: a bug fails a test instead of hanging the suite. */
 #define LONG_MS 10000
+/* The deadline of an await that another party settles: longer than any
+ * bound the test puts on the awaiter (wt_join's 30 s, WAKE_MS), so a lost
+ * wake fails that bound. A shorter one would rescue it: the woken fiber
+ * sits queued while every worker sleeps until the earliest timer, which is
+ * the await's own deadline; it then runs, its await settled, and the test
+ * passes late. */
+#define WAIT_MS 60000
+/* How long a party woken by this thread may take to run: far more than a
+ * wake takes on a loaded machine, under TSan or on qemu, and far less than
+ * WAIT_MS. */
+#define WAKE_MS 5000
+#define WAKE_NS (WAKE_MS * 1000000LL)
 
-static int64_t far(void) { return wt_ms(LONG_MS); }
+static int64_t far(void) { return wt_ms(WAIT_MS); }
+
+/* Join f, woken by this thread, by the time by. */
+static void join_by(weft_fiber_t f, int64_t by)
+{
+	assert_int_equal(weft_fiber_join(f, by, NULL), 0);
+}
 
 /* Sizes: every loop count and volume below goes through scaled(), which
  * shrinks it about 10x under the sanitizers (wt_sanitized), which run about
@@ -225,16 +245,18 @@ static void test_await_many_waiters(void **state)
 			th[i] = wt_thread_start(do_await, &a[NF + i]);
 		for (int i = 0; i < NF + NT; i++)
 			assert_true(wt_wait_flag(&a[i].started));
-		weft_sleep_until(wt_ms(20));
+		wt_let_workers_sleep(); /* so that the settle must wake them */
+		int64_t by = weft_now() + WAKE_NS;
 		if (round == 0)
 			assert_int_equal(weft_future_resolve(f, VAL(0x777)), 0);
 		else
 			assert_int_equal(weft_future_reject(f, -ECONNRESET), 0);
 		for (int i = 0; i < NF; i++)
-			wt_join(fib[i]);
+			join_by(fib[i], by);
 		for (int i = 0; i < NT; i++)
 			wt_thread_join(th[i]);
 		for (int i = 0; i < NF + NT; i++) {
+			assert_true(a[i].after < by);
 			if (round == 0) {
 				assert_int_equal(a[i].r, 0);
 				assert_ptr_equal(a[i].v, VAL(0x777));
@@ -250,12 +272,25 @@ struct settler {
 	weft_future_t *f;
 	int delay_ms;
 	int r;
+	int64_t at; /* when it settled */
 };
 
 static void *resolve_later(void *arg)
 {
 	struct settler *s = arg;
 	weft_sleep_until(wt_ms(s->delay_ms));
+	s->at = weft_now();
+	s->r = weft_future_resolve(s->f, VAL(0xf1b));
+	return NULL;
+}
+
+/* From a plain thread: once the workers sleep, so that the settle must
+ * wake one. */
+static void *resolve_asleep(void *arg)
+{
+	struct settler *s = arg;
+	wt_let_workers_sleep();
+	s->at = weft_now();
 	s->r = weft_future_resolve(s->f, VAL(0xf1b));
 	return NULL;
 }
@@ -268,7 +303,7 @@ static void test_await_thread_fiber_resolves(void **state)
 	static struct aw a;
 	static struct settler s;
 	aw_init(&a, f, far());
-	s = (struct settler){f, 20, 1};
+	s = (struct settler){.f = f, .delay_ms = 20, .r = 1};
 	wt_thread_t t;
 	t = wt_thread_start(do_await, &a);
 	weft_fiber_t fs = wt_spawn(resolve_later, &s);
@@ -276,17 +311,19 @@ static void test_await_thread_fiber_resolves(void **state)
 	wt_thread_join(t);
 	assert_int_equal(s.r, 0);
 	assert_int_equal(a.r, 0);
+	assert_true(a.after < s.at + WAKE_NS);
 	assert_ptr_equal(a.v, VAL(0xf1b));
 	weft_future_destroy(f);
 
 	/* A fiber waits; a plain thread settles. */
 	f = make_future();
 	aw_init(&a, f, far());
-	s = (struct settler){f, 20, 1};
+	s = (struct settler){.f = f, .delay_ms = 20, .r = 1};
 	weft_fiber_t fa = wt_spawn(do_await, &a);
-	t = wt_thread_start(resolve_later, &s);
+	assert_true(wt_wait_flag(&a.started));
+	t = wt_thread_start(resolve_asleep, &s);
 	wt_thread_join(t);
-	wt_join(fa);
+	join_by(fa, s.at + WAKE_NS);
 	assert_int_equal(s.r, 0);
 	assert_int_equal(a.r, 0);
 	assert_ptr_equal(a.v, VAL(0xf1b));
@@ -415,12 +452,17 @@ static void test_cancel_awaiting_fiber(void **state)
 	weft_fiber_t g = wt_spawn(do_await, &other);
 	assert_true(wt_wait_flag(&x.started));
 	assert_true(wt_wait_flag(&other.started));
-	weft_sleep_until(wt_ms(20));
+	wt_let_workers_sleep(); /* so that each wake below must wake one */
+	int64_t by = weft_now() + WAKE_NS;
 	assert_int_equal(weft_fiber_cancel(f), 0);
-	assert_true(wt_wait_flag(&x.second_done));
+	while (!atomic_load(&x.second_done) && weft_now() < by)
+		weft_sleep_until(wt_ms(1));
+	assert_true(atomic_load(&x.second_done));
+	wt_let_workers_sleep();
+	by = weft_now() + WAKE_NS;
 	assert_int_equal(weft_future_resolve(x.f, VAL(0xc)), 0);
-	wt_join(f);
-	wt_join(g);
+	join_by(f, by);
+	join_by(g, by);
 	assert_int_equal(x.r1, -ECANCELED);
 	assert_int_equal(x.r2, -ETIMEDOUT);
 	assert_int_equal(x.r3, 0);
@@ -484,7 +526,7 @@ static void test_cancel_races_resolve(void **state)
 			assert_int_equal(weft_future_resolve(x.f, VAL(i + 1)), 0);
 		}
 		atomic_store(&x.phase, 1);
-		wt_join(f);
+		join_by(f, wt_ms(WAKE_MS));
 		assert_int_equal((x.r1 == -ECANCELED) + x.later_cancels, 1);
 		if (i < 2)
 			assert_int_equal(x.r1, i == 0 ? 0 : -ECANCELED);
@@ -632,7 +674,9 @@ struct gated {
 static void *await_then_sleep(void *arg)
 {
 	struct gated *g = arg;
-	g->r = weft_future_await(g->go, far(), NULL);
+	/* Not far(): with the join below unbounded, a lost wake shows as
+	 * this deadline's rescue, after WAKE_MS. */
+	g->r = weft_future_await(g->go, wt_ms(LONG_MS), NULL);
 	weft_sleep_until(wt_ms(20));
 	return VAL(0x5eed);
 }
@@ -650,8 +694,11 @@ static void test_join_awaits(void **state)
 	assert_int_equal(weft_fiber_join(f, dl, &r), -ETIMEDOUT);
 	assert_true(weft_now() >= dl);
 	/* It sleeps, then returns: join waits for that. */
+	wt_let_workers_sleep(); /* so that the resolve must wake one */
+	int64_t resolved = weft_now();
 	assert_int_equal(weft_future_resolve(g.go, NULL), 0);
 	assert_int_equal(weft_fiber_join(f, -1, &r), 0);
+	assert_true(weft_now() < resolved + WAKE_NS);
 	assert_ptr_equal(r, VAL(0x5eed));
 	assert_int_equal(g.r, 0);
 	assert_int_equal(weft_fiber_join(f, 0, &r), -ESRCH);

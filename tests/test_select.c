@@ -8,9 +8,27 @@
 
 #include "testutil.h"
 
-#define LONG_MS 10000
+#include "sleepers.h"
 
-static int64_t far(void) { return wt_ms(LONG_MS); }
+/* The deadline of a select (or a channel call) that another party
+ * completes: longer than any bound the test puts on that wait (wt_join's
+ * 30 s, WAKE_MS), so a lost wake fails that bound. A shorter one would
+ * rescue it: the woken fiber sits queued while every worker sleeps until
+ * the earliest timer, which is the select's own deadline; it then runs, its
+ * select completed, and the test passes late. */
+#define WAIT_MS 60000
+/* How long a party woken by this thread may take to run: far more than a
+ * wake takes on a loaded machine, under TSan or on qemu, and far less than
+ * WAIT_MS. */
+#define WAKE_MS 5000
+
+static int64_t far(void) { return wt_ms(WAIT_MS); }
+
+/* Join f, woken by this thread just before, within WAKE_MS. */
+static void join_soon(weft_fiber_t f)
+{
+	assert_int_equal(weft_fiber_join(f, wt_ms(WAKE_MS), NULL), 0);
+}
 
 static long scaled(long native, long sanitized) { return wt_sanitized() ? sanitized : native; }
 
@@ -187,12 +205,15 @@ static void *do_select(void *arg)
 
 /* Until the select is under way: a fiber is seen parked in it; a plain
  * thread's wait shows nowhere, so it may still be on its way in (either
- * order is correct, the fiber's is the one the test is sure of). */
+ * order is correct, the fiber's is the one the test is sure of). Then
+ * until the workers sleep, so that what completes the select must wake
+ * one. */
 static void settle(_Atomic int *started, int fiber)
 {
 	assert_true(wt_wait_flag(started));
 	if (fiber)
 		assert_true(wt_wait_parked("select", "select"));
+	wt_let_workers_sleep();
 }
 
 static void test_select_waits_for_any_case(void **state)
@@ -223,6 +244,7 @@ static void test_select_waits_for_any_case(void **state)
 			else
 				fib = wt_spawn_named(do_select, &s, "select");
 			settle(&s.started, !thread);
+			int64_t woken = weft_now();
 			long v = 40 + which, got = 0;
 			switch (which) {
 			case 0:
@@ -242,7 +264,8 @@ static void test_select_waits_for_any_case(void **state)
 			if (thread)
 				wt_thread_join(t);
 			else
-				wt_join(fib);
+				join_soon(fib);
+			assert_true(s.after < woken + WAKE_MS * 1000000LL);
 			assert_int_equal(s.r, which);
 			assert_int_equal(s.cs[which].result, 0);
 			if (which < 2)
@@ -276,7 +299,7 @@ static void test_select_close_wakes(void **state)
 	weft_fiber_t f = wt_spawn_named(do_select, &s, "select");
 	settle(&s.started, 1);
 	assert_int_equal(weft_chan_close(b), 0);
-	wt_join(f);
+	join_soon(f);
 	assert_int_equal(s.r, 1);
 	assert_int_equal(s.cs[1].result, -EPIPE);
 	assert_no_waiters(a);
@@ -330,7 +353,7 @@ static void test_select_send_recv_same_channel(void **state)
 			assert_int_equal(weft_chan_recv(a, &v, far()), 0);
 			assert_int_equal(v, 77);
 		}
-		wt_join(f);
+		join_soon(f);
 		assert_int_equal(s.r, round);
 		if (round == 0)
 			assert_int_equal(s.buf[0], 5);
@@ -355,7 +378,7 @@ static void test_select_cancelled(void **state)
 	weft_fiber_t fib = wt_spawn_named(do_select, &s, "select");
 	settle(&s.started, 1);
 	assert_int_equal(weft_fiber_cancel(fib), 0);
-	wt_join(fib);
+	join_soon(fib);
 	assert_int_equal(s.r, -ECANCELED); /* not -ETIMEDOUT: the request ended it */
 	assert_no_waiters(a);
 	assert_int_equal(weft_future_await(f, 0, NULL), -ETIMEDOUT); /* untouched */
@@ -445,7 +468,7 @@ static void test_select_cancel_races_send(void **state)
 			s = wt_spawn(crace_send, &x);
 		}
 		atomic_store(&x.phase, 1);
-		wt_join(f);
+		join_soon(f);
 		assert_int_equal((x.r == -ECANCELED) + x.later, 1);
 		if (i < 2)
 			assert_int_equal(x.r, i == 0 ? 1 : -ECANCELED);
