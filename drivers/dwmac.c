@@ -456,7 +456,10 @@ static int bring_up(struct dwmac *d, const uint8_t mac[6])
 	d->int_en = 0;
 	set_int_en(d, ST_NIS | ST_AIS | ST_RI | ST_FBI);
 	wr(d, DMA_OP_MODE, OP_FTF | OP_TSF | OP_RSF);
-	dma_mb(); /* the rings before the DMA starts */
+	for (n = 0; rd(d, DMA_OP_MODE) & OP_FTF; n++)
+		if (n > RESET_POLLS)
+			return -EIO; /* the transmit FIFO flush clears itself when done */
+	dma_mb();                    /* the rings before the DMA starts */
 	wr(d, DMA_OP_MODE, OP_TSF | OP_RSF | OP_SR | OP_ST);
 	/* 100 Mb/s full duplex until the PHY says otherwise. */
 	wr(d, MAC_CONF, CONF_PS | CONF_FES | CONF_DM | CONF_JD | CONF_TE | CONF_RE);

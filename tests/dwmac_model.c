@@ -75,6 +75,8 @@
 #define D_OWN (1u << 31)
 #define RD0_FS (1u << 9)
 #define RD0_LS (1u << 8)
+#define RD0_ES (1u << 15)
+#define RD0_CE (1u << 1)
 #define RD1_DIC (1u << 31)
 #define RD1_RER (1u << 25)
 #define RD1_RCH (1u << 24)
@@ -577,7 +579,26 @@ static uint32_t crc32_ieee(const unsigned char *p, size_t n)
 	return ~c;
 }
 
+static int rx_frame(struct dm_dev *m, const void *frame, size_t len, int bad);
+
 int dm_rx_frame(struct dm_dev *m, const void *frame, size_t len)
+{
+	return rx_frame(m, frame, len, 0);
+}
+
+int dm_rx_bad(struct dm_dev *m, const void *frame, size_t len)
+{
+	return rx_frame(m, frame, len, 1);
+}
+
+void dm_fatal(struct dm_dev *m)
+{
+	bus_error(m);
+	if (!lock_depth)
+		dm_take_interrupts();
+}
+
+static int rx_frame(struct dm_dev *m, const void *frame, size_t len, int bad)
 {
 	const unsigned char *f = frame;
 	if (!(m->r[R_CONF / 4] & C_RE) || !(m->r[R_OP / 4] & OP_SR) || len < 14 ||
@@ -647,7 +668,7 @@ int dm_rx_frame(struct dm_dev *m, const void *frame, size_t len)
 		left -= k;
 		uint32_t s = (first ? RD0_FS : 0);
 		if (!left)
-			s |= RD0_LS | (uint32_t)total << 16;
+			s |= RD0_LS | (uint32_t)total << 16 | (bad ? RD0_ES | RD0_CE : 0);
 		memcpy(p, &s, 4); /* OWN clear */
 		first = 0;
 		if (!left && !(w[1] & RD1_DIC))

@@ -50,6 +50,12 @@ void dm_set_link(struct dm_dev *m, int up, int speed, int full);
 /* A frame arrives from the wire: 0 it is in the device's memory, -1 it was
  * dropped (receiver off, filtered out, no free descriptor). */
 int dm_rx_frame(struct dm_dev *m, const void *frame, size_t len);
+/* As dm_rx_frame, but the frame arrives with a bad FCS: the device puts it
+ * in memory marked so (error summary and CRC error in its last
+ * descriptor), as with frame filtering on bad frames off. */
+int dm_rx_bad(struct dm_dev *m, const void *frame, size_t len);
+/* A fatal bus error: the DMA stops, status FBI. */
+void dm_fatal(struct dm_dev *m);
 /* The oldest frame the device sent that no peer took (without FCS): its
  * length, or -1 (none). */
 int dm_tx_take(struct dm_dev *m, void *buf, size_t cap);

@@ -304,6 +304,49 @@ static void test_rx_full_ring_loses_frames(void **state)
 	dwmac_close(d);
 }
 
+/* A frame the device marked bad is dropped and counted, and so are the
+ * pieces of one too long for a buffer (spread over two descriptors, the
+ * first without LS, the second without FS); the next good one arrives. */
+static void test_bad_and_long_frames_dropped(void **state)
+{
+	(void)state;
+	struct dm_dev *m;
+	int src;
+	struct dwmac *d = open_one(&m, BASE_A, IRQ_A, MAC_A, 0, &src);
+	uint8_t f[1600], got[2048];
+	size_t len = make_frame(f, MAC_A, MAC_B, 1);
+	assert_int_equal(dm_rx_bad(m, f, len), 0);
+	memset(f + FRAME_LEN, 0x3c, sizeof f - FRAME_LEN);
+	assert_int_equal(dm_rx_frame(m, f, sizeof f), 0); /* 1604 bytes with its FCS */
+	struct dm_counters c;
+	dm_counters(m, &c);
+	assert_int_equal(c.rx_frames, 2);
+	len = make_frame(f, MAC_A, MAC_B, 2);
+	assert_int_equal(dm_rx_frame(m, f, len), 0);
+	assert_int_equal(dwmac_recv(d, got, sizeof got), (int)len);
+	assert_memory_equal(got, f, len);
+	struct dwmac_stats st;
+	dwmac_stats(d, &st);
+	assert_int_equal(st.rx_errors, 3);
+	assert_int_equal(st.rx_frames, 1);
+	dwmac_close(d);
+}
+
+/* A fatal bus error: the interrupt reports the source in error. */
+static void test_fatal_bus_error_reported(void **state)
+{
+	(void)state;
+	struct dm_dev *m;
+	int src;
+	struct dwmac *d = open_one(&m, BASE_A, IRQ_A, MAC_A, 0, &src);
+	dm_io_taken(src);
+	dm_fatal(m);
+	assert_true(dm_io_taken(src) & SHIM_IO_ERR);
+	assert_false(dm_irq_line(m));
+	assert_true(dm_io_arm(src) & SHIM_IO_ERR);
+	dwmac_close(d);
+}
+
 /* Every third frame lost on the wire: the others arrive, in order. */
 static void test_wire_loss(void **state)
 {
@@ -615,6 +658,8 @@ int main(void)
 		T(test_send_sizes),
 		T(test_tx_ring_full),
 		T(test_rx_full_ring_loses_frames),
+		T(test_bad_and_long_frames_dropped),
+		T(test_fatal_bus_error_reported),
 		T(test_wire_loss),
 		T(test_link_poll),
 		T(test_polled_fallback),
