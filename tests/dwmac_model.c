@@ -7,6 +7,7 @@
 #include "dwmac_model.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -195,8 +196,16 @@ static unsigned ndevs;
 static int line_of(struct dm_dev *m);
 static unsigned irq_of(struct dm_dev *m);
 
+/* The shim lock: one recursive mutex, so that lwIP's threads may call the
+ * driver at once (test_dwmac_lwip.c). Interrupts are taken when the
+ * outermost holder lets go, as a hart takes them when they are back on. */
+static pthread_mutex_t mu; /* recursive: made by dm_init */
+static int in_irq;
+static unsigned run_irqs(void);
+
 int big_lock(void)
 {
+	pthread_mutex_lock(&mu);
 	lock_depth++;
 	return 0;
 }
@@ -204,15 +213,25 @@ int big_lock(void)
 void big_unlock(int on)
 {
 	(void)on;
-	if (--lock_depth == 0)
-		dm_take_interrupts();
+	if (lock_depth == 1 && !in_irq)
+		run_irqs();
+	lock_depth--;
+	pthread_mutex_unlock(&mu);
 }
 
 unsigned dm_take_interrupts(void)
 {
+	big_lock();
+	unsigned ran = run_irqs();
+	big_unlock(0);
+	return ran;
+}
+
+/* Under the lock. */
+static unsigned run_irqs(void)
+{
 	unsigned ran = 0;
-	if (lock_depth)
-		return 0; /* interrupts are off */
+	in_irq = 1;
 	/* Level-triggered: a handler that leaves its line up runs again, up to
 	 * a bound (a device that never lets go fails the test instead). */
 	for (int round = 0; round < 16; round++) {
@@ -224,15 +243,14 @@ unsigned dm_take_interrupts(void)
 			unsigned irq = irq_of(m);
 			if (irq >= IRQS_MAX || !irqs[irq].fn)
 				continue;
-			lock_depth++;
 			irqs[irq].fn(irqs[irq].arg);
-			lock_depth--;
 			ran++;
 			any = 1;
 		}
 		if (!any)
 			break;
 	}
+	in_irq = 0;
 	return ran;
 }
 
@@ -366,6 +384,8 @@ struct dm_dev {
 	unsigned char tx_frame[FRAME_CAP];
 	size_t tx_len;
 	struct dm_dev *peer;
+	void (*wire)(void *arg, const void *frame, size_t len);
+	void *wire_arg;
 	unsigned loss_nth, loss_count;
 	struct frame txq[TXQ_MAX];
 	unsigned txq_head, txq_n;
@@ -423,6 +443,12 @@ void dm_set_link(struct dm_dev *m, int up, int speed, int full)
 		m->anlpar |= full ? 0x0100 : 0x0080;
 	else
 		m->anlpar |= full ? 0x0040 : 0x0020;
+}
+
+void dm_wire(struct dm_dev *m, void (*fn)(void *arg, const void *frame, size_t len), void *arg)
+{
+	m->wire = fn;
+	m->wire_arg = arg;
 }
 
 void dm_wire_loss(struct dm_dev *m, unsigned nth)
@@ -487,6 +513,10 @@ static void deliver(struct dm_dev *m, const unsigned char *f, size_t len)
 		m->c.tx_lost++;
 		return;
 	}
+	if (m->wire) {
+		m->wire(m->wire_arg, f, len);
+		return;
+	}
 	if (m->peer) {
 		dm_rx_frame(m->peer, f, len);
 		return;
@@ -503,12 +533,11 @@ static void deliver(struct dm_dev *m, const unsigned char *f, size_t len)
 static void tx_run(struct dm_dev *m);
 void dm_tx_hold(struct dm_dev *m, int on)
 {
+	big_lock();
 	m->tx_hold = on;
-	if (!on) {
+	if (!on)
 		tx_run(m);
-		if (!lock_depth)
-			dm_take_interrupts();
-	}
+	big_unlock(0);
 }
 
 int dm_tx_take(struct dm_dev *m, void *buf, size_t cap)
@@ -583,19 +612,25 @@ static int rx_frame(struct dm_dev *m, const void *frame, size_t len, int bad);
 
 int dm_rx_frame(struct dm_dev *m, const void *frame, size_t len)
 {
-	return rx_frame(m, frame, len, 0);
+	big_lock();
+	int r = rx_frame(m, frame, len, 0);
+	big_unlock(0);
+	return r;
 }
 
 int dm_rx_bad(struct dm_dev *m, const void *frame, size_t len)
 {
-	return rx_frame(m, frame, len, 1);
+	big_lock();
+	int r = rx_frame(m, frame, len, 1);
+	big_unlock(0);
+	return r;
 }
 
 void dm_fatal(struct dm_dev *m)
 {
+	big_lock();
 	bus_error(m);
-	if (!lock_depth)
-		dm_take_interrupts();
+	big_unlock(0);
 }
 
 static int rx_frame(struct dm_dev *m, const void *frame, size_t len, int bad)
@@ -676,8 +711,6 @@ static int rx_frame(struct dm_dev *m, const void *frame, size_t len, int bad)
 		m->cur_rx = next_desc(m, m->cur_rx, w, w[1] & RD1_RCH, w[1] & RD1_RER, R_RX_LIST);
 	}
 	m->c.rx_frames++;
-	if (!lock_depth)
-		dm_take_interrupts();
 	return 0;
 }
 
@@ -799,8 +832,6 @@ static void dev_write(struct dm_dev *m, unsigned off, uint32_t v)
 			m->r[off / 4] = v;
 		break;
 	}
-	if (!lock_depth)
-		dm_take_interrupts();
 }
 
 /* ---- Plain windows ----------------------------------------------------------------- */
@@ -893,7 +924,7 @@ static void bad_access(const char *what, uintptr_t a)
 	abort();
 }
 
-uint32_t mmio_read32(uintptr_t a)
+static uint32_t read_locked(uintptr_t a)
 {
 	if (a % 4)
 		bad_access("unaligned read", a);
@@ -906,7 +937,7 @@ uint32_t mmio_read32(uintptr_t a)
 	return *r;
 }
 
-void mmio_write32(uintptr_t a, uint32_t v)
+static void write_locked(uintptr_t a, uint32_t v)
 {
 	if (a % 4)
 		bad_access("unaligned write", a);
@@ -922,6 +953,21 @@ void mmio_write32(uintptr_t a, uint32_t v)
 	window_select(a, v);
 	if (nwlog < LOG_MAX)
 		wlog[nwlog++] = (struct dm_write){a, v};
+}
+
+uint32_t mmio_read32(uintptr_t a)
+{
+	big_lock();
+	uint32_t v = read_locked(a);
+	big_unlock(0);
+	return v;
+}
+
+void mmio_write32(uintptr_t a, uint32_t v)
+{
+	big_lock();
+	write_locked(a, v);
+	big_unlock(0);
 }
 
 /* ---- Set up, tear down -------------------------------------------------------------- */
@@ -959,6 +1005,11 @@ int dm_init(void)
 		arena = NULL;
 		return -1;
 	}
+	pthread_mutexattr_t ma;
+	pthread_mutexattr_init(&ma);
+	pthread_mutexattr_settype(&ma, PTHREAD_MUTEX_RECURSIVE);
+	pthread_mutex_init(&mu, &ma);
+	pthread_mutexattr_destroy(&ma);
 	memset(used, 0, sizeof used);
 	memset(skip, 0, sizeof skip);
 	memset(skip_after, 0, sizeof skip_after);
@@ -966,6 +1017,7 @@ int dm_init(void)
 	memset(irqs, 0, sizeof irqs);
 	memset(sources, 0, sizeof sources);
 	lock_depth = 0;
+	in_irq = 0;
 	console_len = 0;
 	console[0] = 0;
 	nwlog = 0;
@@ -992,5 +1044,6 @@ unsigned dm_fini(void)
 		munmap(arena, ARENA_SIZE);
 	free(dev_view);
 	arena = dev_view = NULL;
+	pthread_mutex_destroy(&mu);
 	return left;
 }

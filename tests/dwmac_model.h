@@ -24,8 +24,11 @@
  * MDIO; descriptors walked by ownership in chained mode (DES3) or ring mode
  * (end-of-ring bit), frames spread over descriptors by buffer size, the
  * FCS appended on receive, frames lost when no descriptor is free. Frames
- * sent go to the peer connected (dm_connect) or to a queue the test takes
- * them from. One thread. */
+ * sent go to the peer connected (dm_connect), to a function (dm_wire) or
+ * to a queue the test takes them from. The shim lock is a recursive mutex
+ * and the register accessors and frame arrivals take it, so several
+ * threads may call the driver at once (lwIP's, test_dwmac_lwip.c); the
+ * rest (set-up, counters, cache knobs) is for the test's own thread. */
 #ifndef WEFT_TEST_DWMAC_MODEL_H
 #define WEFT_TEST_DWMAC_MODEL_H
 
@@ -59,6 +62,9 @@ void dm_fatal(struct dm_dev *m);
 /* The oldest frame the device sent that no peer took (without FCS): its
  * length, or -1 (none). */
 int dm_tx_take(struct dm_dev *m, void *buf, size_t cap);
+/* Frames m sends go to fn (under the shim lock), not to a peer or the
+ * queue. */
+void dm_wire(struct dm_dev *m, void (*fn)(void *arg, const void *frame, size_t len), void *arg);
 /* Lose every nth frame this device sends (0: none). */
 void dm_wire_loss(struct dm_dev *m, unsigned nth);
 /* A register as the device has it (no side effect). */
