@@ -8,7 +8,8 @@
  * ring and out through dwmac_recv. The link's --wrap of shim_netdev_*
  * puts the driver between lwIP's netif (net/lwip_netif.c) and the TAP the
  * Linux shim opened; the TAP's descriptor stays the interface's I/O
- * source. It needs /dev/net/tun and CAP_NET_ADMIN, and skips without them.
+ * source. TCP and UDP echo, lwIP's side in fibers, the kernel's through
+ * its sockets. It needs /dev/net/tun and CAP_NET_ADMIN, and skips without them.
  * Linux only. */
 #include <string.h>
 
@@ -162,10 +163,12 @@ static void *echo_server(void *arg)
 		return NULL;
 	char buf[4096];
 	for (;;) {
-		ssize_t n = weft_sock_read(s, buf, sizeof buf, weft_deadline_in(LONG_S * 1000000000LL));
+		ssize_t n =
+			weft_sock_read(s, buf, sizeof buf, weft_deadline_in(LONG_S * 1000000000LL));
 		if (n <= 0)
 			break;
-		if (weft_sock_write(s, buf, (size_t)n, weft_deadline_in(LONG_S * 1000000000LL)) != n)
+		if (weft_sock_write(s, buf, (size_t)n, weft_deadline_in(LONG_S * 1000000000LL)) !=
+		    n)
 			break;
 		e->bytes += n;
 	}
@@ -175,8 +178,7 @@ static void *echo_server(void *arg)
 
 static int up(void)
 {
-	const weft_net_config_t cfg = {
-		.stack = "lwip", .netif = "tap:wdm%d", .ip = WEFT_IP_ "/24"};
+	const weft_net_config_t cfg = {.stack = "lwip", .netif = "tap:wdm%d", .ip = WEFT_IP_ "/24"};
 	int err = weft_net_init(&cfg);
 	if (err == -EPERM || err == -EACCES || err == -ENODEV) {
 		print_message("no TAP device here (%d): it needs /dev/net/tun and "
@@ -256,8 +258,8 @@ static void test_tcp_echo_with_kernel_client(void **state)
 	print_message("dwmac: %llu frames in, %llu out, %llu interrupts; TAP: %ld in, %ld out, "
 		      "%ld refused\n",
 		      (unsigned long long)st.rx_frames, (unsigned long long)st.tx_frames,
-		      (unsigned long long)st.irqs, atomic_load(&g.from_tap),
-		      atomic_load(&g.to_tap), atomic_load(&g.to_tap_failed));
+		      (unsigned long long)st.irqs, atomic_load(&g.from_tap), atomic_load(&g.to_tap),
+		      atomic_load(&g.to_tap_failed));
 	/* 256 KiB each way in frames of at most 1460 bytes of payload. */
 	assert_true(st.rx_frames >= ROUNDS);
 	assert_true(st.tx_frames >= ROUNDS);
@@ -265,6 +267,71 @@ static void test_tcp_echo_with_kernel_client(void **state)
 	struct dm_counters mc;
 	dm_counters(g.m, &mc);
 	assert_int_equal(mc.bus_errors, 0);
+	assert_int_equal(weft_net_fini(), 0);
+}
+
+struct uecho {
+	weft_sock_t *s;
+	int n;
+	long echoed;
+};
+
+/* lwIP's side: n datagrams, each sent back to where it came from. */
+static void *udp_echo(void *arg)
+{
+	struct uecho *u = arg;
+	for (int i = 0; i < u->n; i++) {
+		char buf[2048];
+		weft_addr_t from;
+		ssize_t k = weft_udp_recvfrom(u->s, buf, sizeof buf, &from,
+					      weft_deadline_in(LONG_S * 1000000000LL));
+		if (k < 0)
+			break;
+		if (weft_udp_sendto(u->s, buf, (size_t)k, &from,
+				    weft_deadline_in(LONG_S * 1000000000LL)) == k)
+			u->echoed++;
+	}
+	return NULL;
+}
+
+/* The kernel sends datagrams of 1 to 1472 bytes to lwIP's UDP echo through
+ * the driver, one at a time, and each comes back as sent. */
+static void test_udp_echo_with_kernel_client(void **state)
+{
+	(void)state;
+	if (up())
+		skip();
+	enum { N = 100 };
+	struct uecho u = {.n = N};
+	weft_addr_t any = {.port = PORT + 1};
+	assert_int_equal(weft_udp_bind(&u.s, &any), 0);
+	weft_fiber_t f = wt_spawn(udp_echo, &u);
+	int c = socket(AF_INET, SOCK_DGRAM, 0);
+	assert_true(c >= 0);
+	struct timeval tv = {.tv_sec = LONG_S};
+	assert_int_equal(setsockopt(c, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv), 0);
+	struct sockaddr_in to = {.sin_family = AF_INET, .sin_port = htons(PORT + 1)};
+	assert_int_equal(inet_pton(AF_INET, WEFT_IP_, &to.sin_addr), 1);
+	assert_int_equal(connect(c, (struct sockaddr *)&to, sizeof to), 0);
+	unsigned char out[1472], in[2048];
+	for (int i = 0; i < N; i++) {
+		size_t len = 1 + (size_t)i * 1471 / (N - 1);
+		for (size_t k = 0; k < len; k++)
+			out[k] = (unsigned char)(i + k * 3);
+		assert_int_equal(send(c, out, len, 0), (ssize_t)len);
+		ssize_t got = recv(c, in, sizeof in, 0);
+		if (got != (ssize_t)len)
+			fail_msg("datagram %d: %zd bytes back of %zu", i, got, len);
+		assert_memory_equal(in, out, len);
+	}
+	close(c);
+	wt_join(f);
+	assert_int_equal(u.echoed, N);
+	assert_int_equal(weft_sock_close(u.s), 0);
+	struct dwmac_stats st;
+	dwmac_stats(g.d, &st);
+	assert_true(st.rx_frames >= N);
+	assert_true(st.tx_frames >= N);
 	assert_int_equal(weft_net_fini(), 0);
 }
 
@@ -280,6 +347,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		T(test_tcp_echo_with_kernel_client),
+		T(test_udp_echo_with_kernel_client),
 	};
 #if WT_LINUX
 	return WT_MAIN("dwmac-lwip", tests, NULL, NULL);
