@@ -89,6 +89,10 @@ CFLAGS ?= -O2 -g
 # (arch/<cpu>/bare/). The board contract is board/board_contract.h.
 ifeq ($(SHIM),bare)
 BOARD_INC += -Iarch/$(ARCH)/bare -Iboard -Iboard/$(BOARD) -Ikernel-shim/bare -Idrivers
+# BOARD_DMA_CACHE := thead: devices do not see the CPU's caches, which the
+# drivers clean and invalidate with the C906's own instructions
+# (arch/arch_bare.h, dma_cache_*); unset, devices see the caches.
+BOARD_INC += $(if $(filter thead,$(BOARD_DMA_CACHE)),-DARCH_DCACHE_THEAD)
 BOARD_SRCS += $(wildcard arch/$(ARCH)/bare/*.S arch/$(ARCH)/bare/*.c) board/$(BOARD)/board.c \
 	$(patsubst %,drivers/%.c,$(sort $(BOARD_DRIVERS) $(BOARD_CONSOLE))) \
 	$(patsubst %,kernel-shim/bare/console_%.c,$(BOARD_CONSOLE))
@@ -276,7 +280,7 @@ $(O)/tests/%: tests/%.c tests/testutil.c tests/testutil.h $(INTERNAL_LIB)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo '  LD      $@')
 	$(Q)$(CC) $(ALL_CFLAGS) -D_GNU_SOURCE $(CMOCKA_CFLAGS) -Itests -o $@ $< tests/testutil.c \
-		$(filter tests/allocwrap.c,$^) $(INTERNAL_LIB) $(CMOCKA_LIBS) $(ALL_LDFLAGS) \
+		$(filter tests/allocwrap.c $(TEST_EXTRA_SRCS),$^) $(INTERNAL_LIB) $(CMOCKA_LIBS) $(ALL_LDFLAGS) \
 		$(TEST_WRAP) $(LIBS) -lm
 
 # test_allocfail and test_allocfail_net fail each allocation in turn: every
@@ -285,6 +289,23 @@ ALLOC_WRAP_TESTS := $(O)/tests/test_allocfail $(O)/tests/test_allocfail_net
 $(ALLOC_WRAP_TESTS): tests/allocwrap.c tests/allocwrap.h
 $(ALLOC_WRAP_TESTS): TEST_WRAP := $(foreach f,malloc calloc realloc aligned_alloc free \
 	shim_stack_alloc shim_stack_free,-Wl,--wrap=$(f))
+# test_dwmac runs a bare-metal driver on Linux against a model of its device
+# (tests/dwmac_model.c), which stands in for the driver's contract
+# (drivers/driver.h; tests/dwmac_host/ for the arch's half). On bare metal
+# it skips.
+ifeq ($(SHIM),linux)
+$(O)/tests/test_dwmac: TEST_EXTRA_SRCS := drivers/dwmac.c drivers/cv1800b_ephy.c tests/dwmac_model.c
+$(O)/tests/test_dwmac: drivers/dwmac.c drivers/dwmac.h drivers/driver.h drivers/cv1800b_ephy.c \
+	drivers/cv1800b_ephy.h tests/dwmac_model.c tests/dwmac_model.h tests/dwmac_host/arch_bare_cpu.h
+$(O)/tests/test_dwmac: private ALL_CFLAGS += -Itests/dwmac_host -Idrivers
+# test_dwmac_lwip puts the same driver and model between lwIP's netif and a
+# TAP device (its link's --wrap of shim_netdev_*).
+$(O)/tests/test_dwmac_lwip: TEST_EXTRA_SRCS := drivers/dwmac.c tests/dwmac_model.c
+$(O)/tests/test_dwmac_lwip: drivers/dwmac.c drivers/dwmac.h drivers/driver.h tests/dwmac_model.c \
+	tests/dwmac_model.h tests/dwmac_host/arch_bare_cpu.h
+$(O)/tests/test_dwmac_lwip: private ALL_CFLAGS += -Itests/dwmac_host -Idrivers
+$(O)/tests/test_dwmac_lwip: TEST_WRAP := $(foreach f,open recv send close,-Wl,--wrap=shim_netdev_$(f))
+endif
 # test_netdev takes the network device's frames itself, and refuses them
 # as a full ring does.
 $(O)/tests/test_netdev: TEST_WRAP := -Wl,--wrap=shim_netdev_send

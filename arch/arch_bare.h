@@ -22,6 +22,31 @@
  *                              register write that tells the device)
  *   void dma_wmb(void)         earlier memory stores before later ones
  *   void dma_rmb(void)         earlier memory loads before later ones
+ *   uint32_t mmio_read32(uintptr_t a)          a device register's 32-bit
+ *   void mmio_write32(uintptr_t a, uint32_t v)   read and write, in program
+ *                              order with other device accesses (a driver's
+ *                              every register access goes through these: a
+ *                              host-side model of the device stands in for
+ *                              them in tests/)
+ *   DMA_CACHE_LINE             the data cache's line, in bytes
+ *   void dma_cache_clean(const void *p, size_t n)   write back the lines
+ *                              covering [p, p + n): a device then reads
+ *                              what the CPU wrote (before giving it memory)
+ *   void dma_cache_inval(void *p, size_t n)   drop the lines covering
+ *                              [p, p + n): the CPU then reads what a device
+ *                              wrote (after taking memory back); what the
+ *                              CPU wrote there and did not clean is lost
+ *   void dma_cache_flush(void *p, size_t n)   both, clean then drop
+ *                              Each completes (riscv64 C906: th.sync.s)
+ *                              before it returns. No-ops where devices
+ *                              see the caches (qemu-virt); the C906 of the
+ *                              Milk-V Duo is not coherent (board.mk:
+ *                              BOARD_DMA_CACHE := thead). The rule for a
+ *                              driver: whatever a device reads or writes
+ *                              (descriptors, buffers) starts on a
+ *                              DMA_CACHE_LINE boundary and owns its lines
+ *                              whole, so that no line holds both bytes the
+ *                              CPU writes and bytes the device writes
  *   uint64_t rdtime(void)      the free-running time counter, in ticks of
  *                              the board's BOARD_TIMEBASE_HZ
  *   uint64_t fp_csr_read(void) the FPU's control and status (rounding mode,

@@ -84,6 +84,15 @@
  *                         interrupting on PLIC source IRQ(i): the shim's
  *                         "virtio" network device is the first virtio-net
  *                         among them. Without BASE there is none (-ENODEV).
+ * BOARD_DWMAC_BASE, BOARD_DWMAC_IRQ
+ *                         a Synopsys DWMAC 3.x (drivers/dwmac.c; the board
+ *                         names dwmac in BOARD_DRIVERS) and its PLIC
+ *                         source: the shim's "dwmac" network device.
+ * BOARD_CV1800B_EPHY_BASE, BOARD_CV1800B_EFUSE_BASE,
+ * BOARD_CV1800B_PINMUX_BASE, BOARD_CV1800B_RTCIO_BASE
+ *                         with BOARD_DWMAC_BASE: the CV1800B's internal PHY,
+ *                         brought up (drivers/cv1800b_ephy.c, in
+ *                         BOARD_DRIVERS) before the MAC is opened.
  *
  * A board may define constants of its own for its board.c (the UART's
  * address, a test device); the shim reads only the ones above. */

@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /* What the bare kernel-shim offers its device drivers (drivers/): pages,
  * interrupt handlers, I/O sources, messages, the shim lock, and from the
- * arch the device barriers (arch_bare.h). A driver takes its device's
+ * arch the device barriers, register accessors and DMA cache maintenance
+ * (arch_bare.h; a driver whose register accesses all go through
+ * mmio_read32/mmio_write32 runs on Linux against a model of its device,
+ * as dwmac.c does against tests/dwmac_model.c). A driver takes its device's
  * addresses as arguments and includes no board header. Its state shared
  * between threads and its interrupt handler is under the shim lock. */
 #ifndef WEFT_BARE_DRIVER_H
@@ -9,7 +12,7 @@
 
 #include <stdint.h>
 
-#include "arch_bare.h" /* dma_mb, dma_wmb, dma_rmb */
+#include "arch_bare.h" /* dma_*mb, mmio_read32/write32, dma_cache_* */
 #include "shim.h"      /* SHIM_IO_IN, SHIM_IO_OUT, SHIM_IO_ERR */
 
 #define PAGE_SIZE 4096UL

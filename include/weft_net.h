@@ -6,8 +6,8 @@
  *    (Linux only);
  *  - "lwip":   lwIP 2.1 inside the process, over a network interface that
  *    weft drives: "loop" (in memory: 127.0.0.1 and nothing else), "tap:NAME",
- *    "packet:IFNAME", "xdp:IFNAME[:QUEUE]" (Linux, kernel bypass) or
- *    "virtio" (qemu-virt).
+ *    "packet:IFNAME", "xdp:IFNAME[:QUEUE]" (Linux, kernel bypass),
+ *    "virtio" (qemu-virt) or "dwmac" (the Milk-V Duo's Ethernet).
  * A program written against it moves between the two without changes.
  *
  * IPv4 only. The conventions of weft.h hold: absolute deadlines (-1 forever,
@@ -50,12 +50,13 @@ typedef struct weft_net_config {
 	 * target has kernel sockets and "lwip" where it has not. */
 	const char *stack;
 	/* lwIP's interface: "loop", "tap:NAME", "packet:IFNAME",
-	 * "xdp:IFNAME[:QUEUE]" (QUEUE 0 to 1023, default 0), "virtio";
+	 * "xdp:IFNAME[:QUEUE]" (QUEUE 0 to 1023, default 0), "virtio",
+	 * "dwmac" (the Milk-V Duo's Ethernet; its MAC address $WEFT_MAC);
 	 * NULL = $WEFT_NETIF, or else "loop". */
 	const char *netif;
 	/* lwIP's address on that interface, "a.b.c.d/len" or "a.b.c.d" (then
 	 * /24); NULL = $WEFT_IP, or else 10.0.2.15/24 for "virtio" (QEMU's user
-	 * network). Required for "tap:", "packet:" and "xdp:"; checked but not
+	 * network). Required for "tap:", "packet:", "xdp:" and "dwmac"; checked but not
 	 * used for "loop". */
 	const char *ip;
 	/* lwIP's default gateway; NULL = $WEFT_GW, or else 10.0.2.2 for

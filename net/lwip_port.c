@@ -155,7 +155,7 @@ int weft__lwip_up(const weft_net_config_t *cfg)
 	if (!spec || !*spec)
 		spec = "loop";
 	bool loop = !strcmp(spec, "loop");
-	if (!loop && strcmp(spec, "virtio") && strncmp(spec, "tap:", 4) &&
+	if (!loop && strcmp(spec, "virtio") && strcmp(spec, "dwmac") && strncmp(spec, "tap:", 4) &&
 	    strncmp(spec, "packet:", 7) && strncmp(spec, "xdp:", 4))
 		return -EINVAL;
 	/* Addresses given are checked even where they are not used ("loop"). */

@@ -36,6 +36,16 @@
 /* The UART's PLIC source, for console input by interrupt: the CV1800B's device tree (Linux's cv18xx.dtsi): interrupts = <44 IRQ_TYPE_LEVEL_HIGH>, SOC_PERIPHERAL_IRQ(28). */
 #define BOARD_CONSOLE_IRQ 44
 
+/* Ethernet (docs/boards/cv1800b-ethernet.md): the DWMAC and its PLIC
+ * source, the internal PHY's APB block, eFuse (its trims) and the LED
+ * pads' pin mux. */
+#define BOARD_DWMAC_BASE 0x04070000UL
+#define BOARD_DWMAC_IRQ 31
+#define BOARD_CV1800B_EPHY_BASE 0x03009000UL
+#define BOARD_CV1800B_EFUSE_BASE 0x03050000UL
+#define BOARD_CV1800B_PINMUX_BASE 0x03001000UL
+#define BOARD_CV1800B_RTCIO_BASE 0x05027000UL
+
 #define BOARD_HARTS_MAX 1 /* one hart: the C906 that OpenSBI and Linux run on */
 
 /* rdtime ticks per second (the CLINT's timebase). */

@@ -8,7 +8,8 @@ SHIM := bare
 BOARD := milkv-duo
 DEFAULT_TOOLCHAIN := riscv64-unknown-elf
 BOARD_CONSOLE := ns16550
-BOARD_DRIVERS := plic
+BOARD_DRIVERS := plic dwmac cv1800b_ephy
+BOARD_DMA_CACHE := thead
 RUN :=
 IMAGES := yes
 # The configurations stock cards' sdboot boots, `bootm ${uImage_addr}#NAME`,

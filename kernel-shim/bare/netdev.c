@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /* Network devices on bare metal: "virtio" is the board's first virtio-net
  * device (drivers/virtio_net.c) on a board whose board.h names
- * virtio-mmio transports (BOARD_VIRTIO_MMIO_BASE); elsewhere there is none.
- * The Linux kinds ("tap:NAME", "packet:IFNAME", "xdp:IFNAME[:QUEUE]") do
- * not exist here. */
+ * virtio-mmio transports (BOARD_VIRTIO_MMIO_BASE); "dwmac" is the board's
+ * Synopsys DWMAC (drivers/dwmac.c, BOARD_DWMAC_BASE), its address from
+ * WEFT_MAC= or a locally administered default, the CV1800B's internal PHY
+ * brought up first where board.h names it (BOARD_CV1800B_EPHY_BASE);
+ * elsewhere there is none. The Linux kinds ("tap:NAME", "packet:IFNAME",
+ * "xdp:IFNAME[:QUEUE]") do not exist here. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,22 +16,30 @@
 #ifdef BOARD_VIRTIO_MMIO_BASE
 #include "virtio_net.h"
 #endif
+#ifdef BOARD_DWMAC_BASE
+#include "dwmac.h"
+#ifdef BOARD_CV1800B_EPHY_BASE
+#include "cv1800b_ephy.h"
+#endif
+#endif
 
 struct shim_netdev {
+	int dwmac; /* 1: dw, 0: vn */
 #ifdef BOARD_VIRTIO_MMIO_BASE
 	struct virtio_net *vn;
-#else
-	int none;
+#endif
+#ifdef BOARD_DWMAC_BASE
+	struct dwmac *dw;
 #endif
 };
 
 /* -ENODEV for a well-formed spec of a kind this target lacks; -EINVAL for
- * anything else but "virtio". */
+ * anything else but "virtio" and "dwmac". */
 static int check_spec(const char *spec)
 {
 	if (!spec)
 		return -EINVAL;
-	if (strcmp(spec, "virtio") == 0)
+	if (strcmp(spec, "virtio") == 0 || strcmp(spec, "dwmac") == 0)
 		return 0;
 	if (strncmp(spec, "tap:", 4) == 0)
 		return spec[4] ? -ENODEV : -EINVAL;
@@ -39,6 +50,67 @@ static int check_spec(const char *spec)
 	return -EINVAL;
 }
 
+/* WEFT_POLL=1: poll the device instead of taking its interrupt. */
+static int want_poll(void)
+{
+	const char *poll = shim_getenv("WEFT_POLL");
+	return poll && strcmp(poll, "1") == 0;
+}
+
+static int open_virtio(struct shim_netdev *d, struct shim_netdev_info *info)
+{
+#ifdef BOARD_VIRTIO_MMIO_BASE
+	struct virtio_mmio_slot slots[BOARD_VIRTIO_MMIO_SLOTS];
+	for (unsigned i = 0; i < BOARD_VIRTIO_MMIO_SLOTS; i++)
+		slots[i] = (struct virtio_mmio_slot){BOARD_VIRTIO_MMIO_BASE +
+							     i * BOARD_VIRTIO_MMIO_STRIDE,
+						     BOARD_VIRTIO_MMIO_IRQ(i)};
+	int src;
+	int e = virtio_net_open(slots, BOARD_VIRTIO_MMIO_SLOTS, want_poll(), &d->vn, info->mac,
+				&src);
+	if (e)
+		return e;
+	info->mtu = VIRTIO_NET_MTU;
+	info->src = src;
+	strcpy(info->name, "virtio-net0");
+	return 0;
+#else
+	(void)d, (void)info;
+	return -ENODEV;
+#endif
+}
+
+static int open_dwmac(struct shim_netdev *d, struct shim_netdev_info *info)
+{
+#ifdef BOARD_DWMAC_BASE
+	struct dwmac_config cfg = {
+		.base = BOARD_DWMAC_BASE, .irq = BOARD_DWMAC_IRQ, .poll = want_poll()};
+	if (dwmac_parse_mac(shim_getenv("WEFT_MAC"), cfg.mac)) {
+		bare_puts("weft: WEFT_MAC: not a unicast address xx:xx:xx:xx:xx:xx\n");
+		return -EINVAL;
+	}
+#ifdef BOARD_CV1800B_EPHY_BASE
+	static const struct cv1800b_ephy_addrs ephy = {
+		BOARD_CV1800B_EPHY_BASE, BOARD_CV1800B_EFUSE_BASE, BOARD_CV1800B_PINMUX_BASE,
+		BOARD_CV1800B_RTCIO_BASE};
+	cv1800b_ephy_init(&ephy);
+#endif
+	int src;
+	int e = dwmac_open(&cfg, &d->dw, &src);
+	if (e)
+		return e;
+	d->dwmac = 1;
+	memcpy(info->mac, cfg.mac, sizeof cfg.mac);
+	info->mtu = DWMAC_MTU;
+	info->src = src;
+	strcpy(info->name, "dwmac0");
+	return 0;
+#else
+	(void)d, (void)info;
+	return -ENODEV;
+#endif
+}
+
 int shim_netdev_open(const char *spec, struct shim_netdev **out, struct shim_netdev_info *info)
 {
 	int e = check_spec(spec);
@@ -46,63 +118,58 @@ int shim_netdev_open(const char *spec, struct shim_netdev **out, struct shim_net
 		return e;
 	if (!out || !info)
 		return -EINVAL;
-#ifdef BOARD_VIRTIO_MMIO_BASE
-	struct shim_netdev *d = malloc(sizeof *d);
+	struct shim_netdev *d = calloc(1, sizeof *d);
 	if (!d)
 		return -ENOMEM;
-	struct virtio_mmio_slot slots[BOARD_VIRTIO_MMIO_SLOTS];
-	for (unsigned i = 0; i < BOARD_VIRTIO_MMIO_SLOTS; i++)
-		slots[i] = (struct virtio_mmio_slot){BOARD_VIRTIO_MMIO_BASE +
-							     i * BOARD_VIRTIO_MMIO_STRIDE,
-						     BOARD_VIRTIO_MMIO_IRQ(i)};
-	uint8_t mac[6];
-	int src;
-	/* WEFT_POLL=1: poll the device instead of taking its interrupt. */
-	const char *poll = shim_getenv("WEFT_POLL");
-	e = virtio_net_open(slots, BOARD_VIRTIO_MMIO_SLOTS, poll && strcmp(poll, "1") == 0, &d->vn,
-			    mac, &src);
+	memset(info, 0, sizeof *info);
+	e = strcmp(spec, "dwmac") == 0 ? open_dwmac(d, info) : open_virtio(d, info);
 	if (e) {
 		free(d);
 		return e;
 	}
-	memset(info, 0, sizeof *info);
-	memcpy(info->mac, mac, sizeof mac);
-	info->mtu = VIRTIO_NET_MTU;
-	info->src = src;
-	strcpy(info->name, "virtio-net0");
 	*out = d;
 	return 0;
-#else
-	return -ENODEV;
-#endif
 }
 
 int shim_netdev_recv(struct shim_netdev *d, void *buf, size_t cap)
 {
+#ifdef BOARD_DWMAC_BASE
+	if (d->dwmac)
+		return dwmac_recv(d->dw, buf, cap);
+#endif
 #ifdef BOARD_VIRTIO_MMIO_BASE
-	return virtio_net_recv(d->vn, buf, cap);
-#else
+	if (!d->dwmac)
+		return virtio_net_recv(d->vn, buf, cap);
+#endif
 	(void)d, (void)buf, (void)cap;
 	return -EBADF;
-#endif
 }
 
 int shim_netdev_send(struct shim_netdev *d, const struct shim_iov *iov, int n)
 {
+#ifdef BOARD_DWMAC_BASE
+	if (d->dwmac)
+		return dwmac_send(d->dw, iov, n);
+#endif
 #ifdef BOARD_VIRTIO_MMIO_BASE
-	return virtio_net_send(d->vn, iov, n);
-#else
+	if (!d->dwmac)
+		return virtio_net_send(d->vn, iov, n);
+#endif
 	(void)d, (void)iov, (void)n;
 	return -EBADF;
-#endif
 }
 
 void shim_netdev_close(struct shim_netdev *d)
 {
 	if (!d)
 		return;
+#ifdef BOARD_DWMAC_BASE
+	if (d->dwmac)
+		dwmac_close(d->dw);
+#endif
 #ifdef BOARD_VIRTIO_MMIO_BASE
-	virtio_net_close(d->vn);
+	if (!d->dwmac)
+		virtio_net_close(d->vn);
 #endif
 	free(d);
 }

@@ -269,8 +269,9 @@ static int netdev_open(const char *spec, struct shim_netdev **out, struct shim_n
 {
 	if (!spec || !out || !info)
 		return -EINVAL;
-	/* The bare-metal shim's kind: well formed, but not here. */
-	if (strcmp(spec, "virtio") == 0 || strncmp(spec, "virtio:", 7) == 0)
+	/* The bare-metal shim's kinds: well formed, but not here. */
+	if (strcmp(spec, "virtio") == 0 || strncmp(spec, "virtio:", 7) == 0 ||
+	    strcmp(spec, "dwmac") == 0)
 		return -ENODEV;
 	const char *colon = strchr(spec, ':');
 	if (!colon || colon == spec)

@@ -124,6 +124,56 @@ static inline void dma_mb(void) { __asm__ volatile("fence iorw, iorw" ::: "memor
 static inline void dma_wmb(void) { __asm__ volatile("fence w, w" ::: "memory"); }
 static inline void dma_rmb(void) { __asm__ volatile("fence r, r" ::: "memory"); }
 
+/* Device registers: uncached, strongly ordered on every riscv64 board here
+ * (PMAs or, on the C906, the page attributes weft maps I/O with). */
+static inline uint32_t mmio_read32(uintptr_t a) { return *(volatile uint32_t *)a; }
+static inline void mmio_write32(uintptr_t a, uint32_t v) { *(volatile uint32_t *)a = v; }
+
+/* Cache maintenance for DMA (arch_bare.h). The C906 (T-Head's XTheadCmo,
+ * enabled by OpenSBI for S-mode) has th.dcache.cva / iva / civa rs1 (clean,
+ * invalidate, both, one line by virtual address) and th.sync.s (wait until
+ * they are done, seen by every hart and the bus): emitted as words, the
+ * assembler here knowing no T-Head extension, with the address in a0:
+ * cva 0x0255000b, iva 0x0265000b, civa 0x0275000b, sync.s 0x0190000b (the
+ * encodings Linux's riscv errata for T-Head use). Elsewhere (qemu-virt)
+ * devices see the caches: a fence only. */
+#define DMA_CACHE_LINE 64
+#ifdef ARCH_DCACHE_THEAD
+#define DMA_CACHE_OP_(name, word)                                                           \
+	static inline void name(uintptr_t p, size_t n)                                      \
+	{                                                                                   \
+		uintptr_t end = p + n;                                                      \
+		for (p &= ~(uintptr_t)(DMA_CACHE_LINE - 1); p < end; p += DMA_CACHE_LINE) { \
+			register uintptr_t a0_ __asm__("a0") = p;                           \
+			__asm__ volatile(".long " #word ::"r"(a0_) : "memory");             \
+		}                                                                           \
+		__asm__ volatile(".long 0x0190000b" ::: "memory");                          \
+	}
+DMA_CACHE_OP_(dma_cache_clean_, 0x0255000b)
+DMA_CACHE_OP_(dma_cache_inval_, 0x0265000b)
+DMA_CACHE_OP_(dma_cache_flush_, 0x0275000b)
+#undef DMA_CACHE_OP_
+#else
+static inline void dma_cache_clean_(uintptr_t p, size_t n)
+{
+	(void)p, (void)n;
+	dma_mb();
+}
+static inline void dma_cache_inval_(uintptr_t p, size_t n)
+{
+	(void)p, (void)n;
+	dma_mb();
+}
+static inline void dma_cache_flush_(uintptr_t p, size_t n)
+{
+	(void)p, (void)n;
+	dma_mb();
+}
+#endif
+static inline void dma_cache_clean(const void *p, size_t n) { dma_cache_clean_((uintptr_t)p, n); }
+static inline void dma_cache_inval(void *p, size_t n) { dma_cache_inval_((uintptr_t)p, n); }
+static inline void dma_cache_flush(void *p, size_t n) { dma_cache_flush_((uintptr_t)p, n); }
+
 static inline uint64_t rdtime(void)
 {
 	uint64_t v;
