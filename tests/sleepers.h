@@ -8,6 +8,24 @@
 
 #include "testutil.h"
 
+/* The deadline of a wait that another party ends: longer than any bound a
+ * test puts on that wait (wt_join's 30 s, WT_WAKE_MS, a suite's LONG_MS), so
+ * a lost wake fails that bound. A shorter one would rescue it: the woken
+ * fiber sits queued while every worker sleeps until the earliest timer,
+ * which is the wait's own deadline; it then runs, its wait ended, and the
+ * test passes late. */
+#define WT_WAIT_MS 60000
+/* How long a party woken by the test's thread may take to run and end: far
+ * more than a wake takes on a loaded machine, under TSan or on qemu, and
+ * far less than WT_WAIT_MS. */
+#define WT_WAKE_MS 5000
+
+/* Join f, woken by this thread just before, within WT_WAKE_MS. */
+static inline void wt_join_soon(weft_fiber_t f)
+{
+	assert_int_equal(weft_fiber_join(f, wt_ms(WT_WAKE_MS), NULL), 0);
+}
+
 #if WT_LINUX
 #include <dirent.h>
 #include <stdio.h>

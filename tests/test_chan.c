@@ -11,25 +11,8 @@
 
 /* Every wait is bounded: a bug fails a test instead of hanging the suite. */
 #define LONG_MS 10000
-/* The deadline of a channel call that some other party completes: longer
- * than any bound the test puts on that party's wait for it (wt_join's
- * 30 s, WAKE_MS), so a lost wake fails that bound. A shorter one would
- * rescue it: the woken fiber sits queued while every worker sleeps until
- * the earliest timer, which is that call's own deadline; it then runs, its
- * call completed, and the test passes late. */
-#define WAIT_MS 60000
-/* How long a fiber woken by this thread may take to run and end: far more
- * than a wake takes on a loaded machine, under TSan or on qemu, and far
- * less than WAIT_MS. */
-#define WAKE_MS 5000
 
-static int64_t far(void) { return wt_ms(WAIT_MS); }
-
-/* Join f, woken by this thread just before, within WAKE_MS. */
-static void join_soon(weft_fiber_t f)
-{
-	assert_int_equal(weft_fiber_join(f, wt_ms(WAKE_MS), NULL), 0);
-}
+static int64_t far(void) { return wt_ms(WT_WAIT_MS); }
 
 /* Sizes: every loop count and volume below goes through scaled(), which
  * shrinks it about 10x under the sanitizers (wt_sanitized), which run about
@@ -195,7 +178,7 @@ static void test_destroy_busy(void **state)
 	wt_let_workers_sleep();
 	assert_int_equal(weft_chan_close(c), 0);
 	void *r;
-	assert_int_equal(weft_fiber_join(f, wt_ms(WAKE_MS), &r), 0);
+	assert_int_equal(weft_fiber_join(f, wt_ms(WT_WAKE_MS), &r), 0);
 	assert_int_equal((intptr_t)r, -EPIPE);
 	assert_int_equal(weft_chan_destroy(c), 0);
 }
@@ -318,7 +301,7 @@ static void test_len_counts_buffered(void **state)
 	settle(&s.started);
 	assert_int_equal(weft_chan_len(c), 0);
 	assert_int_equal(weft_chan_recv(c, &v, far()), 0);
-	join_soon(f);
+	wt_join_soon(f);
 	assert_int_equal(s.r, 0);
 	assert_int_equal(v, 9);
 	assert_int_equal(weft_chan_len(c), 0);
@@ -342,7 +325,7 @@ static void test_release_blocked_on_buffered(void **state)
 	assert_int_equal(v, 1);
 	assert_int_equal(weft_chan_recv(c, &v, far()), 0);
 	assert_int_equal(v, 2);
-	join_soon(f);
+	wt_join_soon(f);
 	assert_int_equal(s.r, 0);
 	assert_int_equal(weft_chan_len(c), 0);
 
@@ -354,7 +337,7 @@ static void test_release_blocked_on_buffered(void **state)
 	settle(&r.started);
 	long three = 3;
 	assert_int_equal(weft_chan_send(c, &three, 0), 0);
-	join_soon(f);
+	wt_join_soon(f);
 	assert_int_equal(r.r, 0);
 	assert_int_equal(r.val, 3);
 	assert_int_equal(weft_chan_len(c), 0);
@@ -507,11 +490,11 @@ static void test_close_wakes_receivers(void **state)
 		int64_t closed = weft_now();
 		assert_int_equal(weft_chan_close(c), 0);
 		for (int i = 0; i < NF; i++)
-			join_soon(f[i]);
+			wt_join_soon(f[i]);
 		wt_thread_join(t);
 		for (int i = 0; i <= NF; i++) {
 			assert_int_equal(r[i].r, -EPIPE);
-			assert_true(r[i].after < closed + WAKE_MS * 1000000LL);
+			assert_true(r[i].after < closed + WT_WAKE_MS * 1000000LL);
 		}
 		weft_chan_destroy(c);
 	}
@@ -540,11 +523,11 @@ static void test_close_wakes_senders(void **state)
 		int64_t closed = weft_now();
 		assert_int_equal(weft_chan_close(c), 0);
 		for (int i = 0; i < NF; i++)
-			join_soon(f[i]);
+			wt_join_soon(f[i]);
 		wt_thread_join(t);
 		for (int i = 0; i <= NF; i++) {
 			assert_int_equal(s[i].r, -EPIPE);
-			assert_true(s[i].after < closed + WAKE_MS * 1000000LL);
+			assert_true(s[i].after < closed + WT_WAKE_MS * 1000000LL);
 		}
 		/* Only what was buffered before the close comes out. */
 		if (cap) {
@@ -852,7 +835,7 @@ static void test_cancel_twice_delivers_once(void **state)
 		assert_int_equal(weft_fiber_cancel(f), 0);
 		int before = !atomic_load(&x.delivered);
 		atomic_store(&x.go, 1);
-		join_soon(f);
+		wt_join_soon(f);
 		assert_int_equal(x.r1, -ECANCELED);
 		if (before) {
 			/* Both requests preceded the delivery: one cancellation. */
@@ -915,7 +898,7 @@ static void test_cancel_races_send(void **state)
 			else if (sent != 0)
 				assert_int_equal(sent, -ETIMEDOUT);
 			atomic_store(&x.phase, 1);
-			join_soon(f);
+			wt_join_soon(f);
 			assert_int_equal((x.r1 == -ECANCELED) + x.later_cancels, 1);
 			if (x.r1 == 0) {
 				got_value++;
@@ -985,7 +968,7 @@ static void test_cancel_races_recv(void **state)
 				got = weft_chan_recv(c, &v, 0);
 			}
 			atomic_store(&x.phase, 1);
-			join_soon(f);
+			wt_join_soon(f);
 			assert_int_equal((x.r1 == -ECANCELED) + x.later_cancels, 1);
 			if (x.r1 != 0)
 				assert_int_equal(x.r1, -ECANCELED);
@@ -1135,7 +1118,7 @@ static void *stream_send(void *arg)
 {
 	struct stream *s = arg;
 	for (long i = 1; i <= s->n; i++) {
-		int e = weft_chan_send(s->c, &i, weft_deadline_in(WAIT_MS * 1000000LL));
+		int e = weft_chan_send(s->c, &i, weft_deadline_in(WT_WAIT_MS * 1000000LL));
 		if (e) {
 			s->err = e;
 			break;
@@ -1152,7 +1135,7 @@ static void *stream_recv(void *arg)
 	struct stream *s = arg;
 	for (;;) {
 		long v;
-		int e = weft_chan_recv(s->c, &v, weft_deadline_in(WAIT_MS * 1000000LL));
+		int e = weft_chan_recv(s->c, &v, weft_deadline_in(WT_WAIT_MS * 1000000LL));
 		if (e == -EPIPE)
 			break;
 		if (e) {

@@ -11,25 +11,8 @@
 #include "sleepers.h"
 
 #define LONG_MS 10000
-/* The deadline of a wait that another party ends: longer than any bound
- * the test puts on that wait (wt_join's 30 s, WAKE_MS), so a lost wake
- * fails that bound. A shorter one would rescue it: the woken fiber sits
- * queued while every worker sleeps until the earliest timer, which is the
- * wait's own deadline; it then runs, its wait ended, and the test passes
- * late. */
-#define WAIT_MS 60000
-/* How long a party woken by this thread may take to run: far more than a
- * wake takes on a loaded machine, under TSan or on qemu, and far less than
- * WAIT_MS. */
-#define WAKE_MS 5000
 
-static int64_t far(void) { return wt_ms(WAIT_MS); }
-
-/* Join f, woken by this thread just before, within WAKE_MS. */
-static void join_soon(weft_fiber_t f)
-{
-	assert_int_equal(weft_fiber_join(f, wt_ms(WAKE_MS), NULL), 0);
-}
+static int64_t far(void) { return wt_ms(WT_WAIT_MS); }
 
 static long scaled(long native, long sanitized) { return wt_sanitized() ? sanitized : native; }
 
@@ -199,11 +182,11 @@ static void test_cancel_wakes_awaiters(void **state)
 	wt_let_workers_sleep(); /* so that the cancel must wake one */
 	int64_t cancelled = weft_now();
 	assert_int_equal(weft_future_cancel(f), 0);
-	join_soon(fa);
+	wt_join_soon(fa);
 	wt_thread_join(t);
 	assert_int_equal(a.r, -ECANCELED);
 	assert_int_equal(b.r, -ECANCELED);
-	assert_true(b.after < cancelled + WAKE_MS * 1000000LL);
+	assert_true(b.after < cancelled + WT_WAKE_MS * 1000000LL);
 	weft_future_destroy(f);
 }
 
@@ -573,12 +556,12 @@ static void test_woken_once_when_two_settle(void **state)
 		assert_true(r0 == 0 || (x.kind == 1 && r0 == -EALREADY));
 		/* Woken by this thread or the other: well before its own
 		 * deadline (far()) could end the wait instead. */
-		by = wt_ms(WAKE_MS);
+		by = wt_ms(WT_WAKE_MS);
 		while (!atomic_load(&x.returned) && weft_now() < by)
 			wt_thread_yield();
 		assert_true(atomic_load(&x.returned));
 		assert_int_equal(weft_future_resolve(x.after, VAL(3)), 0);
-		join_soon(w);
+		wt_join_soon(w);
 		assert_int_equal(x.r, 0);
 		if (x.kind != 2)
 			assert_true(x.idx == 0 || x.idx == 1);
@@ -676,7 +659,7 @@ static void test_combine_cancelled(void **state)
 		assert_true(wt_wait_parked("waiter", "combinator"));
 		wt_let_workers_sleep(); /* so that the cancellation must wake one */
 		assert_int_equal(weft_fiber_cancel(f), 0);
-		join_soon(f);
+		wt_join_soon(f);
 		assert_int_equal(x.r, -ECANCELED); /* not -ETIMEDOUT: the request ended it */
 		/* race cancelled no loser: each is still pending. */
 		for (int i = 0; i < 3; i++)
@@ -746,7 +729,7 @@ static void test_cancel_races_settle(void **state)
 			assert_int_equal(weft_future_resolve(x.fs[1], VAL(1)), 0);
 		}
 		atomic_store(&x.phase, 1);
-		join_soon(f);
+		wt_join_soon(f);
 		assert_int_equal((x.r == -ECANCELED) + x.later, 1);
 		if (i < 2)
 			assert_int_equal(x.r, i == 0 ? 0 : -ECANCELED);

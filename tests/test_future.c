@@ -10,20 +10,9 @@
 
 /* Every wait is bounded: a bug fails a test instead of hanging the suite. */
 #define LONG_MS 10000
-/* The deadline of an await that another party settles: longer than any
- * bound the test puts on the awaiter (wt_join's 30 s, WAKE_MS), so a lost
- * wake fails that bound. A shorter one would rescue it: the woken fiber
- * sits queued while every worker sleeps until the earliest timer, which is
- * the await's own deadline; it then runs, its await settled, and the test
- * passes late. */
-#define WAIT_MS 60000
-/* How long a party woken by this thread may take to run: far more than a
- * wake takes on a loaded machine, under TSan or on qemu, and far less than
- * WAIT_MS. */
-#define WAKE_MS 5000
-#define WAKE_NS (WAKE_MS * 1000000LL)
+#define WAKE_NS (WT_WAKE_MS * 1000000LL)
 
-static int64_t far(void) { return wt_ms(WAIT_MS); }
+static int64_t far(void) { return wt_ms(WT_WAIT_MS); }
 
 /* Join f, woken by this thread, by the time by. */
 static void join_by(weft_fiber_t f, int64_t by)
@@ -526,7 +515,7 @@ static void test_cancel_races_resolve(void **state)
 			assert_int_equal(weft_future_resolve(x.f, VAL(i + 1)), 0);
 		}
 		atomic_store(&x.phase, 1);
-		join_by(f, wt_ms(WAKE_MS));
+		join_by(f, wt_ms(WT_WAKE_MS));
 		assert_int_equal((x.r1 == -ECANCELED) + x.later_cancels, 1);
 		if (i < 2)
 			assert_int_equal(x.r1, i == 0 ? 0 : -ECANCELED);
@@ -675,7 +664,7 @@ static void *await_then_sleep(void *arg)
 {
 	struct gated *g = arg;
 	/* Not far(): with the join below unbounded, a lost wake shows as
-	 * this deadline's rescue, after WAKE_MS. */
+	 * this deadline's rescue, after WT_WAKE_MS. */
 	g->r = weft_future_await(g->go, wt_ms(LONG_MS), NULL);
 	weft_sleep_until(wt_ms(20));
 	return VAL(0x5eed);

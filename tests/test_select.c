@@ -10,25 +10,7 @@
 
 #include "sleepers.h"
 
-/* The deadline of a select (or a channel call) that another party
- * completes: longer than any bound the test puts on that wait (wt_join's
- * 30 s, WAKE_MS), so a lost wake fails that bound. A shorter one would
- * rescue it: the woken fiber sits queued while every worker sleeps until
- * the earliest timer, which is the select's own deadline; it then runs, its
- * select completed, and the test passes late. */
-#define WAIT_MS 60000
-/* How long a party woken by this thread may take to run: far more than a
- * wake takes on a loaded machine, under TSan or on qemu, and far less than
- * WAIT_MS. */
-#define WAKE_MS 5000
-
-static int64_t far(void) { return wt_ms(WAIT_MS); }
-
-/* Join f, woken by this thread just before, within WAKE_MS. */
-static void join_soon(weft_fiber_t f)
-{
-	assert_int_equal(weft_fiber_join(f, wt_ms(WAKE_MS), NULL), 0);
-}
+static int64_t far(void) { return wt_ms(WT_WAIT_MS); }
 
 static long scaled(long native, long sanitized) { return wt_sanitized() ? sanitized : native; }
 
@@ -264,8 +246,8 @@ static void test_select_waits_for_any_case(void **state)
 			if (thread)
 				wt_thread_join(t);
 			else
-				join_soon(fib);
-			assert_true(s.after < woken + WAKE_MS * 1000000LL);
+				wt_join_soon(fib);
+			assert_true(s.after < woken + WT_WAKE_MS * 1000000LL);
 			assert_int_equal(s.r, which);
 			assert_int_equal(s.cs[which].result, 0);
 			if (which < 2)
@@ -299,7 +281,7 @@ static void test_select_close_wakes(void **state)
 	weft_fiber_t f = wt_spawn_named(do_select, &s, "select");
 	settle(&s.started, 1);
 	assert_int_equal(weft_chan_close(b), 0);
-	join_soon(f);
+	wt_join_soon(f);
 	assert_int_equal(s.r, 1);
 	assert_int_equal(s.cs[1].result, -EPIPE);
 	assert_no_waiters(a);
@@ -353,7 +335,7 @@ static void test_select_send_recv_same_channel(void **state)
 			assert_int_equal(weft_chan_recv(a, &v, far()), 0);
 			assert_int_equal(v, 77);
 		}
-		join_soon(f);
+		wt_join_soon(f);
 		assert_int_equal(s.r, round);
 		if (round == 0)
 			assert_int_equal(s.buf[0], 5);
@@ -378,7 +360,7 @@ static void test_select_cancelled(void **state)
 	weft_fiber_t fib = wt_spawn_named(do_select, &s, "select");
 	settle(&s.started, 1);
 	assert_int_equal(weft_fiber_cancel(fib), 0);
-	join_soon(fib);
+	wt_join_soon(fib);
 	assert_int_equal(s.r, -ECANCELED); /* not -ETIMEDOUT: the request ended it */
 	assert_no_waiters(a);
 	assert_int_equal(weft_future_await(f, 0, NULL), -ETIMEDOUT); /* untouched */
@@ -468,7 +450,7 @@ static void test_select_cancel_races_send(void **state)
 			s = wt_spawn(crace_send, &x);
 		}
 		atomic_store(&x.phase, 1);
-		join_soon(f);
+		wt_join_soon(f);
 		assert_int_equal((x.r == -ECANCELED) + x.later, 1);
 		if (i < 2)
 			assert_int_equal(x.r, i == 0 ? 1 : -ECANCELED);

@@ -12,25 +12,8 @@
 #include "sleepers.h"
 
 #define LONG_MS 10000
-/* The deadline of a wait that another party ends: longer than any bound
- * the test puts on that wait (wt_join's 30 s, WAKE_MS, LONG_MS), so a lost
- * wake fails that bound. A shorter one would rescue it: the woken fiber
- * sits queued while every worker sleeps until the earliest timer, which is
- * the wait's own deadline; it then runs, its wait ended, and the test
- * passes late. */
-#define WAIT_MS 60000
-/* How long a fiber woken by this thread may take to run and end: far more
- * than a wake takes on a loaded machine, under TSan or on qemu, and far
- * less than WAIT_MS. */
-#define WAKE_MS 5000
 
-static int64_t far(void) { return wt_ms(WAIT_MS); }
-
-/* Join f, woken by this thread just before, within WAKE_MS. */
-static void join_soon(weft_fiber_t f)
-{
-	assert_int_equal(weft_fiber_join(f, wt_ms(WAKE_MS), NULL), 0);
-}
+static int64_t far(void) { return wt_ms(WT_WAIT_MS); }
 
 static long scaled(long native, long sanitized) { return wt_sanitized() ? sanitized : native; }
 
@@ -257,7 +240,7 @@ static void test_mutex_cancelled(void **state)
 	assert_true(wt_wait_parked("locker", "mutex"));
 	wt_let_workers_sleep(); /* so that the cancellation must wake one */
 	assert_int_equal(weft_fiber_cancel(f), 0);
-	join_soon(f);
+	wt_join_soon(f);
 	assert_int_equal(t.r, -ECANCELED);    /* not -ETIMEDOUT: the request ended it */
 	assert_int_equal(t.r_unlock, -EPERM); /* it did not get it */
 	/* Still ours, and nobody is left queued: unlock leaves it free. */
@@ -330,7 +313,7 @@ static void test_mutex_cancel_races_unlock(void **state)
 			assert_int_equal(weft_mutex_unlock(m), 0);
 		}
 		atomic_store(&x.phase, 1);
-		join_soon(f);
+		wt_join_soon(f);
 		assert_int_equal((x.r == -ECANCELED) + x.later, 1);
 		if (i < 2)
 			assert_int_equal(x.r, i == 0 ? 0 : -ECANCELED);
@@ -448,7 +431,7 @@ static void test_cond_signal_and_broadcast(void **state)
 	assert_int_equal(weft_cond_broadcast(x.c), 0);
 	assert_int_equal(weft_mutex_unlock(x.m), 0);
 	for (int i = 0; i < NF; i++)
-		join_soon(f[i]);
+		wt_join_soon(f[i]);
 	for (int i = 0; i < NT; i++)
 		wt_thread_join(t[i]);
 	assert_int_equal(atomic_load(&x.errors), 0);
@@ -526,7 +509,7 @@ static void test_cond_cancel_retakes_mutex(void **state)
 	wt_let_workers_sleep();
 	atomic_store(&x.phase, 1);
 	assert_int_equal(weft_mutex_unlock(x.m), 0);
-	join_soon(f);
+	wt_join_soon(f);
 	assert_int_equal(x.r, -ECANCELED);
 	assert_int_equal(x.r_unlock, 0);
 	assert_int_equal(x.later, 0); /* delivered once, by cond_wait */
@@ -556,7 +539,7 @@ static void test_cond_cancel_while_retaking(void **state)
 	wt_let_workers_sleep(); /* so that the hand-over must wake one */
 	atomic_store(&x.phase, 1);
 	assert_int_equal(weft_mutex_unlock(x.m), 0);
-	join_soon(f);
+	wt_join_soon(f);
 	assert_int_equal(x.r, 0);
 	assert_int_equal(x.r_unlock, 0);
 	assert_int_equal(x.later, 1);
@@ -648,7 +631,7 @@ static void test_waitgroup_deadline_and_cancel(void **state)
 	assert_true(wt_wait_parked("waiter", "waitgroup"));
 	wt_let_workers_sleep(); /* so that the cancellation must wake one */
 	assert_int_equal(weft_fiber_cancel(f), 0);
-	join_soon(f);
+	wt_join_soon(f);
 	assert_int_equal(x.r, -ECANCELED);
 	/* Nobody left waiting: done brings it to 0, destroy succeeds. */
 	assert_int_equal(weft_waitgroup_done(wg), 0);
@@ -710,7 +693,7 @@ static void test_sem_cancelled(void **state)
 	assert_true(wt_wait_parked("waiter", "semaphore"));
 	wt_let_workers_sleep(); /* so that the cancellation must wake one */
 	assert_int_equal(weft_fiber_cancel(f), 0);
-	join_soon(f);
+	wt_join_soon(f);
 	assert_int_equal(x.r, -ECANCELED);
 	/* Nobody is left waiting: a release is kept as a unit. */
 	assert_int_equal(weft_sem_release(s), 0);
@@ -829,7 +812,7 @@ static void test_sem_cancel_races_release(void **state)
 			assert_int_equal(weft_sem_release(s), 0);
 		}
 		atomic_store(&x.phase, 1);
-		join_soon(f);
+		wt_join_soon(f);
 		assert_int_equal((x.r == -ECANCELED) + x.later, 1);
 		if (i < 2)
 			assert_int_equal(x.r, i == 0 ? 0 : -ECANCELED);
