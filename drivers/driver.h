@@ -10,12 +10,32 @@
 #ifndef WEFT_BARE_DRIVER_H
 #define WEFT_BARE_DRIVER_H
 
+#include <errno.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "arch_bare.h" /* dma_*mb, mmio_read32/write32, dma_cache_* */
 #include "shim.h"      /* SHIM_IO_IN, SHIM_IO_OUT, SHIM_IO_ERR */
 
 #define PAGE_SIZE 4096UL
+
+/* The length of the frame a send's vector iov[0..n) makes, checked as every
+ * network driver's send checks it: -EINVAL (a bad vector, or fewer than
+ * min bytes), -EMSGSIZE (more than max). */
+static inline long driver_frame_len(const struct shim_iov *iov, int n, size_t min, size_t max)
+{
+	if (n < 0 || (n > 0 && !iov))
+		return -EINVAL;
+	size_t total = 0;
+	for (int i = 0; i < n; i++) {
+		if (iov[i].len && !iov[i].base)
+			return -EINVAL;
+		total += iov[i].len;
+		if (total > max)
+			return -EMSGSIZE;
+	}
+	return total < min ? -EINVAL : (long)total;
+}
 
 /* ---- The shim lock (lock.c) ------------------------------------------------
  * One lock for the shim's state, every hart's: taken with interrupts off on

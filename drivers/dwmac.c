@@ -576,18 +576,10 @@ int dwmac_recv(struct dwmac *d, void *buf, size_t cap)
 
 int dwmac_send(struct dwmac *d, const struct shim_iov *iov, int n)
 {
-	if (n < 0 || (n > 0 && !iov))
-		return -EINVAL;
-	size_t total = 0;
-	for (int i = 0; i < n; i++) {
-		if (iov[i].len && !iov[i].base)
-			return -EINVAL;
-		total += iov[i].len;
-		if (total > FRAME_MAX)
-			return -EMSGSIZE;
-	}
-	if (total < FRAME_MIN)
-		return -EINVAL;
+	long len = driver_frame_len(iov, n, FRAME_MIN, FRAME_MAX);
+	if (len < 0)
+		return (int)len;
+	size_t total = (size_t)len;
 	int on = big_lock();
 	tx_reclaim(d);
 	if (d->tx_busy == DWMAC_TX_DESCS) {
