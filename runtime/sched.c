@@ -538,8 +538,8 @@ void weft__switch_out(struct weft__fiber *self, int act)
 	if (act == ACT_PARK) {
 		weft__bump(&w->parks);
 		/* weft_dump's "for how long": the worker's stamp, not a read
-		 * of the counter here (rdtsc costs 10-13 ns in this VM, two
-		 * per channel round trip). */
+		 * of the counter here (a clock read costs 10 ns or more
+		 * in a VM, and there would be two per channel round trip). */
 		atomic_store_explicit(&self->wait_since, (int64_t)w->stamp, memory_order_relaxed);
 	}
 	if (next)

@@ -229,8 +229,8 @@ bool weft__stack_pressure(struct weft__worker *w)
 	 * whose spawn was admitted by a stack in this cache may be starving
 	 * on another worker. Given back to the shim, at its low-water mark
 	 * the stack could not be had again, and that fiber would wait for
-	 * good though its spawn succeeded (CI at 668bb78: test_demand on 2
-	 * harts, a connection accepted and never answered). */
+	 * good though its spawn succeeded (a connection accepted and never
+	 * answered: test_demand on 2 harts). */
 	weft__stack_cache_drain(w);
 	weft__stack_trim(SHARED_KEEP);
 	/* Not just "looked": a worker whose own refusal moved the pressure

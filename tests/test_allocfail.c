@@ -381,9 +381,9 @@ static void test_fiber_without_stack_waits_for_one(void **state)
  * are empty and the shim gives no stack; worker 0 holds stacks in its
  * cache and stays busy. Under the shim's pressure worker 0 gives them back
  * at its next look around, and the starved fiber must run then, not only
- * once some fiber ends. (CI at b1e666b: on four harts a connection's fiber
- * in test_demand's test_full_memory_refuses_new_work waited for good
- * while stacks another worker gave back sat unused.) */
+ * once some fiber ends (otherwise, on four harts, a connection's fiber in
+ * test_demand's test_full_memory_refuses_new_work can wait for good while
+ * stacks another worker gave back sit unused). */
 struct giveback {
 	_Atomic int phase;          /* 1: worker 0's cache is full and it is busy */
 	_Atomic int ran;            /* the starved fiber ran */
