@@ -107,7 +107,7 @@ typedef struct weft_net_stats {
 	                           * frame or a segment, or refused a connection */
 } weft_net_stats_t;
 
-/* 0 or -ESRCH (not up). */
+/* 0, -EINVAL (out NULL) or -ESRCH (not up). */
 WEFT_API int weft_net_stats(weft_net_stats_t *out);
 
 /* ---- Sockets ------------------------------------------------------------ */
@@ -172,7 +172,9 @@ WEFT_API int weft_sock_peer(weft_sock_t *s, weft_addr_t *out);
 WEFT_API int weft_udp_bind(weft_sock_t **out, const weft_addr_t *local);
 
 /* Send one datagram (len <= 65507). Returns len; -EMSGSIZE; -EHOSTUNREACH;
- * -ETIMEDOUT; -ECANCELED; -EINVAL; -EBADF; -ENOMEM. */
+ * -ETIMEDOUT or -ECANCELED (the kernel stack's send buffer stayed full;
+ * lwIP never waits); -EBUSY (another send on s is in progress); -EINVAL;
+ * -EBADF; -ENOMEM. */
 WEFT_API ssize_t weft_udp_sendto(weft_sock_t *s, const void *buf, size_t len, const weft_addr_t *to,
 				 int64_t deadline);
 

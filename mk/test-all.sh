@@ -93,6 +93,9 @@ step "format (mk/format.sh check)" "" mk/format.sh check
 # runtime/'s files call each other in no circle but the scheduler's core
 # and the processes' (tests/link/layers.sh, from the objects' symbols).
 step "tests/link/layers.sh" "$x86 lib" tests/link/layers.sh build/linux-x86_64
+# docs/api.md's table of weft_net.h's calls names the error codes the
+# header's comments name (tests/link/apidoc.sh).
+step "tests/link/apidoc.sh" "" tests/link/apidoc.sh
 step "tests/link/install.sh linux-x86_64" "" tests/link/install.sh linux-x86_64
 step "tests/link/install.sh linux-aarch64" "" tests/link/install.sh linux-aarch64
 # Your own firmware (docs/first-firmware.md): make install for qemu-virt and
