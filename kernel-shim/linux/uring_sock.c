@@ -372,7 +372,13 @@ static void push_fd(struct csock *c, int nfd)
 		unsigned cap = c->cap ? c->cap * 2 : 16;
 		int *f = realloc(c->fds, cap * sizeof *f);
 		if (!f) {
-			close(nfd); /* the peer sees a reset; the listener goes on */
+			/* The peer sees a reset; the listener goes on, and its
+			 * accept says so once (-ENOMEM after the queued fds), as
+			 * the epoll path's accept does when it has no memory for
+			 * a connection: a connection is never dropped unsaid. */
+			close(nfd);
+			if (!c->err)
+				c->err = -ENOMEM;
 			return;
 		}
 		c->fds = f;
