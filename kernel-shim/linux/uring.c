@@ -92,7 +92,10 @@ static struct src *tab;
 static size_t ntab;
 
 /* Completion sockets to report on the poller's next turn (uring__report:
- * registered, or armed, while something is queued for them). */
+ * registered, or armed, while something is queued for them). A source is
+ * listed once at most, so the list has room for every source of tab: it
+ * grows with tab (grow), and a report never allocates, so none is lost
+ * for want of memory. */
 static int *ready;
 static size_t nready, cap_ready;
 static _Atomic bool any_ready;
@@ -225,6 +228,13 @@ static int grow(int src)
 	size_t n = ntab ? ntab : 64;
 	while (n <= (size_t)src)
 		n *= 2;
+	if (n > cap_ready) {
+		int *r = realloc(ready, n * sizeof *r);
+		if (!r)
+			return -ENOMEM;
+		ready = r;
+		cap_ready = n;
+	}
 	struct src *t = realloc(tab, n * sizeof *t);
 	if (!t)
 		return -ENOMEM;
@@ -410,15 +420,7 @@ void uring__report(int src)
 {
 	if ((size_t)src >= ntab || tab[src].listed)
 		return;
-	if (nready == cap_ready) {
-		size_t n = cap_ready ? cap_ready * 2 : 64;
-		int *r = realloc(ready, n * sizeof *r);
-		if (!r)
-			return; /* as a lost edge: the next completion reports it */
-		ready = r;
-		cap_ready = n;
-	}
-	ready[nready++] = src;
+	ready[nready++] = src; /* room for every source: grow */
 	tab[src].listed = true;
 	atomic_store(&any_ready, true);
 	queue_wake();
