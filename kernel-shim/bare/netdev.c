@@ -50,8 +50,9 @@ static int check_spec(const char *spec)
 	return -EINVAL;
 }
 
-/* WEFT_POLL=1: poll the device instead of taking its interrupt. */
-static int want_poll(void)
+/* WEFT_POLL=1: poll the device instead of taking its interrupt. (Unused
+ * on a board with no network device, board/template's.) */
+__attribute__((unused)) static int want_poll(void)
 {
 	const char *poll = shim_getenv("WEFT_POLL");
 	return poll && strcmp(poll, "1") == 0;
