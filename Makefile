@@ -157,15 +157,18 @@ SOLIB := $(if $(and $(SHARED_LIB),$(filter-out musl,$(LIBC)),$(if $(VARIANT),,y)
 # Every object of the library, its internals visible: what the tests and the
 # benches that time internals link against (never installed).
 INTERNAL_LIB := $(O)/libweft-internal.a
-# The library's edge: only weft_* leaves it. Its code is built with hidden
-# visibility (include/weft.h's WEFT_API marks what is public); on Linux,
-# libweft.a is one relocatable object whose every other global (the
-# runtime's weft__*, shim_*, arch_*, lwIP's) is made local, so a program
-# with its own lwIP or sys_now links; libweft.so exports by version script.
-# Bare-metal images are whole programs (the shim defines read, write, sbrk
-# for the C library), so there libweft.a is the objects as they are.
+# The library's edge (docs/decisions/one-edge.md): libweft.a is one
+# relocatable object that keeps global only what has default visibility,
+# and libweft.so exports only that. The code is built with hidden
+# visibility, so default visibility is include/weft.h's WEFT_API, plus, on
+# bare metal, the names the C library and the compiler call (the shim's
+# libc.c, atomic.c, sbrk, stdin/stdout/stderr, start.S's _start). Every
+# other global (the runtime's weft__*, shim_*, arch_*, board_*, drivers',
+# lwIP's) is made local, so a program with its own lwIP, sys_now or
+# page_alloc links.
 OBJCOPY ?= $(AR:ar=objcopy)
 NM ?= $(AR:ar=nm)
+READELF ?= $(AR:ar=readelf)
 
 TEST_SRCS := $(filter-out tests/testutil.c,$(wildcard tests/test_*.c))
 TESTS := $(patsubst tests/%.c,$(O)/tests/%,$(TEST_SRCS))
@@ -185,12 +188,6 @@ $(O)/pic/%.o: % $(DEPS_MK)
 	@$(if $(Q),echo '  CC      $@')
 	$(Q)$(CC) $(ALL_CFLAGS) $(LIB_VISIBILITY) -fPIC -c $< -o $@
 
-# A bare-metal image links libweft.a as an archive: ask for the member
-# that holds the section (on Linux, libweft.a is one object anyway).
-ifeq ($(SHIM),bare)
-LDFLAGS_BARE := -Wl,-u,weft__gdb_scripts
-ALL_LDFLAGS += $(LDFLAGS_BARE)
-endif
 # The assembler includes the script with .incbin: a dependency make sees.
 $(O)/obj/tools/gdb/scripts.c.o $(O)/pic/tools/gdb/scripts.c.o: tools/gdb/weft-gdb.py
 
@@ -254,23 +251,19 @@ $(INTERNAL_LIB): $(OBJS) $(LWIP_OBJS)
 	@rm -f $@
 	@$(if $(Q),echo '  AR      $@')
 	$(Q)$(AR) rcs $@ $^
-ifeq ($(SHIM),linux)
 $(LIB): $(OBJS) $(LWIP_OBJS)
 	@rm -f $@ $(O)/weft.o
-	@$(if $(Q),echo '  AR      $@ (only weft_* global)')
+	@$(if $(Q),echo '  AR      $@ (only default-visibility globals)')
 	$(Q)$(CC) -r -nostdlib -o $(O)/weft.o $^
-	$(Q)$(NM) -g --defined-only $(O)/weft.o | awk '$$3 ~ /^weft_[^_]/ { print $$3 }' >$(O)/weft.syms
+	$(Q)$(READELF) -sW $(O)/weft.o | \
+		awk '$$5 == "GLOBAL" && $$6 == "DEFAULT" && $$7 != "UND" { print $$8 }' >$(O)/weft.syms
 	$(Q)$(OBJCOPY) --keep-global-symbols=$(O)/weft.syms $(O)/weft.o
 	$(Q)$(AR) rcs $@ $(O)/weft.o
-else
-$(LIB): $(INTERNAL_LIB)
-	$(Q)cp $< $@
-endif
 # With its SONAME, and a link of that name beside it: a program linked
 # here runs with LD_LIBRARY_PATH=$(O).
-$(O)/libweft.so: $(PIC_OBJS) $(LWIP_PIC_OBJS) mk/libweft.map
+$(O)/libweft.so: $(PIC_OBJS) $(LWIP_PIC_OBJS)
 	@$(if $(Q),echo '  LD      $@')
-	$(Q)$(CC) -shared $(ALL_LDFLAGS) -Wl,--version-script=mk/libweft.map \
+	$(Q)$(CC) -shared $(ALL_LDFLAGS) \
 		-Wl,-soname,$(WEFT_SONAME) -o $@ $(PIC_OBJS) $(LWIP_PIC_OBJS) $(LIBS)
 	$(Q)ln -sf libweft.so $(O)/$(WEFT_SONAME)
 
@@ -332,6 +325,16 @@ $(O)/examples/%: examples/%.c $(LIB)
 	$(Q)$(CC) $(PUBLIC_CFLAGS) -Iexamples -o $@ $< $(filter-out $<,$(filter %.c,$^)) $(LIB) \
 		$(ALL_LDFLAGS) $(LIBS)
 $(O)/examples/httpd: examples/http/request.c examples/http/request.h
+
+# tests/link/edge.sh's program with names of its own, built as a user's
+# against libweft.a, and (the control, which must fail to link) against
+# the internal archive.
+$(O)/link/%: tests/link/%.c $(LIB)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(PUBLIC_CFLAGS) -o $@ $< $(LIB) $(ALL_LDFLAGS) $(LIBS)
+$(O)/link/%.internal: tests/link/%.c $(INTERNAL_LIB)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(PUBLIC_CFLAGS) -o $@ $< $(INTERNAL_LIB) $(ALL_LDFLAGS) $(LIBS)
 
 # Programs that tests/gdb/check.sh debugs: built as a user's, with -O0 so
 # their own frames stay whole in a backtrace.
@@ -505,7 +508,7 @@ INSTALL_FILES := $(BOARD_LIBDIR)/libweft.a $(BOARD_LIBDIR)/link.ld $(BOARD_LIBDI
 	share/weft/$(BOARD)-image
 # The link as the tree's examples have it, the board's files taken from
 # the installed tree instead (each template adds its own -L and -T).
-INSTALL_LDFLAGS := $(filter-out -Lboard/common -T board/$(BOARD)/link.ld,$(LDFLAGS_ARCH)) $(LDFLAGS_BARE)
+INSTALL_LDFLAGS := $(filter-out -Lboard/common -T board/$(BOARD)/link.ld,$(LDFLAGS_ARCH))
 ifneq ($(findstring board/,$(INSTALL_LDFLAGS)),)
 $(error $(TOOLCHAIN): LDFLAGS_ARCH names a file of the tree that make install does not replace: $(INSTALL_LDFLAGS))
 endif

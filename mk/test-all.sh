@@ -82,11 +82,12 @@ step()
 x86="TARGET=linux-x86_64"
 # The library as a user takes it: only weft_* leaves libweft.a and
 # libweft.so, a program with its own sys_now links, build directories keep
-# one configuration (tests/link/edge.sh); make install, then an outside
+# one configuration, and on qemu-virt only weft_* and the C library's
+# names leave libweft.a (tests/link/edge.sh); make install, then an outside
 # program built with pkg-config and with CMake, natively and for one cross
 # target (tests/link/install.sh), and for the bare boards (below).
 step "tests/link/edge.sh" "$x86 lib build/linux-x86_64/libweft-internal.a" \
-	tests/link/edge.sh build/linux-x86_64
+	tests/link/edge.sh build/linux-x86_64 build/qemu-virt
 # Every tracked .c/.h file as .clang-format says (mk/format.sh; clang-format
 # 14 from mk/deps.sh host).
 step "format (mk/format.sh check)" "" mk/format.sh check
