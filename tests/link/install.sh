@@ -163,13 +163,20 @@ fi
 # A compiler of the other C library (Debian's glibc cross compiler beside
 # the musl-built library): the link stops, on the reference to a function
 # only the library's own C library has (kernel-shim/linux/libc.c).
+# Natively, the other way round: Debian's musl-gcc (musl-tools, mk/deps.sh
+# host) beside the glibc-built library.
+other="" marker=""
 if [ -n "$cross" ] && [ "$libc" = musl ]; then
-	other=$cross-linux-gnu-gcc
+	other=$cross-linux-gnu-gcc other_libc=glibc marker=__freadahead
+elif [ -z "$cross" ] && [ "$libc" = glibc ]; then
+	other=musl-gcc other_libc=musl marker=gnu_get_libc_version
+fi
+if [ -n "$other" ]; then
 	if $other -std=c11 -o "$tmp/mismatch" tests/link/own_lwip.c \
 		$(pkg-config --cflags --libs weft-static) >"$tmp/mismatch.log" 2>&1; then
-		bad "$other linked the musl-built libweft.a"
-	elif grep -q "undefined reference to .__freadahead'" "$tmp/mismatch.log"; then
-		ok "$other (glibc) with the musl-built libweft.a: the link stops (undefined __freadahead)"
+		bad "$other linked the $libc-built libweft.a"
+	elif grep -q "undefined reference to .$marker'" "$tmp/mismatch.log"; then
+		ok "$other ($other_libc) with the $libc-built libweft.a: the link stops (undefined $marker)"
 	else
 		bad "$other failed otherwise:"; head -5 "$tmp/mismatch.log"
 	fi
@@ -208,6 +215,11 @@ fi
 if cmake -S tests/link/cmake -B "$tmp/cmake" "${cmake_args[@]}" >"$tmp/cmake.log" 2>&1 &&
 	cmake --build "$tmp/cmake" >>"$tmp/cmake.log" 2>&1; then
 	ok "CMake: $how build an outside program"
+	if grep -q "^WEFT_CC_LIBC_[0-9a-f]*:INTERNAL=$libc\$" "$tmp/cmake/CMakeCache.txt"; then
+		ok "find_package(weft) found the compiler's C library: $libc"
+	else
+		bad "find_package(weft)'s probe: $(grep WEFT_CC_LIBC "$tmp/cmake/CMakeCache.txt")"
+	fi
 	if out=$($run "$tmp/cmake/outside") && [ "$out" = "own_lwip: ok" ]; then
 		ok "and it runs${run:+ under $run}"
 	else
@@ -227,14 +239,18 @@ if [ -z "$cross" ]; then
 	else
 		bad "CMake with share/weft/$target.cmake:"; tail -15 "$tmp/cmake-tc.log"
 	fi
-elif [ "$libc" = musl ]; then
-	# The project's own cross setup with Debian's glibc compiler: refused
-	# by find_package(weft), naming the toolchain file to use.
-	if cmake -S tests/link/cmake -B "$tmp/cmake-mismatch" -DCMAKE_C_COMPILER="$other" \
-		-DCMAKE_SYSTEM_NAME=Linux -DCMAKE_SYSTEM_PROCESSOR="$cross" \
-		-DCMAKE_PREFIX_PATH="$xprefix" >"$tmp/cmake-mismatch.log" 2>&1; then
-		bad "CMake with $other: find_package(weft) took the musl-built library"
-	elif grep -q "was built for musl" "$tmp/cmake-mismatch.log" &&
+fi
+if [ -n "$other" ]; then
+	# The project's own setup with the other C library's compiler (for a
+	# cross target, Debian's glibc one): refused by find_package(weft),
+	# naming the toolchain file to use.
+	mismatch_args=(-DCMAKE_C_COMPILER="$other" -DCMAKE_PREFIX_PATH="$root$prefix")
+	[ -z "$cross" ] || mismatch_args=(-DCMAKE_C_COMPILER="$other" -DCMAKE_SYSTEM_NAME=Linux
+		-DCMAKE_SYSTEM_PROCESSOR="$cross" -DCMAKE_PREFIX_PATH="$xprefix")
+	if cmake -S tests/link/cmake -B "$tmp/cmake-mismatch" "${mismatch_args[@]}" \
+		>"$tmp/cmake-mismatch.log" 2>&1; then
+		bad "CMake with $other: find_package(weft) took the $libc-built library"
+	elif grep -q "was built for $libc" "$tmp/cmake-mismatch.log" &&
 		grep -q "CMAKE_TOOLCHAIN_FILE=$toolchain" <(tr -d '\n' <"$tmp/cmake-mismatch.log" | tr -s ' '); then
 		ok "CMake with $other: find_package(weft) refuses it, naming the toolchain file"
 	else
