@@ -481,8 +481,10 @@ footprint:
 # Install the library for this target: headers, libweft.a (and libweft.so
 # where it is built: libweft.so.X.Y.Z, its SONAME's link and the link
 # libweft.so that -lweft finds), weft.pc for pkg-config (the shared library
-# where there is one), weft-static.pc (libweft.a), and a CMake package
-# (find_package(weft): the imported target weft::weft, the static library).
+# where there is one), weft-static.pc (libweft.a), a CMake package
+# (find_package(weft): the imported target weft::weft, the static library),
+# and share/weft/<target>.cmake, a CMake toolchain file naming the compiler
+# the library was built with (as the .pc files' variable cc does).
 # Into the live system (no DESTDIR) under /usr or /usr/local, ldconfig then
 # updates the loader's cache (as root), so a program linked with -lweft
 # starts; another prefix is not on the loader's path, which make says.
@@ -520,7 +522,15 @@ else
 INSTALL_SO := $(if $(SOLIB),lib/libweft.so.$(WEFT_VERSION) lib/$(WEFT_SONAME) lib/libweft.so)
 INSTALL_FILES := lib/libweft.a lib/pkgconfig/weft.pc \
 	lib/pkgconfig/weft-static.pc lib/cmake/weft/weftConfig.cmake \
-	lib/cmake/weft/weftConfigVersion.cmake $(INSTALL_SO)
+	lib/cmake/weft/weftConfigVersion.cmake share/weft/$(TARGET).cmake $(INSTALL_SO)
+# The compiler the library was built with (for a cross target the musl
+# wrapper in $(WEFT_CACHE)), its C library and its link, which the .pc
+# files (cc, libc; -static in Libs), the CMake package and the toolchain
+# file share/weft/$(TARGET).cmake name (docs/cross-compiling.md).
+LINUX_SUBST := -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(WEFT_VERSION)|g' \
+	-e 's|@TARGET@|$(TARGET)|g' -e 's|@CC@|$(CC)|g' -e 's|@LIBC@|$(LIBC)|g' \
+	-e 's|@CROSS_ARCH@|$(CROSS_ARCH)|g' -e 's|@RUN@|$(if $(CROSS_ARCH),$(RUN))|g' \
+	-e 's|@LDFLAGS@|$(strip $(LDFLAGS_ARCH))|g'
 endif
 .PHONY: install uninstall
 ifneq ($(SHIM),bare)
@@ -534,15 +544,15 @@ install: lib
 	$(if $(SOLIB),$(Q)install -m 755 $(SOLIB) $(DESTDIR)$(PREFIX)/lib/libweft.so.$(WEFT_VERSION) && \
 		ln -sf libweft.so.$(WEFT_VERSION) $(DESTDIR)$(PREFIX)/lib/$(WEFT_SONAME) && \
 		ln -sf $(WEFT_SONAME) $(DESTDIR)$(PREFIX)/lib/libweft.so)
-	$(Q)sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(WEFT_VERSION)|' \
-		-e 's|@LIBS@|$(strip $(LIBS))|' -e 's|@CFLAGS@|$(strip $(CFLAGS_FIBER))|' \
+	$(Q)sed $(LINUX_SUBST) -e 's|@LIBS@|$(strip $(LIBS))|' -e 's|@CFLAGS@|$(strip $(CFLAGS_FIBER))|' \
 		mk/weft.pc.in >$(DESTDIR)$(PREFIX)/lib/pkgconfig/weft.pc
-	$(Q)sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(WEFT_VERSION)|' \
-		-e 's|@LIBS@|$(strip $(LIBS))|' -e 's|@CFLAGS@|$(strip $(CFLAGS_FIBER))|' \
+	$(Q)sed $(LINUX_SUBST) -e 's|@LIBS@|$(strip $(LIBS))|' -e 's|@CFLAGS@|$(strip $(CFLAGS_FIBER))|' \
 		mk/weft-static.pc.in >$(DESTDIR)$(PREFIX)/lib/pkgconfig/weft-static.pc
-	$(Q)sed -e 's|@LIBS@|$(subst $(EMPTY) $(EMPTY),;,$(strip $(LIBS)))|' \
+	$(Q)sed -e 's|@LDFLAGS@|$(subst $(EMPTY) $(EMPTY),;,$(strip $(LDFLAGS_ARCH)))|' $(LINUX_SUBST) \
+		-e 's|@LIBS@|$(subst $(EMPTY) $(EMPTY),;,$(strip $(LIBS)))|' \
 		-e 's|@CFLAGS@|$(subst $(EMPTY) $(EMPTY),;,$(strip $(CFLAGS_FIBER)))|' \
 		mk/weftConfig.cmake.in >$(DESTDIR)$(PREFIX)/lib/cmake/weft/weftConfig.cmake
+	$(Q)sed $(LINUX_SUBST) mk/weft-toolchain.cmake.in >$(DESTDIR)$(PREFIX)/share/weft/$(TARGET).cmake
 	$(Q)sed -e 's|@VERSION@|$(WEFT_VERSION)|' mk/weftConfigVersion.cmake.in \
 		>$(DESTDIR)$(PREFIX)/lib/cmake/weft/weftConfigVersion.cmake
 	$(if $(and $(SOLIB),$(if $(DESTDIR),,y)),$(Q)$(if $(filter /usr /usr/local,$(PREFIX)), \

@@ -84,8 +84,9 @@ x86="TARGET=linux-x86_64"
 # libweft.so, a program with its own sys_now links, build directories keep
 # one configuration, and on qemu-virt only weft_* and the C library's
 # names leave libweft.a (tests/link/edge.sh); make install, then an outside
-# program built with pkg-config and with CMake, natively and for one cross
-# target (tests/link/install.sh), and for the bare boards (below).
+# program built with pkg-config and with CMake, natively and for the cross
+# targets as docs/cross-compiling.md says (tests/link/install.sh), and for
+# the bare boards (below).
 step "tests/link/edge.sh" "$x86 lib build/linux-x86_64/libweft-internal.a" \
 	tests/link/edge.sh build/linux-x86_64 build/qemu-virt
 # Every tracked .c/.h file as .clang-format says (mk/format.sh; clang-format
@@ -99,6 +100,7 @@ step "tests/link/layers.sh" "$x86 lib" tests/link/layers.sh build/linux-x86_64
 step "tests/link/apidoc.sh" "" tests/link/apidoc.sh
 step "tests/link/install.sh linux-x86_64" "" tests/link/install.sh linux-x86_64
 step "tests/link/install.sh linux-aarch64" "" tests/link/install.sh linux-aarch64
+step "tests/link/install.sh linux-riscv64" "" tests/link/install.sh linux-riscv64
 # Your own firmware (docs/first-firmware.md): make install for qemu-virt and
 # milkv-duo, the page's program built outside the tree with CMake and with
 # pkg-config, booted on qemu-virt with argv and environment words, the
