@@ -96,7 +96,8 @@ step "format (mk/format.sh check)" "" mk/format.sh check
 # and the processes' (tests/link/layers.sh, from the objects' symbols).
 step "tests/link/layers.sh" "$x86 lib" tests/link/layers.sh build/linux-x86_64
 # docs/api.md's table of weft_net.h's calls names the error codes the
-# header's comments name (tests/link/apidoc.sh).
+# header's comments name, every public function is named on the page, and
+# its contents and weft_net.h prototypes are current (tests/link/apidoc.sh).
 step "tests/link/apidoc.sh" "" tests/link/apidoc.sh
 step "tests/link/install.sh linux-x86_64" "" tests/link/install.sh linux-x86_64
 step "tests/link/install.sh linux-aarch64" "" tests/link/install.sh linux-aarch64
