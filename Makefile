@@ -140,9 +140,13 @@ LWIP_PIC_OBJS := $(patsubst $(LWIPDIR)/%.c,$(O)/lwip-pic/%.o,$(LWIP_SRCS))
 # Every object of the library, lwIP's too, is built with hidden visibility
 # (the library's edge, below): set before LWIP_CFLAGS reads it.
 LIB_VISIBILITY := -fvisibility=hidden
+# Every layer keeps frame pointers, lwIP too: weft_dump and the stall report
+# walk a fiber's stack with them (arch_backtrace) from where it parked or
+# spins, through net/, the shim and lwIP, up to the program's code.
+LIB_FRAMES := -fno-omit-frame-pointer
 # lwIP's own code with its own dialect; warnings stay on and are errors.
 LWIP_CFLAGS := -std=gnu11 $(WARN) -Wno-unused-parameter $(CFLAGS) $(CFLAGS_ARCH) $(SAN) \
-	$(LIB_VISIBILITY) $(LWIP_INC) $(BOARD_INC) -MMD -MP
+	$(LIB_VISIBILITY) $(LIB_FRAMES) $(LWIP_INC) $(BOARD_INC) -MMD -MP
 
 LIB := $(O)/libweft.a
 # The version, from include/weft.h's WEFT_VERSION_*. While the major is 0
@@ -182,11 +186,11 @@ lib: $(LIB) $(SOLIB)
 $(O)/obj/%.o: % $(DEPS_MK)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo '  CC      $@')
-	$(Q)$(CC) $(ALL_CFLAGS) $(LIB_VISIBILITY) -c $< -o $@
+	$(Q)$(CC) $(ALL_CFLAGS) $(LIB_VISIBILITY) $(LIB_FRAMES) -c $< -o $@
 $(O)/pic/%.o: % $(DEPS_MK)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo '  CC      $@')
-	$(Q)$(CC) $(ALL_CFLAGS) $(LIB_VISIBILITY) -fPIC -c $< -o $@
+	$(Q)$(CC) $(ALL_CFLAGS) $(LIB_VISIBILITY) $(LIB_FRAMES) -fPIC -c $< -o $@
 
 # The assembler includes the script with .incbin: a dependency make sees.
 $(O)/obj/tools/gdb/scripts.c.o $(O)/pic/tools/gdb/scripts.c.o: tools/gdb/weft-gdb.py
@@ -206,9 +210,6 @@ $(O)/obj/net/%.o $(O)/pic/net/%.o: ALL_CFLAGS := $(filter-out -Iruntime,$(ALL_CF
 # readiness bits) and the arch's, never the shim's inside or the runtime.
 $(O)/obj/board/%.o $(O)/pic/board/%.o: ALL_CFLAGS := $(filter-out -Ikernel-shim -Ikernel-shim/bare -Idrivers -Iruntime -Iruntime/seam,$(ALL_CFLAGS))
 $(O)/obj/drivers/%.o $(O)/pic/drivers/%.o: ALL_CFLAGS := $(filter-out -Ikernel-shim/bare -Iruntime -Iruntime/seam,$(ALL_CFLAGS))
-# runtime/ keeps frame pointers: weft_dump walks a parked fiber's stack with
-# them (arch_backtrace) up to the call that parked it in the program's code.
-$(O)/obj/runtime/%.o $(O)/pic/runtime/%.o: ALL_CFLAGS += -fno-omit-frame-pointer
 # net/ talks to lwIP: it sees lwIP's headers and weft's lwipopts.h.
 $(O)/obj/net/%.o $(O)/pic/net/%.o: ALL_CFLAGS += $(LWIP_INC)
 $(LWIP_TREE)/.patched: $(LWIP_PATCHES) $(LWIPDIR)/Filelists.mk
@@ -240,7 +241,7 @@ $(filter $(O)/obj/net/% $(O)/pic/net/%,$(OBJS) $(PIC_OBJS)): $(LWIP_TREE)/.patch
 # would not. $(O)/cflags is rewritten only when the flags differ.
 FLAGS_STAMP := $(O)/cflags
 ifneq ($(filter-out clean test bench bench-smoke footprint run debug deps help uninstall fuzz,$(or $(MAKECMDGOALS),all)),)
-FLAGS_NOW := $(CC) $(ALL_CFLAGS) $(LIB_VISIBILITY) | $(LWIP_CFLAGS) | $(PUBLIC_CFLAGS)
+FLAGS_NOW := $(CC) $(ALL_CFLAGS) $(LIB_VISIBILITY) $(LIB_FRAMES) | $(LWIP_CFLAGS) | $(PUBLIC_CFLAGS)
 ifneq ($(shell cat $(FLAGS_STAMP) 2>/dev/null),$(strip $(FLAGS_NOW)))
 $(shell mkdir -p $(O) && printf '%s\n' '$(strip $(FLAGS_NOW))' >$(FLAGS_STAMP))
 endif

@@ -2,10 +2,9 @@
 /* SIGQUIT asks for a dump, as in Go and the JVM. The handler only counts the
  * request and wakes a thread of our own (a futex wake is async-signal-safe);
  * that thread calls the runtime's dump, which locks, allocates and prints,
- * none of which a signal handler may do. Symbolisation for backtraces is
- * dladdr's: the module and, for exported symbols, the name. */
+ * none of which a signal handler may do. (Naming the dump's frames is
+ * symbols.c's.) */
 #define _GNU_SOURCE
-#include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
@@ -93,23 +92,4 @@ int shim_on_quit(void (*fn)(void))
 		return err;
 	}
 	return 0;
-}
-
-size_t shim_symbolize(uintptr_t pc, char *buf, size_t cap)
-{
-	Dl_info di;
-	if (cap == 0 || !dladdr((void *)pc, &di) || !di.dli_fname)
-		return 0;
-	const char *mod = strrchr(di.dli_fname, '/');
-	mod = mod ? mod + 1 : di.dli_fname;
-	int n;
-	if (di.dli_sname && di.dli_saddr)
-		n = snprintf(buf, cap, "%s+0x%lx in %s", di.dli_sname,
-			     (unsigned long)(pc - (uintptr_t)di.dli_saddr), mod);
-	else
-		n = snprintf(buf, cap, "%s+0x%lx", mod,
-			     (unsigned long)(pc - (uintptr_t)di.dli_fbase));
-	if (n < 0)
-		return 0;
-	return (size_t)n < cap ? (size_t)n : cap - 1;
 }
