@@ -10,7 +10,8 @@
 #    files depend on each other" says why these are allowed.
 # 2. Which symbols each layer's objects take from the layers above it: none
 #    for arch/, kernel-shim/, drivers/ and board/ (no weft_ or weft__ symbol
-#    of the runtime; a board nothing of the shim or its drivers); net/ only
+#    of the runtime; a board nothing of the shim or its drivers; a driver of
+#    the shim only what drivers/driver.h declares); net/ only
 #    weft.h's public calls and, of the runtime's private symbols, what its
 #    seam for net/, runtime/seam/service.h, declares.
 # 3. Each layer compiles with only the include paths it may use: a file put
@@ -108,8 +109,17 @@ no_up "arch/ (x86_64)" "$build/obj/arch" '^weft_|^board_'
 no_up "kernel-shim/linux/" "$build/obj/kernel-shim" '^weft_'
 no_up "arch/ (riscv64, bare)" "$bare/obj/arch" '^weft_|^board_'
 no_up "kernel-shim/bare/" "$bare/obj/kernel-shim" '^weft_'
-no_up "drivers/" "$bare/obj/drivers" '^weft_|^shim_|^board_'
-no_up "board/" "$bare/obj/board" '^weft_|^shim_|^(big|page|irq|io|bare)_|^(ns16550|plic|virtio_net)_'
+no_up "drivers/" "$bare/obj/drivers" '^weft_|^board_'
+no_up "board/" "$bare/obj/board" '^weft_|^shim_|^(ns16550|plic|virtio_net|dwmac|cv1800b_ephy)_'
+# drivers/: of the shim, only what its contract with them declares.
+contract=drivers/driver.h
+missing=$(uses "$bare/obj/drivers" | grep '^shim_' |
+	while read -r sym; do grep -qw -- "$sym" "$contract" || printf '%s ' "$sym"; done)
+if [ -z "$missing" ]; then
+	ok "drivers/ use only what $contract declares of the shim"
+else
+	bad "drivers/ use shim symbols $contract does not declare: $missing"
+fi
 # net/: the runtime's private symbols it uses must each be named in the
 # seam (its public weft_* calls are weft.h's, which every layer above may use).
 seam=runtime/seam/service.h
