@@ -325,14 +325,14 @@ static int io_init(void)
 		int e = errno;
 		if (e == ENOSYS)
 			return fail(-e, SF_URING,
-				    "io_uring_setup: ENOSYS: a kernel without io_uring, or "
+				    "ENOSYS: a kernel without io_uring, or "
 				    "qemu-user, which does not emulate it");
 		if (e == EPERM)
 			return fail(-e, SF_URING,
-				    "io_uring_setup: EPERM: sysctl kernel.io_uring_disabled, "
+				    "EPERM: sysctl kernel.io_uring_disabled, "
 				    "or a seccomp filter or container that forbids it");
 		char msg[120];
-		snprintf(msg, sizeof msg, "io_uring_setup: %s", strerror(e));
+		snprintf(msg, sizeof msg, "%s", strerror(e));
 		return fail(-e, SF_URING, msg);
 	}
 	/* What the kernel says it has, less what $WEFT_IO_MISSING hides. */
