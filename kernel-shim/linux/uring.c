@@ -392,8 +392,9 @@ static int io_init(void)
 	cq_mask = *(uint32_t *)(r + p.cq_off.ring_mask);
 	cqes = (struct uring_cqe *)(r + p.cq_off.cqes);
 	sqes = sqe_mem;
-	/* Multishot polls came with IORING_FEAT_RSRC_TAGS (5.13): a kernel
-	 * without the one refuses the other's flag with -EINVAL. */
+	/* Multishot polls and their updates came in 5.13 with
+	 * IORING_FEAT_RSRC_TAGS, which stands for them (before, the kernel
+	 * refuses POLL_ADD_MULTI with -EINVAL). */
 	multishot = (p.features & FEAT_RSRC_TAGS) && !shim_io_uring_oneshot &&
 		    !shim_feature_hidden(SF_MULTISHOT_POLL);
 	if (!coop)
