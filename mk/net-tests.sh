@@ -83,6 +83,9 @@ run tests/net/echo_tap.sh "$linux"
 run tests/net/soak.sh "$linux"
 run tests/net/packet_veth.sh "$linux"
 run -n xdp_veth tests/net/packet_veth.sh "$linux" xdp
+# AF_XDP as on a kernel without BPF links for XDP (before 5.9): attached
+# through netlink (WEFT_IO_MISSING=xdp_link; about 25 s).
+run -n xdp_netlink_veth tests/net/packet_veth.sh "$linux" xdp_netlink
 run tests/net/httpd_limits.sh "$linux"
 run tests/net/httpd_qemu.sh "$bare/examples/httpd"
 run -n footprint mk/footprint.sh --check "$linux" "$bare"

@@ -80,6 +80,12 @@ step()
 	[ $rc -eq 0 ] || { status=1; note_failures "$name" "$out"; }
 }
 x86="TARGET=linux-x86_64"
+# The io_uring backend's fallbacks on this kernel: test_uring, test_io,
+# test_net, test_cancel and test_allocfail_net again on WEFT_IO=uring with
+# WEFT_IO_MISSING hiding features from its probes, as older kernels lack
+# them (tests/uring_fallbacks.sh; about 2 minutes).
+step "io_uring fallbacks (tests/uring_fallbacks.sh)" "$x86 tests" \
+	tests/uring_fallbacks.sh build/linux-x86_64
 # The library as a user takes it: only weft_* leaves libweft.a and
 # libweft.so, a program with its own sys_now links, build directories keep
 # one configuration, and on qemu-virt only weft_* and the C library's

@@ -22,6 +22,7 @@
 #include <sys/syscall.h>
 #include <sys/utsname.h>
 
+#include "linux/feature.h"
 #include "linux/io.h"
 #include "service.h"
 
@@ -602,6 +603,209 @@ static void test_features_fall_back_one_by_one(void **state)
 	}
 }
 
+/* ---- $WEFT_IO_MISSING (kernel-shim/linux/feature.c) -------------------------
+ * Each feature the io_uring backend probes, reported missing by the knob as
+ * a kernel without it would: its fallback is used, said in exactly one line
+ * on stderr naming it, and the runtime works (readiness, and a kernel
+ * socket accepted and read through the shim). make test runs test_io,
+ * test_net and the rest again with some of them hidden
+ * (tests/uring_fallbacks.sh); main() keeps that value for the last test
+ * below and runs the others without it. */
+
+static char env_missing[200];
+
+/* What hiding a feature takes away: the features no longer in use, or the
+ * whole ring (epoll). In the order the backend probes them: one hidden
+ * behind an earlier one is not said. */
+static const struct {
+	const char *name;
+	unsigned gone;
+	bool epoll;
+} hides[] = {
+	{"io_uring", 0, true},
+	{"single_mmap", 0, true},
+	{"nodrop", 0, true},
+	{"ext_arg", 0, true},
+	{"opcodes", 0, true},
+	{"multishot_poll",
+	 1u << SF_MULTISHOT_POLL | 1u << SF_MULTISHOT_ACCEPT | 1u << SF_PBUF_RING |
+		 1u << SF_MULTISHOT_RECV,
+	 false},
+	{"coop_taskrun", 1u << SF_COOP_TASKRUN, false},
+	{"multishot_accept", 1u << SF_MULTISHOT_ACCEPT, false},
+	{"multishot_recv", 1u << SF_PBUF_RING | 1u << SF_MULTISHOT_RECV, false},
+	{"pbuf_ring", 1u << SF_PBUF_RING | 1u << SF_MULTISHOT_RECV, false},
+};
+
+/* Lines of text that contain s. */
+static int lines_with(const char *text, const char *s)
+{
+	int n = 0;
+	for (const char *l = text; *l;) {
+		const char *e = strchr(l, '\n');
+		size_t len = e ? (size_t)(e - l) : strlen(l);
+		const char *hit = strstr(l, s);
+		if (hit && hit < l + len)
+			n++;
+		l += len + (e ? 1 : 0);
+	}
+	return n;
+}
+
+/* Start on io_uring with $WEFT_IO_MISSING=missing, stderr into out while the
+ * reactor starts (at the first wait); what it uses into *used, *feats. */
+static void start_hidden(const char *missing, char *out, size_t cap,
+			 const struct shim_io_ops **used, unsigned *feats)
+{
+	char path[] = "/tmp/weft-uring-XXXXXX";
+	int tmp = mkstemp(path);
+	assert_true(tmp >= 0);
+	unlink(path);
+	fflush(stderr);
+	int saved = dup(2);
+	assert_true(saved >= 0);
+	assert_int_equal(dup2(tmp, 2), 2);
+	shim_feature_said_reset();
+	setenv("WEFT_IO_MISSING", missing, 1);
+	int r = start_with("uring");
+	int p[2] = {-1, -1}, w = -1;
+	if (r == 0) {
+		wt_pipe(p);
+		w = weft_fd_wait(p[1], WEFT_IO_OUT, wt_ms(5000));
+	}
+	*used = shim_io_current();
+	*feats = shim_io_uring_features();
+	dup2(saved, 2);
+	close(saved);
+	assert_int_equal(r, 0);
+	assert_int_equal(w, WEFT_IO_OUT);
+	wt_close(p[0]);
+	wt_close(p[1]);
+	memset(out, 0, cap);
+	assert_true(pread(tmp, out, cap - 1, 0) >= 0);
+	close(tmp);
+}
+
+/* A connection accepted and read through the shim, as net/kernel.c does,
+ * on whatever the backend now uses for each. */
+static void sockets_work(void)
+{
+	uint16_t port;
+	int l = listener(&port);
+	struct shim_sockaddr peer;
+	assert_int_equal(shim_sock_accept(l, &peer), -EAGAIN);
+	int c = client(port);
+	int s = accept_wait(l, &peer);
+	assert_true(s >= 0);
+	char b[4];
+	assert_int_equal(shim_sock_recv(s, b, sizeof b), -EAGAIN);
+	assert_int_equal(send(c, "hi", 2, 0), 2);
+	assert_int_equal(recv_wait(s, b, sizeof b), 2);
+	assert_memory_equal(b, "hi", 2);
+	close(c);
+	assert_int_equal(recv_wait(s, b, sizeof b), 0);
+	sclose(s);
+	sclose(l);
+}
+
+/* Hide missing (a comma-separated list of hides[]' names), and check each
+ * one's fallback and its line. */
+static void hidden_falls_back(const char *missing)
+{
+	static char out[4096];
+	const struct shim_io_ops *used;
+	unsigned feats;
+	start_hidden(missing, out, sizeof out, &used, &feats);
+	readiness_works();
+	sockets_work();
+	stop();
+	unsetenv("WEFT_IO_MISSING");
+	print_message("WEFT_IO_MISSING=%s: %s", missing, out);
+	bool epoll = false;
+	unsigned gone = 0;
+	int named = 0;
+	for (size_t i = 0; i < sizeof hides / sizeof hides[0]; i++) {
+		char want[80];
+		snprintf(want, sizeof want, ": WEFT_IO_MISSING=%s)", hides[i].name);
+		size_t n = strlen(hides[i].name);
+		const char *m = strstr(missing, hides[i].name);
+		bool listed = m && (m == missing || m[-1] == ',') && (m[n] == ',' || !m[n]);
+		if (!listed)
+			continue;
+		named++;
+		/* Hidden behind another that was said first (the ring went to
+		 * epoll, or took the completion sockets with it): no line. */
+		if (epoll || (hides[i].gone && (gone & hides[i].gone) == hides[i].gone)) {
+			assert_int_equal(lines_with(out, want), 0);
+			continue;
+		}
+		assert_int_equal(lines_with(out, want), 1);
+		epoll |= hides[i].epoll;
+		gone |= hides[i].gone;
+	}
+	assert_true(named > 0);
+	assert_ptr_equal(used, epoll ? &shim_io_epoll : &shim_io_uring);
+	if (epoll) {
+		assert_int_equal(feats, 0);
+		assert_int_equal(lines_with(out, "; using epoll"), 1);
+	} else {
+		assert_int_equal(feats & gone, 0);
+	}
+	/* Every line is a fallback's, each once: a kernel with all of them
+	 * (6.0 and later) says nothing else. */
+	struct utsname u;
+	assert_int_equal(uname(&u), 0);
+	int lines = lines_with(out, "weft: "), ends = 0;
+	for (const char *c = out; *c; c++)
+		ends += *c == '\n';
+	assert_int_equal(ends, lines);
+	if (atoi(u.release) >= 6)
+		assert_int_equal(lines, lines_with(out, ": WEFT_IO_MISSING="));
+}
+
+/* Each feature alone, then two together. */
+static void test_missing_each_falls_back(void **state)
+{
+	(void)state;
+	if (!wt_uring_works())
+		skip();
+	for (size_t i = 0; i < sizeof hides / sizeof hides[0]; i++)
+		hidden_falls_back(hides[i].name);
+	hidden_falls_back("coop_taskrun,multishot_accept");
+	hidden_falls_back("pbuf_ring,multishot_recv"); /* one line: the receive's */
+	hidden_falls_back("multishot_poll,ext_arg");   /* epoll: ext_arg is probed first */
+}
+
+/* A name the knob does not know fails weft_init, as a bad $WEFT_IO does:
+ * a misspelt test configuration would otherwise test nothing. */
+static void test_missing_bad_name_fails_init(void **state)
+{
+	(void)state;
+	setenv("WEFT_IO_MISSING", "multishot", 1);
+	assert_int_equal(weft_init(NULL), -EINVAL);
+	setenv("WEFT_IO_MISSING", "coop_taskrun,", 1); /* a trailing comma is allowed */
+	assert_int_equal(weft_init(NULL), 0);
+	assert_int_equal(weft_shutdown(), 0);
+	setenv("WEFT_IO_MISSING", "coop_taskrun,,ext_arg", 1);
+	assert_int_equal(weft_init(NULL), -EINVAL);
+	unsetenv("WEFT_IO_MISSING");
+}
+
+/* In make test's runs with $WEFT_IO_MISSING set: what it names is not
+ * used, and said. */
+static void test_missing_from_environment(void **state)
+{
+	(void)state;
+	if (!env_missing[0]) {
+		print_message(
+			"WEFT_IO_MISSING is not set: test_missing_each_falls_back covers it\n");
+		skip();
+	}
+	if (!wt_uring_works())
+		skip();
+	hidden_falls_back(env_missing);
+}
+
 /* A failed test leaves nothing running for the next one. */
 static int clean_up(void **state)
 {
@@ -611,6 +815,7 @@ static int clean_up(void **state)
 		weft_shutdown();
 	}
 	unsetenv("WEFT_IO");
+	unsetenv("WEFT_IO_MISSING");
 	shim_io_uring_oneshot = shim_io_uring_no_accept = shim_io_uring_no_recv = 0;
 	return 0;
 }
@@ -639,8 +844,15 @@ int main(void)
 		URING_TEST(test_recv_close_while_armed),
 		URING_TEST(test_recv_many_sockets_bounded),
 		URING_TEST(test_features_fall_back_one_by_one),
+		URING_TEST(test_missing_bad_name_fails_init),
+		URING_TEST(test_missing_each_falls_back),
+		URING_TEST(test_missing_from_environment),
 	};
 #if WT_LINUX
+	/* Kept for test_missing_from_environment; the others run without it. */
+	const char *m = getenv("WEFT_IO_MISSING");
+	snprintf(env_missing, sizeof env_missing, "%s", m ? m : "");
+	unsetenv("WEFT_IO_MISSING");
 	return WT_MAIN("uring", tests, NULL, NULL);
 #else
 	return wt_skip_group("uring", tests, sizeof tests / sizeof tests[0],

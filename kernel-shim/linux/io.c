@@ -4,18 +4,18 @@
  * io_uring that cannot be set up (no io_uring in the kernel or under
  * qemu-user, a seccomp filter, kernel.io_uring_disabled, a kernel without
  * the features uring.c needs) leaves epoll in its place, said once on
- * stderr. weft_init has already refused a malformed $WEFT_IO (-EINVAL),
- * with shim_io_config_error's text. */
+ * stderr. weft_init has already refused a malformed $WEFT_IO or
+ * $WEFT_IO_MISSING (-EINVAL), with shim_io_config_error's text. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "linux/feature.h"
 #include "linux/io.h"
 
 static const struct shim_io_ops *_Atomic cur;
-static atomic_flag said_fallback = ATOMIC_FLAG_INIT;
 
 const struct shim_io_ops *shim_io_choice(void)
 {
@@ -31,7 +31,7 @@ const char *shim_io_config_error(void)
 {
 	static char msg[160];
 	if (shim_io_choice())
-		return NULL;
+		return shim_feature_config_error();
 	snprintf(msg, sizeof msg, "WEFT_IO=%.64s: not a reactor backend (epoll, uring)",
 		 shim_getenv("WEFT_IO"));
 	return msg;
@@ -39,8 +39,9 @@ const char *shim_io_config_error(void)
 
 const struct shim_io_ops *shim_io_current(void) { return atomic_load(&cur); }
 
-/* Defined by uring.c: why its last init failed, for the line below. */
-extern const char *shim_io_uring_why(void);
+/* Defined by uring.c: what its last init missed, and why, for the line
+ * below. */
+extern enum shim_feature shim_io_uring_why(const char **why);
 
 int shim_io_init(void)
 {
@@ -52,14 +53,9 @@ int shim_io_init(void)
 		return -EINVAL;
 	int e = b->init();
 	if (e && b == &shim_io_uring) {
-		if (!atomic_flag_test_and_set(&said_fallback)) {
-			char msg[256];
-			int n = snprintf(msg, sizeof msg, "weft: WEFT_IO=uring: %s; using epoll\n",
-					 shim_io_uring_why());
-			if (n > 0)
-				shim_console_write(msg, (size_t)n < sizeof msg ? (size_t)n
-									       : sizeof msg - 1);
-		}
+		const char *why;
+		enum shim_feature f = shim_io_uring_why(&why);
+		(void)shim_feature_fallback(f, why); /* "...; using epoll", once */
 		b = &shim_io_epoll;
 		e = b->init();
 	}

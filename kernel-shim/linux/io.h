@@ -50,6 +50,13 @@ enum { SHIM_URING_ACCEPT = 1, SHIM_URING_RECV = 2 };
 /* Which of them the running io_uring backend uses (0 on epoll). */
 unsigned shim_io_uring_completions(void);
 
+/* The optional features (feature.h's SF_* as bits 1 << SF_*) the running
+ * io_uring backend uses: SF_COOP_TASKRUN, SF_MULTISHOT_POLL,
+ * SF_MULTISHOT_ACCEPT, SF_PBUF_RING and SF_MULTISHOT_RECV (the last two
+ * together); 0 on epoll. What a probe found missing, or $WEFT_IO_MISSING
+ * hid, is not among them. */
+unsigned shim_io_uring_features(void);
+
 /* For tests: what is queued for fd (accepted fds, or receive buffers), -1
  * when it is not a completion socket; fd -1: the receive buffers queued
  * for every socket together (at most SHIM_URING_BUFS). */

@@ -22,7 +22,17 @@
  * sleeps in one (a futex, the poll): a busy worker holds its requests'
  * completions back only until its next system call or look at the ring,
  * where IORING_SQ_TASKRUN (SETUP_TASKRUN_FLAG) makes it enter the kernel to
- * run them (wait_cqe). Older kernels get the interrupting mode. */
+ * run them (wait_cqe). Older kernels get the interrupting mode.
+ *
+ * Every feature is probed at init, never taken from the kernel's version
+ * (feature.h lists them): the setup flags by a setup that the kernel
+ * refuses with -EINVAL, the IORING_FEAT_* bits it answers, the opcodes by
+ * IORING_REGISTER_PROBE; uring_sock.c tries its multishot requests. What
+ * is missing falls back a step (multishot poll to one-shot polls, the
+ * cooperative task work to the interrupting mode, completion sockets to
+ * readiness; without what the readiness itself needs, to epoll: io.c),
+ * each said in one line on stderr. $WEFT_IO_MISSING hides features from
+ * these probes, so that each fallback is tested on a kernel that has it. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <poll.h>
@@ -37,6 +47,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "linux/feature.h"
 #include "linux/io.h"
 #include "linux/uring.h"
 
@@ -244,9 +255,14 @@ static int grow(int src)
 	return 0;
 }
 
-static int fail(int err, const char *what)
+/* Why the last init failed: the feature it missed, and what the kernel
+ * said (empty: the release that brought it; io.c says it). */
+static enum shim_feature why_feat = SF_URING;
+
+static int fail(int err, enum shim_feature f, const char *what)
 {
-	snprintf(why, sizeof why, "%s", what);
+	why_feat = f;
+	snprintf(why, sizeof why, "%s", what ? what : "");
 	return err;
 }
 
@@ -259,37 +275,89 @@ static void unmap(void)
 	ring_mem = sqe_mem = NULL;
 }
 
+/* IORING_REGISTER_PROBE's answer (Linux 5.6): which opcodes the kernel
+ * has. */
+enum { REGISTER_PROBE = 8, OP_SUPPORTED = 1, PROBE_OPS = 64 };
+struct probe_op {
+	uint8_t op, resv;
+	uint16_t flags;
+	uint32_t resv2;
+};
+struct probe {
+	uint8_t last_op, ops_len;
+	uint16_t resv;
+	uint32_t resv2[3];
+	struct probe_op ops[PROBE_OPS];
+};
+
+static bool has_op(const struct probe *pr, unsigned op)
+{
+	return op < pr->ops_len && op <= pr->last_op && (pr->ops[op].flags & OP_SUPPORTED);
+}
+
+/* The features in use since the last init (feature.h's bits), for
+ * shim_io_uring_features. */
+static unsigned in_use;
+
 static int io_init(void)
 {
 	if (atomic_load(&ringfd) >= 0)
 		return 0;
+	in_use = 0;
 	if (shim_io_uring_refuse)
-		return fail(-shim_io_uring_refuse, "io_uring_setup refused (the test hook)");
-	struct uring_params p = {.flags = SETUP_CQSIZE | SETUP_CLAMP | SETUP_COOP_TASKRUN |
-					  SETUP_TASKRUN_FLAG,
+		return fail(-shim_io_uring_refuse, SF_URING,
+			    "io_uring_setup refused by the test hook");
+	if (shim_feature_hidden(SF_URING))
+		return fail(-ENOSYS, SF_URING, NULL);
+	/* Each flag by a trial: a kernel that does not know one refuses the
+	 * setup with -EINVAL. */
+	bool coop = !shim_feature_hidden(SF_COOP_TASKRUN);
+	struct uring_params p = {.flags = SETUP_CQSIZE | SETUP_CLAMP |
+					  (coop ? SETUP_COOP_TASKRUN | SETUP_TASKRUN_FLAG : 0),
 				 .cq_entries = 4096};
 	long fd = syscall(SYS_io_uring_setup, 64, &p);
-	if (fd < 0 && errno == EINVAL) { /* before 5.19: the interrupting mode */
+	if (fd < 0 && errno == EINVAL && coop) { /* before 5.19: the interrupting mode */
+		coop = false;
 		p = (struct uring_params){.flags = SETUP_CQSIZE | SETUP_CLAMP, .cq_entries = 4096};
 		fd = syscall(SYS_io_uring_setup, 64, &p);
 	}
 	if (fd < 0) {
 		int e = errno;
 		if (e == ENOSYS)
-			return fail(-e, "io_uring_setup: ENOSYS (a kernel without io_uring, "
-					"or qemu-user, which does not emulate it)");
+			return fail(-e, SF_URING,
+				    "ENOSYS: a kernel without io_uring, or "
+				    "qemu-user, which does not emulate it");
 		if (e == EPERM)
-			return fail(-e, "io_uring_setup: EPERM (sysctl kernel.io_uring_disabled, "
-					"or a seccomp filter or container that forbids it)");
+			return fail(-e, SF_URING,
+				    "EPERM: sysctl kernel.io_uring_disabled, "
+				    "or a seccomp filter or container that forbids it");
 		char msg[120];
-		snprintf(msg, sizeof msg, "io_uring_setup: %s", strerror(e));
-		return fail(-e, msg);
+		snprintf(msg, sizeof msg, "%s", strerror(e));
+		return fail(-e, SF_URING, msg);
 	}
-	unsigned need = FEAT_SINGLE_MMAP | FEAT_NODROP | FEAT_EXT_ARG;
-	if ((p.features & need) != need) {
+	/* What the kernel says it has, less what $WEFT_IO_MISSING hides. */
+	static const struct {
+		enum shim_feature f;
+		unsigned bit;
+	} need[] = {{SF_SINGLE_MMAP, FEAT_SINGLE_MMAP},
+		    {SF_NODROP, FEAT_NODROP},
+		    {SF_EXT_ARG, FEAT_EXT_ARG}};
+	for (size_t i = 0; i < sizeof need / sizeof need[0]; i++)
+		if (!(p.features & need[i].bit) || shim_feature_hidden(need[i].f)) {
+			close((int)fd);
+			return fail(-ENOSYS, need[i].f, NULL);
+		}
+	struct probe pr = {0};
+	if (syscall(SYS_io_uring_register, (int)fd, REGISTER_PROBE, &pr, PROBE_OPS) < 0) {
+		char msg[120];
+		snprintf(msg, sizeof msg, "IORING_REGISTER_PROBE: %s", strerror(errno));
 		close((int)fd);
-		return fail(-ENOSYS, "the kernel's io_uring lacks IORING_FEAT_EXT_ARG or NODROP "
-				     "(Linux 5.11 or later needed)");
+		return fail(-ENOSYS, SF_OPCODES, msg);
+	}
+	if (!has_op(&pr, OP_NOP) || !has_op(&pr, OP_POLL_ADD) || !has_op(&pr, OP_POLL_REMOVE) ||
+	    !has_op(&pr, OP_ASYNC_CANCEL) || shim_feature_hidden(SF_OPCODES)) {
+		close((int)fd);
+		return fail(-ENOSYS, SF_OPCODES, "the kernel's IORING_REGISTER_PROBE lacks one");
 	}
 	ring_len = p.sq_off.array + p.sq_entries * sizeof(uint32_t);
 	size_t cq_len = p.cq_off.cqes + p.cq_entries * sizeof(struct uring_cqe);
@@ -308,7 +376,7 @@ static int io_init(void)
 			sqe_mem = NULL;
 		unmap();
 		close((int)fd);
-		return fail(e, "mmap of the io_uring rings failed");
+		return fail(e, SF_URING, "mmap of the io_uring rings failed");
 	}
 	char *r = ring_mem;
 	sq_head = (uint32_t *)(r + p.sq_off.head);
@@ -324,12 +392,22 @@ static int io_init(void)
 	cq_mask = *(uint32_t *)(r + p.cq_off.ring_mask);
 	cqes = (struct uring_cqe *)(r + p.cq_off.cqes);
 	sqes = sqe_mem;
-	multishot = (p.features & FEAT_RSRC_TAGS) && !shim_io_uring_oneshot;
+	/* Multishot polls and their updates came in 5.13 with
+	 * IORING_FEAT_RSRC_TAGS, which stands for them (before, the kernel
+	 * refuses POLL_ADD_MULTI with -EINVAL). */
+	multishot = (p.features & FEAT_RSRC_TAGS) && !shim_io_uring_oneshot &&
+		    !shim_feature_hidden(SF_MULTISHOT_POLL);
+	if (!coop)
+		(void)shim_feature_fallback(SF_COOP_TASKRUN, NULL);
+	if (!multishot)
+		(void)shim_feature_fallback(SF_MULTISHOT_POLL,
+					    shim_io_uring_oneshot ? "the test hook" : NULL);
+	in_use = (coop ? 1u << SF_COOP_TASKRUN : 0) | (multishot ? 1u << SF_MULTISHOT_POLL : 0);
 	atomic_store(&wake_pending, 0);
 	atomic_store(&wake_wanted, 0);
 	pthread_mutex_lock(&uring__lock);
 	atomic_store(&ringfd, (int)fd);
-	uring__sock_init((int)fd, multishot);
+	uring__sock_init((int)fd, multishot, has_op(&pr, OP_ACCEPT), has_op(&pr, OP_RECV));
 	uring__unlock();
 	return 0;
 }
@@ -734,7 +812,20 @@ static void io_wake(void)
 		uring__unlock();
 }
 
-const char *shim_io_uring_why(void) { return why[0] ? why : "unavailable"; }
+enum shim_feature shim_io_uring_why(const char **what)
+{
+	*what = why[0] ? why : NULL;
+	return why_feat;
+}
+
+unsigned shim_io_uring_features(void)
+{
+	if (atomic_load(&ringfd) < 0)
+		return 0;
+	unsigned socks = shim_io_uring_completions();
+	return in_use | (socks & SHIM_URING_ACCEPT ? 1u << SF_MULTISHOT_ACCEPT : 0) |
+	       (socks & SHIM_URING_RECV ? 1u << SF_PBUF_RING | 1u << SF_MULTISHOT_RECV : 0);
+}
 
 const struct shim_io_ops shim_io_uring = {
 	.name = "io_uring",

@@ -163,9 +163,11 @@ void uring__report(int src);
 
 /* After the ring is up, under the lock: probe multishot accept and multishot
  * receive (a trial of each), register the provided buffer ring, and say on
- * stderr (once per process) what falls back to readiness and why. Without
- * multishot polls (multishot false), neither. */
-void uring__sock_init(int ringfd, bool multishot);
+ * stderr (once per process, a line each: feature.h) what falls back to
+ * readiness and why. Without multishot polls (multishot false; uring.c
+ * said so), neither; without IORING_OP_ACCEPT (op_accept false) or
+ * IORING_OP_RECV (op_recv), not that one. */
+void uring__sock_init(int ringfd, bool multishot, bool op_accept, bool op_recv);
 
 /* Under the lock, before the ring closes: cancel every multishot and wait
  * (bounded) for their last completions, close what they leave. */

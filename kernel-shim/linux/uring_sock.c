@@ -50,6 +50,7 @@
 #include <netinet/tcp.h>
 #include <unistd.h>
 
+#include "linux/feature.h"
 #include "linux/io.h"
 #include "linux/uring.h"
 
@@ -591,54 +592,56 @@ out:
 	}
 }
 
-static void say(char *out, size_t cap, const char *what, const char *since, int res)
+/* A probe's answer other than -ECANCELED, as the line's reason: -EINVAL is
+ * a kernel that does not know the flag (NULL: the release that brought
+ * it). */
+static const char *reason(int res, char *buf, size_t cap)
 {
 	if (res == -EINVAL)
-		snprintf(out, cap, "%s (the kernel refuses it: Linux %s needed)", what, since);
-	else
-		snprintf(out, cap, "%s (%s)", what, strerror(-res));
+		return NULL;
+	snprintf(buf, cap, "the probe said %s", strerror(-res));
+	return buf;
 }
 
-void uring__sock_init(int ringfd, bool multishot)
+void uring__sock_init(int ringfd, bool multishot, bool op_accept, bool op_recv)
 {
-	static atomic_flag said = ATOMIC_FLAG_INIT;
 	atomic_store(&shim_uring_socks, 0);
-	char no_acc[120] = "", no_rcv[120] = "";
+	if (!multishot)
+		return; /* said by uring.c, with the rest of what it costs */
+	char b1[80], b2[80];
+	/* Each, unless hidden or absent: the ring first (a receive probe needs
+	 * it), then one trial of each multishot request. */
+	bool try_acc =
+		op_accept && !shim_io_uring_no_accept && !shim_feature_hidden(SF_MULTISHOT_ACCEPT);
+	bool try_rcv = op_recv && !shim_io_uring_no_recv && !shim_feature_hidden(SF_MULTISHOT_RECV);
+	int ring = -EINVAL;
+	if (try_rcv && !shim_feature_hidden(SF_PBUF_RING))
+		ring = reg_ring(ringfd);
 	int acc = -ETIME, rcv = -ETIME;
-	if (!multishot) {
-		acc = rcv = -ENOSYS;
-		snprintf(no_acc, sizeof no_acc, "multishot accept (no multishot poll: Linux 5.13)");
-		snprintf(no_rcv, sizeof no_rcv,
-			 "multishot receive (no multishot poll: Linux 5.13)");
-	} else {
-		int e = shim_io_uring_no_recv ? 0 : reg_ring(ringfd);
-		if (e) {
-			rcv = e;
-			snprintf(no_rcv, sizeof no_rcv,
-				 "provided buffer rings (%s: Linux 5.19 needed)", strerror(-e));
-		}
-		probe(!shim_io_uring_no_accept, !shim_io_uring_no_recv && !e, &acc, &rcv);
-		if (shim_io_uring_no_accept)
-			snprintf(no_acc, sizeof no_acc, "multishot accept (the test hook)");
-		else if (acc != -ECANCELED)
-			say(no_acc, sizeof no_acc, "multishot accept", "5.19", acc);
-		if (shim_io_uring_no_recv)
-			snprintf(no_rcv, sizeof no_rcv, "multishot receive (the test hook)");
-		else if (!e && rcv != -ECANCELED)
-			say(no_rcv, sizeof no_rcv, "multishot receive", "6.0", rcv);
-	}
+	probe(try_acc, try_rcv && !ring, &acc, &rcv);
+
+	if (!op_accept)
+		shim_feature_fallback(SF_MULTISHOT_ACCEPT, "the kernel has no IORING_OP_ACCEPT");
+	else if (shim_io_uring_no_accept)
+		shim_feature_fallback(SF_MULTISHOT_ACCEPT, "the test hook");
+	else if (try_acc && acc != -ECANCELED)
+		shim_feature_fallback(SF_MULTISHOT_ACCEPT, reason(acc, b1, sizeof b1));
+	else if (!try_acc)
+		shim_feature_fallback(SF_MULTISHOT_ACCEPT, NULL); /* hidden: it says so */
+
+	if (!op_recv)
+		shim_feature_fallback(SF_MULTISHOT_RECV, "the kernel has no IORING_OP_RECV");
+	else if (shim_io_uring_no_recv)
+		shim_feature_fallback(SF_MULTISHOT_RECV, "the test hook");
+	else if (!try_rcv)
+		shim_feature_fallback(SF_MULTISHOT_RECV, NULL);
+	else if (ring)
+		shim_feature_fallback(SF_PBUF_RING, reason(ring, b2, sizeof b2));
+	else if (rcv != -ECANCELED)
+		shim_feature_fallback(SF_MULTISHOT_RECV, reason(rcv, b2, sizeof b2));
+
 	unsigned got = (acc == -ECANCELED ? SHIM_URING_ACCEPT : 0) |
 		       (rcv == -ECANCELED ? SHIM_URING_RECV : 0);
-	if (got != (SHIM_URING_ACCEPT | SHIM_URING_RECV) && !atomic_flag_test_and_set(&said)) {
-		char msg[400];
-		int n = snprintf(msg, sizeof msg,
-				 "weft: WEFT_IO=uring: io_uring without %s%s%s; those wait for "
-				 "readiness\n",
-				 no_acc, no_acc[0] && no_rcv[0] ? ", " : "", no_rcv);
-		if (n > 0)
-			shim_console_write(msg,
-					   (size_t)n < sizeof msg ? (size_t)n : sizeof msg - 1);
-	}
 	atomic_store(&shim_uring_socks, got);
 }
 

@@ -16,6 +16,13 @@
  * - a BPF link attaching the program to the interface: it is detached when
  *   the link's fd closes, so at shim_netdev_close and also when the process
  *   dies any other way (a crash, SIGKILL): nothing is left on the interface.
+ *   A kernel without links for XDP (before 5.9: BPF_LINK_CREATE says
+ *   -EINVAL) gets the program attached through netlink (RTM_SETLINK with
+ *   IFLA_XDP, only if the interface has none), said in one line; it is
+ *   detached at shim_netdev_close, but a process killed before that leaves
+ *   it on the interface (it then passes every frame to the kernel: the
+ *   XSKMAP's slot went with the socket), and the next server is refused
+ *   until `ip link set dev IFNAME xdp off`.
  * Copy mode wherever zero-copy is refused (veth, most drivers); zero-copy
  * where the driver offers it. Rings are read and written through cached
  * indexes: one acquire load sees every frame that waits, and the fill ring
@@ -23,6 +30,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,7 +39,9 @@
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/time.h>
 
+#include "linux/feature.h"
 #include "linux/xdp.h"
 
 /* ---- Kernel ABI (<linux/if_xdp.h>, <linux/bpf.h>) ------------------------ */
@@ -110,6 +120,29 @@ union bpf_attr_ {
 	uint8_t room[128];
 };
 
+/* rtnetlink (<linux/netlink.h>, <linux/rtnetlink.h>, <linux/if_link.h>). */
+#ifndef AF_NETLINK
+#define AF_NETLINK 16
+#endif
+enum { NETLINK_ROUTE_ = 0, RTM_SETLINK_ = 19, NLMSG_ERROR_ = 2 };
+enum { NLM_F_REQUEST_ = 1, NLM_F_ACK_ = 4, NLA_F_NESTED_ = 1 << 15 };
+enum { IFLA_XDP_ = 43, IFLA_XDP_FD_ = 1, IFLA_XDP_FLAGS_ = 3, IFLA_XDP_EXPECTED_FD_ = 8 };
+enum { XDP_FLAGS_UPDATE_IF_NOEXIST_ = 1, XDP_FLAGS_REPLACE_ = 16 };
+struct nl_hdr {
+	uint32_t len;
+	uint16_t type, flags;
+	uint32_t seq, pid;
+};
+struct if_info {
+	uint8_t family, pad;
+	uint16_t type;
+	int32_t index;
+	uint32_t flags, change;
+};
+struct nl_attr {
+	uint16_t len, type;
+};
+
 struct insn {
 	uint8_t code;
 	uint8_t regs; /* dst in the low nibble, src in the high (little-endian) */
@@ -145,6 +178,7 @@ struct ring {
 
 struct shim_xdp {
 	int fd, map_fd, prog_fd, link_fd;
+	bool netlink; /* the program attached through netlink, not a link */
 	uint32_t ifindex, queue;
 	uint8_t *umem;
 	struct ring rx, tx, fill, comp;
@@ -253,7 +287,63 @@ static void reclaim(struct shim_xdp *x)
 		cons_release(&x->comp, n);
 }
 
-/* The XSKMAP with our socket at its queue, the program, the link. */
+/* Attach program fd to the interface through netlink (fd -1: detach the
+ * one attached, expected, if the kernel knows IFLA_XDP_EXPECTED_FD, 5.7).
+ * 0 or the kernel's -errno. */
+static int xdp_netlink(uint32_t ifindex, int fd, int expected, uint32_t flags)
+{
+	struct {
+		struct nl_hdr h;
+		struct if_info i;
+		struct nl_attr xdp;
+		struct nl_attr a_fd;
+		int32_t fd;
+		struct nl_attr a_flags;
+		uint32_t flags;
+		struct nl_attr a_exp;
+		int32_t exp;
+	} req;
+	memset(&req, 0, sizeof req);
+	size_t len = expected >= 0 ? sizeof req : offsetof(__typeof__(req), a_exp);
+	req.h.len = (uint32_t)len;
+	req.h.type = RTM_SETLINK_;
+	req.h.flags = NLM_F_REQUEST_ | NLM_F_ACK_;
+	req.h.seq = 1;
+	req.i.index = (int32_t)ifindex;
+	req.xdp.len = (uint16_t)(len - offsetof(__typeof__(req), xdp));
+	req.xdp.type = IFLA_XDP_ | NLA_F_NESTED_;
+	req.a_fd = (struct nl_attr){8, IFLA_XDP_FD_};
+	req.fd = fd;
+	req.a_flags = (struct nl_attr){8, IFLA_XDP_FLAGS_};
+	req.flags = flags;
+	req.a_exp = (struct nl_attr){8, IFLA_XDP_EXPECTED_FD_};
+	req.exp = expected;
+	int nl = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE_);
+	if (nl < 0)
+		return -errno;
+	int r = -EIO;
+	if (send(nl, &req, len, 0) != (ssize_t)len) {
+		r = -errno;
+	} else {
+		struct {
+			struct nl_hdr h;
+			int32_t error;
+			char rest[512];
+		} ans;
+		struct timeval tv = {.tv_sec = 5};
+		setsockopt(nl, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+		ssize_t n = recv(nl, &ans, sizeof ans, 0);
+		if (n < 0)
+			r = -errno;
+		else if ((size_t)n >= sizeof ans.h + sizeof ans.error && ans.h.type == NLMSG_ERROR_)
+			r = ans.error; /* 0: the acknowledgement */
+	}
+	close(nl);
+	return r;
+}
+
+/* The XSKMAP with our socket at its queue, the program, the link (or,
+ * without links for XDP, netlink). */
 static int attach(struct shim_xdp *x, const char *name)
 {
 	union bpf_attr_ a;
@@ -310,13 +400,26 @@ static int attach(struct shim_xdp *x, const char *name)
 	a.link.prog_fd = (uint32_t)x->prog_fd;
 	a.link.target_ifindex = x->ifindex;
 	a.link.attach_type = ATTACH_XDP;
-	r = sys_bpf(BPF_LINK_CREATE_, &a);
+	/* A kernel without links for XDP (before 5.9) says -EINVAL. */
+	r = shim_feature_hidden(SF_XDP_LINK) ? -EINVAL : sys_bpf(BPF_LINK_CREATE_, &a);
+	bool nl = r == -EINVAL;
+	if (nl) {
+		(void)shim_feature_fallback(SF_XDP_LINK, NULL);
+		r = xdp_netlink(x->ifindex, x->prog_fd, -1, XDP_FLAGS_UPDATE_IF_NOEXIST_);
+		if (r == 0) {
+			x->netlink = true;
+			return 0;
+		}
+	}
 	if (r < 0) {
-		shim_xdp_refused(name,
-				 r == -EBUSY || r == -EEXIST
-					 ? "another XDP program is attached to the interface"
-					 : "the XDP program could not be attached",
-				 (int)r);
+		shim_xdp_refused(
+			name,
+			r != -EBUSY && r != -EEXIST ? "the XDP program could not be attached"
+			: nl ? "another XDP program is attached to the interface (a server "
+			       "killed before it detached leaves its own: ip link set dev "
+			       "IFNAME xdp off)"
+			     : "another XDP program is attached to the interface",
+			(int)r);
 		return (int)r;
 	}
 	x->link_fd = (int)r;
@@ -401,9 +504,13 @@ void shim_xdp_close(struct shim_xdp *x)
 {
 	if (!x)
 		return;
-	/* The link first: the interface's frames go back to the kernel. */
+	/* The link first: the interface's frames go back to the kernel.
+	 * Attached through netlink: detached if it is still ours (a kernel
+	 * before 5.7 knows no IFLA_XDP_EXPECTED_FD: whatever is there). */
 	if (x->link_fd >= 0)
 		close(x->link_fd);
+	if (x->netlink && xdp_netlink(x->ifindex, -1, x->prog_fd, XDP_FLAGS_REPLACE_) == -EINVAL)
+		(void)xdp_netlink(x->ifindex, -1, -1, 0);
 	if (x->prog_fd >= 0)
 		close(x->prog_fd);
 	if (x->map_fd >= 0)

@@ -17,9 +17,14 @@
 # and on SIGKILL alike; a queue the interface lacks and a user without the
 # right each end the server at once with a line naming the cause. One line
 # per check, then "packet_veth: N passed, M failed" (xdp_veth for AF_XDP).
+# xdp_netlink: AF_XDP as on a kernel without BPF links for XDP (before 5.9;
+# WEFT_IO_MISSING=xdp_link hides them): the servers say so in one line and
+# attach the program through netlink; it is gone once a server stops on
+# SIGTERM, but stays after SIGKILL and refuses the next server, with a line
+# saying how to remove it, until `ip link set dev vl0 xdp off`.
 # Needs root, ip (iproute2), ethtool, curl, wrk; skips without root or
 # namespaces.
-# Usage: tests/net/packet_veth.sh [BUILD_DIR [packet|xdp]]
+# Usage: tests/net/packet_veth.sh [BUILD_DIR [packet|xdp|xdp_netlink]]
 #        (default build/linux-x86_64 packet)
 # Single-quoted scripts for bash -c are meant; checks call functions by name.
 # shellcheck disable=SC2016,SC2317
@@ -28,10 +33,16 @@ cd "$(dirname "$0")/../.." || exit 1
 # shellcheck source=tests/net/lib.sh
 . tests/net/lib.sh
 kind=${2:-packet}
+xdp=0 link=1
 case $kind in
-packet | xdp) ;;
+packet) ;;
+xdp) xdp=1 ;;
+xdp_netlink)
+	xdp=1 link=0
+	export WEFT_IO_MISSING=xdp_link
+	;;
 *)
-	echo "usage: $0 [BUILD_DIR [packet|xdp]]" >&2
+	echo "usage: $0 [BUILD_DIR [packet|xdp|xdp_netlink]]" >&2
 	exit 2
 	;;
 esac
@@ -56,9 +67,10 @@ base=http://$addr:$PORT
 tmp=$T_TMP
 lbl="lwip $kind"
 netif=$kind:$LDEV
+[ "$xdp" = 1 ] && netif=xdp:$LDEV
 # AF_PACKET completes checksums left to the device; AF_XDP cannot know of them.
 csum=on
-[ "$kind" = xdp ] && csum=off
+[ "$xdp" = 1 ] && csum=off
 
 # ---- the veth pair -----------------------------------------------------------
 # In the namespace: the kernel there forwards nothing (so it does not route
@@ -167,12 +179,14 @@ if wait_ready "$tmp/httpd.log" '^httpd: serving' 20; then
 	ok "$lbl: $(grep '^httpd: serving' "$tmp/httpd.log")"
 	if wait_until 20 test "$(code "$base/")" = 200; then
 		httpd_checks
-		[ "$kind" = xdp ] && check "$lbl: the XDP program is on $LDEV while httpd runs" xdp_on
+		[ "$xdp" = 1 ] && check "$lbl: the XDP program is on $LDEV while httpd runs" xdp_on
+		[ "$link" = 0 ] && check "$lbl: httpd said it attaches through netlink, in one line" \
+			test "$(grep -c '^weft: WEFT_NETIF=xdp: no XDP through a BPF link (BPF_LINK_CREATE: WEFT_IO_MISSING=xdp_link); the program is attached through netlink instead' "$tmp/httpd.log")" = 1
 		kill -TERM "$T_SERVER"
 		stop_wait "$T_SERVER" 15
 		check "$lbl: httpd stops on SIGTERM and exits 0 (got $T_STATUS)" \
 			test "$T_STATUS" = 0 -a "$(grep -c '^httpd: stopped:' "$tmp/httpd.log")" = 1
-		[ "$kind" = xdp ] && check "$lbl: the XDP program is gone from $LDEV once httpd stopped" \
+		[ "$xdp" = 1 ] && check "$lbl: the XDP program is gone from $LDEV once httpd stopped" \
 			wait_until 5 xdp_off
 	else
 		bad "$lbl: curl reaches $base/"
@@ -229,14 +243,24 @@ if wait_ready "$tmp/echo.log" '^echo: listening' 20; then
 	run_load "50 connections x 20 messages of 64 B echoed intact" "$addr" "$EPORT" 50 20 64
 	run_load "bulk: 4 connections x 3 messages of 200000 B echoed intact" "$addr" "$EPORT" 4 3 200000
 	check "$lbl: the server is still running" kill -0 "$T_SERVER"
-	if [ "$kind" = xdp ]; then
+	if [ "$xdp" = 1 ]; then
 		# A second server on the same queue while this one holds it.
 		refused "a second server on $netif" "$netif" 'weft: WEFT_NETIF=xdp:vl0: .*busy'
-		# Killed outright: the kernel closes its BPF link, which detaches
-		# the program; nothing of it stays on the interface.
 		kill -KILL "$T_SERVER"
 		stop_wait "$T_SERVER" 10
-		check "$lbl: the XDP program is gone from $LDEV after SIGKILL" wait_until 5 xdp_off
+		if [ "$link" = 1 ]; then
+			# Killed outright: the kernel closes its BPF link, which
+			# detaches the program; nothing of it stays on the interface.
+			check "$lbl: the XDP program is gone from $LDEV after SIGKILL" wait_until 5 xdp_off
+		else
+			# Attached through netlink, it outlives its process, and
+			# the next server is told how to remove it.
+			check "$lbl: the XDP program stays on $LDEV after SIGKILL" xdp_on
+			refused "a server after the killed one" "$netif" \
+				'weft: WEFT_NETIF=xdp:vl0: another XDP program .*ip link set dev IFNAME xdp off.*busy'
+			nsx ip link set dev "$LDEV" xdp off
+			check "$lbl: ip link set dev $LDEV xdp off removes it" xdp_off
+		fi
 	else
 		kill -TERM "$T_SERVER"
 		stop_wait "$T_SERVER" 10
@@ -246,8 +270,8 @@ else
 	kill_server
 fi
 
-if [ "$kind" = xdp ]; then
-	lbl="lwip xdp errors"
+if [ "$xdp" = 1 ]; then
+	lbl="lwip $kind errors"
 	refused "a queue $LDEV lacks (xdp:$LDEV:7)" "xdp:$LDEV:7" 'no such receive queue'
 	refused "an interface that does not exist (xdp:weft-none0)" "xdp:weft-none0" \
 		'no such interface'
