@@ -138,8 +138,9 @@ WEFT_API int weft_run(void);
  * 0 from weft_sleep_until). Their other waits (on a channel, a future, a
  * mutex..., with no deadline or a real-clock one) go on, and end as those
  * objects say. Returns 0, -EBUSY (fibers are still alive, or the network
- * stack is up: weft_net_fini first; nothing is stopped), -EPERM (called
- * from a fiber), -ESRCH (not running). */
+ * stack is up: weft_net_fini first, or use weft_shutdown_grace, which
+ * stops it; nothing is stopped), -EPERM (called from a fiber), -ESRCH (not
+ * running). */
 WEFT_API int weft_shutdown(void);
 
 /* A fiber that did not finish within weft_shutdown_grace's deadline: the
@@ -151,13 +152,16 @@ typedef void (*weft_straggler_fn)(uint64_t fiber, const char *name, const char *
 /* Graceful shutdown: cancel every fiber (detached ones too, and those not
  * yet run; fibers spawned meanwhile start with the request pending; the
  * runtime's own service fibers are left to their owner), wait until all
- * have finished or the deadline, then stop the runtime as weft_shutdown.
- * Returns 0 (all finished and the runtime is stopped); n > 0, the number
- * of fibers that had not finished at the deadline, each passed to report
- * (NULL: printed on the console), with the runtime still running (wait
- * more with weft_run, or call again: a new request); -EBUSY (all finished
- * but the network stack is up: weft_net_fini, then weft_shutdown); -EPERM
- * (called from a fiber); -ESRCH (not running). */
+ * have finished or the deadline, then take the network stack down if it is
+ * up (as weft_net_fini) and stop the runtime as weft_shutdown. Returns 0
+ * (all finished; the network stack and the runtime are stopped); n > 0,
+ * the number of fibers that had not finished at the deadline, each passed
+ * to report (NULL: printed on the console), with the runtime still running
+ * (wait more with weft_run, or call again: a new request); -EBUSY (all
+ * finished, but a socket is still open, so the network stack stays up and
+ * the runtime running; said on the console: close it and call again);
+ * -EPERM (called from a fiber); -ESRCH (not running). weft_net_fini before
+ * it, or after it (-ESRCH then), does no harm. */
 WEFT_API int weft_shutdown_grace(int64_t deadline, weft_straggler_fn report, void *ctx);
 
 /* Host loop (WEFT_CFG_HOST_LOOP): run the fibers that are ready on the
