@@ -278,7 +278,7 @@ int main(void)
 					"bare metal has no kernel sockets");
 	}
 	cfg = &lwip_cfg;
-	failed += _cmocka_run_group_tests("grace-lwip", tests, sizeof tests / sizeof tests[0],
-					  NULL, NULL);
+	failed += _cmocka_run_group_tests("grace-lwip", tests, sizeof tests / sizeof tests[0], NULL,
+					  NULL);
 	return failed > 100 ? 100 : failed;
 }
