@@ -833,6 +833,44 @@ WEFT_API void weft_fd_forget(int fd);
  * threads exist; further calls queue. */
 WEFT_API int weft_offload(weft_fn fn, void *arg, void **result);
 
+/* ---- Signals ------------------------------------------------------------- */
+
+/* A set of signals, for the two calls below: bit n - 1 stands for signal n
+ * (1 to 64), e.g. WEFT_SIGNAL(SIGTERM) | WEFT_SIGNAL(SIGINT). A mask, not a
+ * sigset_t, so that this header needs no POSIX feature macro
+ * (docs/decisions/signals.md). */
+#define WEFT_SIGNAL(n) ((uint64_t)1 << ((n)-1))
+
+/* Block the signals of set in the calling thread, so that they stay pending
+ * for weft_signal_wait instead of running their action. A thread starts with
+ * the mask of the thread that made it: call this before weft_init (and
+ * before the program starts threads of its own), and every thread blocks
+ * them. Returns 0, -EINVAL (set empty, or a signal that does not exist,
+ * cannot be blocked (SIGKILL, SIGSTOP), or is the C library's own (32 and
+ * 33, and 34 with musl) or the runtime's: SIGSEGV and SIGBUS (stack
+ * overflows), SIGURG (stall backtraces)), -ENOTSUP (no signals: bare
+ * metal). */
+WEFT_API int weft_signal_block(uint64_t set);
+
+/* Wait until one of the signals of set is pending for the process, take it
+ * (it is consumed: it reaches one waiter, and its action does not run) and
+ * store its number in *signo. Parks only the calling fiber (a plain thread
+ * blocks). The signals must be blocked in every thread of the process
+ * (weft_signal_block before weft_init), or a thread that does not block
+ * one runs its action instead (for SIGTERM or SIGINT: the process ends);
+ * the call checks the calling thread. What is sent to the process (kill,
+ * sigqueue, the terminal, a parent) is seen; a signal sent to one thread
+ * (raise, pthread_kill) only by a wait that happens to run on that thread:
+ * send to the process. Several waiters for one signal: each occurrence
+ * goes to one of them. A standard signal sent again while pending is
+ * merged with it, as the kernel does; real-time signals queue. Returns 0;
+ * -ETIMEDOUT; -ECANCELED (the signal, if one comes, is left pending);
+ * -EINVAL (signo NULL, set as weft_signal_block's, or a signal of set not
+ * blocked in the calling thread); -ESRCH (runtime not running, or in a
+ * plain thread stopped during the wait); -ENOTSUP (bare metal); -EMFILE,
+ * -ENFILE, -ENOMEM. */
+WEFT_API int weft_signal_wait(uint64_t set, int64_t deadline, int *signo);
+
 /* ---- Diagnostics and interrupts ----------------------------------------- */
 
 /* One worker's counters since weft_init, each read on its own (relaxed): a
