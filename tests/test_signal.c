@@ -263,6 +263,7 @@ static void test_one_occurrence_one_waiter(void **state)
 }
 #endif
 
+#if WT_LINUX
 static _Atomic int others_ran;
 
 static void *count_main(void *arg)
@@ -271,6 +272,7 @@ static void *count_main(void *arg)
 	atomic_fetch_add(&others_ran, 1);
 	return NULL;
 }
+#endif
 
 /* One worker: while a fiber waits for a signal, others run on it. */
 static void test_parks_only_the_fiber(void **state)
