@@ -157,15 +157,18 @@ SOLIB := $(if $(and $(SHARED_LIB),$(filter-out musl,$(LIBC)),$(if $(VARIANT),,y)
 # Every object of the library, its internals visible: what the tests and the
 # benches that time internals link against (never installed).
 INTERNAL_LIB := $(O)/libweft-internal.a
-# The library's edge: only weft_* leaves it. Its code is built with hidden
-# visibility (include/weft.h's WEFT_API marks what is public); on Linux,
-# libweft.a is one relocatable object whose every other global (the
-# runtime's weft__*, shim_*, arch_*, lwIP's) is made local, so a program
-# with its own lwIP or sys_now links; libweft.so exports by version script.
-# Bare-metal images are whole programs (the shim defines read, write, sbrk
-# for the C library), so there libweft.a is the objects as they are.
+# The library's edge (docs/decisions/one-edge.md): libweft.a is one
+# relocatable object that keeps global only what has default visibility,
+# and libweft.so exports only that. The code is built with hidden
+# visibility, so default visibility is include/weft.h's WEFT_API, plus, on
+# bare metal, the names the C library and the compiler call (the shim's
+# libc.c, atomic.c, sbrk, stdin/stdout/stderr, start.S's _start). Every
+# other global (the runtime's weft__*, shim_*, arch_*, board_*, drivers',
+# lwIP's) is made local, so a program with its own lwIP, sys_now or
+# page_alloc links.
 OBJCOPY ?= $(AR:ar=objcopy)
 NM ?= $(AR:ar=nm)
+READELF ?= $(AR:ar=readelf)
 
 TEST_SRCS := $(filter-out tests/testutil.c,$(wildcard tests/test_*.c))
 TESTS := $(patsubst tests/%.c,$(O)/tests/%,$(TEST_SRCS))
@@ -185,12 +188,6 @@ $(O)/pic/%.o: % $(DEPS_MK)
 	@$(if $(Q),echo '  CC      $@')
 	$(Q)$(CC) $(ALL_CFLAGS) $(LIB_VISIBILITY) -fPIC -c $< -o $@
 
-# A bare-metal image links libweft.a as an archive: ask for the member
-# that holds the section (on Linux, libweft.a is one object anyway).
-ifeq ($(SHIM),bare)
-LDFLAGS_BARE := -Wl,-u,weft__gdb_scripts
-ALL_LDFLAGS += $(LDFLAGS_BARE)
-endif
 # The assembler includes the script with .incbin: a dependency make sees.
 $(O)/obj/tools/gdb/scripts.c.o $(O)/pic/tools/gdb/scripts.c.o: tools/gdb/weft-gdb.py
 
@@ -254,23 +251,19 @@ $(INTERNAL_LIB): $(OBJS) $(LWIP_OBJS)
 	@rm -f $@
 	@$(if $(Q),echo '  AR      $@')
 	$(Q)$(AR) rcs $@ $^
-ifeq ($(SHIM),linux)
 $(LIB): $(OBJS) $(LWIP_OBJS)
 	@rm -f $@ $(O)/weft.o
-	@$(if $(Q),echo '  AR      $@ (only weft_* global)')
+	@$(if $(Q),echo '  AR      $@ (only default-visibility globals)')
 	$(Q)$(CC) -r -nostdlib -o $(O)/weft.o $^
-	$(Q)$(NM) -g --defined-only $(O)/weft.o | awk '$$3 ~ /^weft_[^_]/ { print $$3 }' >$(O)/weft.syms
+	$(Q)$(READELF) -sW $(O)/weft.o | \
+		awk '$$5 == "GLOBAL" && $$6 == "DEFAULT" && $$7 != "UND" { print $$8 }' >$(O)/weft.syms
 	$(Q)$(OBJCOPY) --keep-global-symbols=$(O)/weft.syms $(O)/weft.o
 	$(Q)$(AR) rcs $@ $(O)/weft.o
-else
-$(LIB): $(INTERNAL_LIB)
-	$(Q)cp $< $@
-endif
 # With its SONAME, and a link of that name beside it: a program linked
 # here runs with LD_LIBRARY_PATH=$(O).
-$(O)/libweft.so: $(PIC_OBJS) $(LWIP_PIC_OBJS) mk/libweft.map
+$(O)/libweft.so: $(PIC_OBJS) $(LWIP_PIC_OBJS)
 	@$(if $(Q),echo '  LD      $@')
-	$(Q)$(CC) -shared $(ALL_LDFLAGS) -Wl,--version-script=mk/libweft.map \
+	$(Q)$(CC) -shared $(ALL_LDFLAGS) \
 		-Wl,-soname,$(WEFT_SONAME) -o $@ $(PIC_OBJS) $(LWIP_PIC_OBJS) $(LIBS)
 	$(Q)ln -sf libweft.so $(O)/$(WEFT_SONAME)
 
@@ -332,6 +325,16 @@ $(O)/examples/%: examples/%.c $(LIB)
 	$(Q)$(CC) $(PUBLIC_CFLAGS) -Iexamples -o $@ $< $(filter-out $<,$(filter %.c,$^)) $(LIB) \
 		$(ALL_LDFLAGS) $(LIBS)
 $(O)/examples/httpd: examples/http/request.c examples/http/request.h
+
+# tests/link/edge.sh's program with names of its own, built as a user's
+# against libweft.a, and (the control, which must fail to link) against
+# the internal archive.
+$(O)/link/%: tests/link/%.c $(LIB)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(PUBLIC_CFLAGS) -o $@ $< $(LIB) $(ALL_LDFLAGS) $(LIBS)
+$(O)/link/%.internal: tests/link/%.c $(INTERNAL_LIB)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(PUBLIC_CFLAGS) -o $@ $< $(INTERNAL_LIB) $(ALL_LDFLAGS) $(LIBS)
 
 # Programs that tests/gdb/check.sh debugs: built as a user's, with -O0 so
 # their own frames stay whole in a backtrace.
@@ -478,8 +481,10 @@ footprint:
 # Install the library for this target: headers, libweft.a (and libweft.so
 # where it is built: libweft.so.X.Y.Z, its SONAME's link and the link
 # libweft.so that -lweft finds), weft.pc for pkg-config (the shared library
-# where there is one), weft-static.pc (libweft.a), and a CMake package
-# (find_package(weft): the imported target weft::weft, the static library).
+# where there is one), weft-static.pc (libweft.a), a CMake package
+# (find_package(weft): the imported target weft::weft, the static library),
+# and share/weft/<target>.cmake, a CMake toolchain file naming the compiler
+# the library was built with (as the .pc files' variable cc does).
 # Into the live system (no DESTDIR) under /usr or /usr/local, ldconfig then
 # updates the loader's cache (as root), so a program linked with -lweft
 # starts; another prefix is not on the loader's path, which make says.
@@ -505,7 +510,7 @@ INSTALL_FILES := $(BOARD_LIBDIR)/libweft.a $(BOARD_LIBDIR)/link.ld $(BOARD_LIBDI
 	share/weft/$(BOARD)-image
 # The link as the tree's examples have it, the board's files taken from
 # the installed tree instead (each template adds its own -L and -T).
-INSTALL_LDFLAGS := $(filter-out -Lboard/common -T board/$(BOARD)/link.ld,$(LDFLAGS_ARCH)) $(LDFLAGS_BARE)
+INSTALL_LDFLAGS := $(filter-out -Lboard/common -T board/$(BOARD)/link.ld,$(LDFLAGS_ARCH))
 ifneq ($(findstring board/,$(INSTALL_LDFLAGS)),)
 $(error $(TOOLCHAIN): LDFLAGS_ARCH names a file of the tree that make install does not replace: $(INSTALL_LDFLAGS))
 endif
@@ -517,7 +522,15 @@ else
 INSTALL_SO := $(if $(SOLIB),lib/libweft.so.$(WEFT_VERSION) lib/$(WEFT_SONAME) lib/libweft.so)
 INSTALL_FILES := lib/libweft.a lib/pkgconfig/weft.pc \
 	lib/pkgconfig/weft-static.pc lib/cmake/weft/weftConfig.cmake \
-	lib/cmake/weft/weftConfigVersion.cmake $(INSTALL_SO)
+	lib/cmake/weft/weftConfigVersion.cmake share/weft/$(TARGET).cmake $(INSTALL_SO)
+# The compiler the library was built with (for a cross target the musl
+# wrapper in $(WEFT_CACHE)), its C library and its link, which the .pc
+# files (cc, libc; -static in Libs), the CMake package and the toolchain
+# file share/weft/$(TARGET).cmake name (docs/cross-compiling.md).
+LINUX_SUBST := -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(WEFT_VERSION)|g' \
+	-e 's|@TARGET@|$(TARGET)|g' -e 's|@CC@|$(CC)|g' -e 's|@LIBC@|$(LIBC)|g' \
+	-e 's|@CROSS_ARCH@|$(CROSS_ARCH)|g' -e 's|@RUN@|$(if $(CROSS_ARCH),$(RUN))|g' \
+	-e 's|@LDFLAGS@|$(strip $(LDFLAGS_ARCH))|g'
 endif
 .PHONY: install uninstall
 ifneq ($(SHIM),bare)
@@ -531,15 +544,15 @@ install: lib
 	$(if $(SOLIB),$(Q)install -m 755 $(SOLIB) $(DESTDIR)$(PREFIX)/lib/libweft.so.$(WEFT_VERSION) && \
 		ln -sf libweft.so.$(WEFT_VERSION) $(DESTDIR)$(PREFIX)/lib/$(WEFT_SONAME) && \
 		ln -sf $(WEFT_SONAME) $(DESTDIR)$(PREFIX)/lib/libweft.so)
-	$(Q)sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(WEFT_VERSION)|' \
-		-e 's|@LIBS@|$(strip $(LIBS))|' -e 's|@CFLAGS@|$(strip $(CFLAGS_FIBER))|' \
+	$(Q)sed $(LINUX_SUBST) -e 's|@LIBS@|$(strip $(LIBS))|' -e 's|@CFLAGS@|$(strip $(CFLAGS_FIBER))|' \
 		mk/weft.pc.in >$(DESTDIR)$(PREFIX)/lib/pkgconfig/weft.pc
-	$(Q)sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(WEFT_VERSION)|' \
-		-e 's|@LIBS@|$(strip $(LIBS))|' -e 's|@CFLAGS@|$(strip $(CFLAGS_FIBER))|' \
+	$(Q)sed $(LINUX_SUBST) -e 's|@LIBS@|$(strip $(LIBS))|' -e 's|@CFLAGS@|$(strip $(CFLAGS_FIBER))|' \
 		mk/weft-static.pc.in >$(DESTDIR)$(PREFIX)/lib/pkgconfig/weft-static.pc
-	$(Q)sed -e 's|@LIBS@|$(subst $(EMPTY) $(EMPTY),;,$(strip $(LIBS)))|' \
+	$(Q)sed -e 's|@LDFLAGS@|$(subst $(EMPTY) $(EMPTY),;,$(strip $(LDFLAGS_ARCH)))|' $(LINUX_SUBST) \
+		-e 's|@LIBS@|$(subst $(EMPTY) $(EMPTY),;,$(strip $(LIBS)))|' \
 		-e 's|@CFLAGS@|$(subst $(EMPTY) $(EMPTY),;,$(strip $(CFLAGS_FIBER)))|' \
 		mk/weftConfig.cmake.in >$(DESTDIR)$(PREFIX)/lib/cmake/weft/weftConfig.cmake
+	$(Q)sed $(LINUX_SUBST) mk/weft-toolchain.cmake.in >$(DESTDIR)$(PREFIX)/share/weft/$(TARGET).cmake
 	$(Q)sed -e 's|@VERSION@|$(WEFT_VERSION)|' mk/weftConfigVersion.cmake.in \
 		>$(DESTDIR)$(PREFIX)/lib/cmake/weft/weftConfigVersion.cmake
 	$(if $(and $(SOLIB),$(if $(DESTDIR),,y)),$(Q)$(if $(filter /usr /usr/local,$(PREFIX)), \

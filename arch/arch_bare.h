@@ -90,11 +90,11 @@ extern uint64_t arch_boot_sstatus;
  * The trap vector from _start's (and arch_hart_entry's) first instructions
  * until the shim installs arch_trap_entry (trap.S): nothing may be set up
  * (stack, global pointer), so it takes a stack of its own, saves a struct
- * trap_frame there and calls shim__early_trap(frame), which reports the
+ * trap_frame there and calls shim_early_trap(frame), which reports the
  * trap and must not return.
  */
 void arch_early_trap(void);
-_Noreturn void shim__early_trap(struct trap_frame *f);
+_Noreturn void shim_early_trap(struct trap_frame *f);
 
 /*
  * The trap vector (trap.S): the shim points the CPU's trap base at it
@@ -103,14 +103,14 @@ _Noreturn void shim__early_trap(struct trap_frame *f);
  * one (which may be the guard page that faulted); one taken inside the
  * handler (a demand-paging fault) goes below the handler's own frames on
  * the trap stack, and returns to it. It saves a struct
- * trap_frame there and calls shim__trap(frame); when that returns it
+ * trap_frame there and calls shim_trap(frame); when that returns it
  * restores the frame, as the handler may have changed it, and resumes.
  */
 void arch_trap_entry(void);
-void shim__trap(struct trap_frame *f);
+void shim_trap(struct trap_frame *f);
 
 /*
- * Where a preempted thread continues (trap.S): shim__trap copies the frame
+ * Where a preempted thread continues (trap.S): shim_trap copies the frame
  * onto the thread's own stack and makes the trap return here with the
  * stack pointer and the first argument register at that copy, interrupts
  * off. It saves the FP registers, switches away like a thread that waits,

@@ -17,7 +17,7 @@
  * cleaned before the descriptor is given. The bus is then not assumed
  * coherent; on a coherent one the cache calls cost a fence.
  *
- * The shim lock (big_lock) guards a device's state; its interrupt handler
+ * The shim lock (shim_big_lock) guards a device's state; its interrupt handler
  * runs under it too. The handler acknowledges the DMA status bits it saw
  * (write 1 to clear), then reports the I/O source as virtio_net.c does:
  * IN while the next receive descriptor is the driver's, OUT while a
@@ -305,7 +305,7 @@ int dwmac_link_poll(struct dwmac *d)
 		else if (both & ADV_10FULL)
 			full = 1;
 	}
-	int on = big_lock();
+	int on = shim_big_lock();
 	if (up) {
 		uint32_t conf = rd(d, MAC_CONF) & ~(CONF_FES | CONF_DM);
 		conf |= (speed == 100 ? CONF_FES : 0) | (full ? CONF_DM : 0);
@@ -314,7 +314,7 @@ int dwmac_link_poll(struct dwmac *d)
 		d->st.full_duplex = full;
 	}
 	d->st.link = up;
-	big_unlock(on);
+	shim_big_unlock(on);
 	return up;
 }
 
@@ -377,19 +377,19 @@ static void dw_irq(void *arg)
 		d->broken = 1;
 	d->tx_waiting = 0;
 	d->st.irqs++;
-	io_report(d->src, dw_ready(d));
+	shim_io_report(d->src, dw_ready(d));
 }
 
 static void free_memory(struct dwmac *d)
 {
 	for (unsigned i = 0; i < RX_BUF_PAGES; i++)
 		if (d->rx_page[i])
-			page_free(d->rx_page[i]);
+			shim_page_free(d->rx_page[i]);
 	for (unsigned i = 0; i < TX_BUF_PAGES; i++)
 		if (d->tx_page[i])
-			page_free(d->tx_page[i]);
+			shim_page_free(d->tx_page[i]);
 	if (d->ring)
-		page_free(d->ring);
+		shim_page_free(d->ring);
 }
 
 static int fits_bus(const void *p) { return (uintptr_t)p + PAGE_SIZE - 1 <= 0xffffffffu; }
@@ -398,19 +398,19 @@ static int fits_bus(const void *p) { return (uintptr_t)p + PAGE_SIZE - 1 <= 0xff
  * the driver's. */
 static int rings_setup(struct dwmac *d)
 {
-	d->ring = page_alloc();
+	d->ring = shim_page_alloc();
 	if (!d->ring)
 		return -ENOMEM;
 	if (!fits_bus(d->ring))
 		return -EINVAL;
 	for (unsigned i = 0; i < RX_BUF_PAGES; i++)
-		if (!(d->rx_page[i] = page_alloc()) || !fits_bus(d->rx_page[i]))
+		if (!(d->rx_page[i] = shim_page_alloc()) || !fits_bus(d->rx_page[i]))
 			return d->rx_page[i] ? -EINVAL : -ENOMEM;
 	for (unsigned i = 0; i < TX_BUF_PAGES; i++)
-		if (!(d->tx_page[i] = page_alloc()) || !fits_bus(d->tx_page[i]))
+		if (!(d->tx_page[i] = shim_page_alloc()) || !fits_bus(d->tx_page[i]))
 			return d->tx_page[i] ? -EINVAL : -ENOMEM;
 	/* No line of a receive buffer may be dirty while the device writes it
-	 * (its write-back would overwrite the frame): page_alloc zeroed them. */
+	 * (its write-back would overwrite the frame): shim_page_alloc zeroed them. */
 	for (unsigned i = 0; i < RX_BUF_PAGES; i++)
 		dma_cache_flush(d->rx_page[i], PAGE_SIZE);
 	for (unsigned i = 0; i < DWMAC_RX_DESCS; i++) {
@@ -479,7 +479,7 @@ static void shut_down(struct dwmac *d)
 
 int dwmac_open(const struct dwmac_config *cfg, struct dwmac **out, int *src)
 {
-	struct dwmac *d = page_alloc();
+	struct dwmac *d = shim_page_alloc();
 	if (!d)
 		return -ENOMEM;
 	_Static_assert(sizeof(struct dwmac) <= PAGE_SIZE, "the state in a page");
@@ -498,32 +498,32 @@ int dwmac_open(const struct dwmac_config *cfg, struct dwmac **out, int *src)
 	}
 	if (!e && dwmac_link_poll(d) < 0)
 		e = -EIO;
-	int on = big_lock();
+	int on = shim_big_lock();
 	if (!e) {
-		d->src = io_source_add(dw_ready, d);
+		d->src = shim_io_source_add(dw_ready, d);
 		if (d->src < 0)
 			e = d->src;
 	}
 	if (!e && !cfg->poll) {
-		if (irq_register(d->irq, dw_irq, d) == 0) {
+		if (shim_irq_register(d->irq, dw_irq, d) == 0) {
 			d->st.by_irq = 1;
-			io_source_irq(d->src, 1);
+			shim_io_source_irq(d->src, 1);
 		} else {
-			bare_puts("weft: dwmac: no interrupt (PLIC source ");
-			bare_put_dec(d->irq);
-			bare_puts("): polled\n");
+			shim_puts("weft: dwmac: no interrupt (PLIC source ");
+			shim_put_dec(d->irq);
+			shim_puts("): polled\n");
 		}
 	}
 	if (e) {
 		shut_down(d);
 		if (d->src >= 0)
-			io_source_remove(d->src);
-		big_unlock(on);
+			shim_io_source_remove(d->src);
+		shim_big_unlock(on);
 		free_memory(d);
-		page_free(d);
+		shim_page_free(d);
 		return e;
 	}
-	big_unlock(on);
+	shim_big_unlock(on);
 	*src = d->src;
 	*out = d;
 	return 0;
@@ -532,7 +532,7 @@ int dwmac_open(const struct dwmac_config *cfg, struct dwmac **out, int *src)
 int dwmac_recv(struct dwmac *d, void *buf, size_t cap)
 {
 	int r = -EAGAIN;
-	int on = big_lock();
+	int on = shim_big_lock();
 	for (unsigned n = 0; n < DWMAC_RX_DESCS; n++) {
 		struct ddesc *x = rx_desc(d, d->rx_next);
 		uint32_t s = desc_des0(x);
@@ -568,7 +568,7 @@ int dwmac_recv(struct dwmac *d, void *buf, size_t cap)
 	int poll_link = r == -EAGAIN && ++d->idle >= DWMAC_LINK_EVERY;
 	if (poll_link)
 		d->idle = 0;
-	big_unlock(on);
+	shim_big_unlock(on);
 	if (poll_link)
 		dwmac_link_poll(d);
 	return r;
@@ -580,11 +580,11 @@ int dwmac_send(struct dwmac *d, const struct shim_iov *iov, int n)
 	if (len < 0)
 		return (int)len;
 	size_t total = (size_t)len;
-	int on = big_lock();
+	int on = shim_big_lock();
 	tx_reclaim(d);
 	if (d->tx_busy == DWMAC_TX_DESCS) {
 		d->st.tx_full++;
-		big_unlock(on);
+		shim_big_unlock(on);
 		return -EAGAIN;
 	}
 	unsigned i = d->tx_next;
@@ -602,27 +602,27 @@ int dwmac_send(struct dwmac *d, const struct shim_iov *iov, int n)
 	d->st.tx_frames++;
 	dma_mb(); /* the descriptor before the poll demand */
 	wr(d, DMA_TX_POLL, 1);
-	big_unlock(on);
+	shim_big_unlock(on);
 	return 0;
 }
 
 void dwmac_stats(struct dwmac *d, struct dwmac_stats *out)
 {
-	int on = big_lock();
+	int on = shim_big_lock();
 	*out = d->st;
-	big_unlock(on);
+	shim_big_unlock(on);
 }
 
 void dwmac_close(struct dwmac *d)
 {
 	if (!d)
 		return;
-	int on = big_lock();
+	int on = shim_big_lock();
 	if (d->st.by_irq)
-		irq_unregister(d->irq);
-	io_source_remove(d->src);
+		shim_irq_unregister(d->irq);
+	shim_io_source_remove(d->src);
 	shut_down(d);
-	big_unlock(on);
+	shim_big_unlock(on);
 	free_memory(d);
-	page_free(d);
+	shim_page_free(d);
 }

@@ -18,7 +18,7 @@
  * so the header is 10 bytes (legacy) or 12 (modern) and always zero on
  * transmit.
  *
- * The shim lock (big_lock) guards it; the interrupt handler runs under it
+ * The shim lock (shim_big_lock) guards it; the interrupt handler runs under it
  * too (trap.c). The interrupt handler acknowledges
  * the device, reclaims transmit slots and reports the I/O source: IN while
  * the used ring of the receive queue has entries, OUT while a transmit slot
@@ -239,14 +239,14 @@ static void vn_irq(void *arg)
 		d->st.irq_out++;
 		d->tx_waiting = 0;
 	}
-	io_report(d->src, ev);
+	shim_io_report(d->src, ev);
 }
 
 void virtio_net_stats(const struct virtio_net *d, struct virtio_net_stats *out)
 {
-	int on = big_lock();
+	int on = shim_big_lock();
 	*out = d->st;
-	big_unlock(on);
+	shim_big_unlock(on);
 }
 
 /* Under the shim lock. The queue: its page, its size, its place told to the
@@ -262,7 +262,7 @@ static int vq_setup(struct virtio_net *d, struct vq *q, unsigned queue)
 		size /= 2;
 	if (size < 2)
 		return -EIO;
-	char *page = page_alloc();
+	char *page = shim_page_alloc();
 	if (!page)
 		return -ENOMEM;
 	size_t avail_off = 16 * (size_t)size;
@@ -297,7 +297,7 @@ static int vq_buffers(struct virtio_net *d, struct vq *q, uint16_t flags)
 {
 	for (unsigned i = 0; i < q->size / 2; i++) {
 		if (i % 2 == 0) {
-			q->buf[i] = page_alloc();
+			q->buf[i] = shim_page_alloc();
 			if (!q->buf[i])
 				return -ENOMEM;
 		} else {
@@ -320,9 +320,9 @@ static void vq_free(struct vq *q)
 {
 	for (unsigned i = 0; i < VQ_SLOTS; i += 2)
 		if (q->buf[i])
-			page_free(q->buf[i]);
+			shim_page_free(q->buf[i]);
 	if (q->ring_page)
-		page_free(q->ring_page);
+		shim_page_free(q->ring_page);
 	memset(q, 0, sizeof *q);
 }
 
@@ -420,9 +420,9 @@ static int bring_up(struct virtio_net *d, uint8_t mac[6])
 int virtio_net_open(const struct virtio_mmio_slot *slots, unsigned n, int poll,
 		    struct virtio_net **out, uint8_t mac[6], int *src)
 {
-	int on = big_lock();
+	int on = shim_big_lock();
 	if (dev0_open) {
-		big_unlock(on);
+		shim_big_unlock(on);
 		return -EBUSY;
 	}
 	struct virtio_net *d = &dev0;
@@ -432,20 +432,20 @@ int virtio_net_open(const struct virtio_mmio_slot *slots, unsigned n, int poll,
 	if (!e)
 		e = bring_up(d, mac);
 	if (!e) {
-		d->src = io_source_add(vn_ready, d);
+		d->src = shim_io_source_add(vn_ready, d);
 		if (d->src < 0)
 			e = d->src;
 	}
 	if (!e && !poll) {
-		int r = irq_register(d->irq, vn_irq, d);
+		int r = shim_irq_register(d->irq, vn_irq, d);
 		if (r == 0) {
 			d->st.by_irq = 1;
-			io_source_irq(d->src, 1);
+			shim_io_source_irq(d->src, 1);
 		} else {
 			/* The fallback: polled, said once. */
-			bare_puts("weft: virtio-net: no interrupt (PLIC source ");
-			bare_put_dec(d->irq);
-			bare_puts("): polled\n");
+			shim_puts("weft: virtio-net: no interrupt (PLIC source ");
+			shim_put_dec(d->irq);
+			shim_puts("): polled\n");
 		}
 	}
 	if (e) {
@@ -455,17 +455,17 @@ int virtio_net_open(const struct virtio_mmio_slot *slots, unsigned n, int poll,
 			wr(d, MMIO_STATUS, S_FAILED);
 		}
 		if (d->src >= 0)
-			io_source_remove(d->src);
+			shim_io_source_remove(d->src);
 		vq_free(&d->rx);
 		vq_free(&d->tx);
-		big_unlock(on);
+		shim_big_unlock(on);
 		return e;
 	}
 	/* The device may notice the receive buffers only when told (the
 	 * driver must not notify before DRIVER_OK, which bring_up set). */
 	wr(d, MMIO_QUEUE_NOTIFY, RXQ);
 	dev0_open = 1;
-	big_unlock(on);
+	shim_big_unlock(on);
 	*src = d->src;
 	*out = d;
 	return 0;
@@ -475,9 +475,9 @@ int virtio_net_recv(struct virtio_net *d, void *buf, size_t cap)
 {
 	for (unsigned n = 0; n < d->rx.size; n++) {
 		uint32_t len;
-		int on = big_lock();
+		int on = shim_big_lock();
 		int slot = vq_take(&d->rx, &len);
-		big_unlock(on);
+		shim_big_unlock(on);
 		if (slot < 0)
 			return -EAGAIN;
 		/* The slot is ours until published again: copy with interrupts on. */
@@ -487,11 +487,11 @@ int virtio_net_recv(struct virtio_net *d, void *buf, size_t cap)
 		int r = frame > cap ? -EMSGSIZE : (int)frame;
 		if (r > 0)
 			memcpy(buf, d->rx.buf[slot] + d->hdr_len, frame);
-		on = big_lock();
+		on = shim_big_lock();
 		if (r > 0)
 			d->st.rx_frames++;
 		vq_publish(d, &d->rx, RXQ, (unsigned)slot);
-		big_unlock(on);
+		shim_big_unlock(on);
 		if (r != 0)
 			return r;
 		/* An empty frame: nothing to hand out, try the next one. */
@@ -505,15 +505,15 @@ int virtio_net_send(struct virtio_net *d, const struct shim_iov *iov, int n)
 	if (len < 0)
 		return (int)len;
 	size_t total = (size_t)len;
-	int on = big_lock();
+	int on = shim_big_lock();
 	tx_reclaim(d);
 	if (!d->tx_nfree) {
 		d->st.tx_full++;
-		big_unlock(on);
+		shim_big_unlock(on);
 		return -EAGAIN;
 	}
 	unsigned slot = d->tx_free[--d->tx_nfree];
-	big_unlock(on);
+	shim_big_unlock(on);
 	char *p = d->tx.buf[slot];
 	memset(p, 0, d->hdr_len); /* no checksum offload, no GSO */
 	p += d->hdr_len;
@@ -521,11 +521,11 @@ int virtio_net_send(struct virtio_net *d, const struct shim_iov *iov, int n)
 		memcpy(p, iov[i].base, iov[i].len);
 		p += iov[i].len;
 	}
-	on = big_lock();
+	on = shim_big_lock();
 	d->tx.desc[2 * slot + 1].len = (uint32_t)total;
 	d->st.tx_frames++;
 	vq_publish(d, &d->tx, TXQ, slot);
-	big_unlock(on);
+	shim_big_unlock(on);
 	return 0;
 }
 
@@ -533,15 +533,15 @@ void virtio_net_close(struct virtio_net *d)
 {
 	if (!d)
 		return;
-	int on = big_lock();
+	int on = shim_big_lock();
 	if (d->st.by_irq)
-		irq_unregister(d->irq);
-	io_source_remove(d->src);
+		shim_irq_unregister(d->irq);
+	shim_io_source_remove(d->src);
 	wr(d, MMIO_STATUS, 0); /* reset: the device lets go of the rings */
 	for (int n = 0; rd(d, MMIO_STATUS) != 0 && n < 1000; n++)
 		;
 	vq_free(&d->rx);
 	vq_free(&d->tx);
 	dev0_open = 0;
-	big_unlock(on);
+	shim_big_unlock(on);
 }

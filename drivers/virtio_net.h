@@ -27,7 +27,7 @@ struct virtio_mmio_slot {
  * RX ring full, an I/O source registered (*src), reported by the device's
  * interrupt (received frames, and transmit slots coming free while the ring
  * is full). With poll, or if the interrupt cannot be had (said on the
- * console), the source is polled instead (the fallback: io_source_irq).
+ * console), the source is polled instead (the fallback: shim_io_source_irq).
  * Writes its MAC. 0, -ENODEV (no device), -EBUSY (open already), -ENOMEM,
  * -EIO (the device refused the features or the queues). */
 int virtio_net_open(const struct virtio_mmio_slot *slots, unsigned n, int poll,

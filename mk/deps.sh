@@ -175,8 +175,9 @@ ensure_packages() {
 cmd_host() {
 	ensure_packages gcc make libc6-dev libcmocka-dev libasan8 liblsan0 libtsan2 libubsan1 \
 		curl wrk iproute2 procps ethtool
-	# make install's test builds an outside program with both of these.
-	ensure_packages pkg-config cmake
+	# make install's test builds an outside program with both of these,
+	# and checks that musl's compiler is refused the glibc-built library.
+	ensure_packages pkg-config cmake musl-tools
 	# tests/test_unwind reads gdb's backtrace from inside the switch;
 	# tests/gdb/check.sh runs weft's gdb extension (gdb-multiarch for the
 	# cross CPUs under qemu-user).

@@ -82,11 +82,13 @@ step()
 x86="TARGET=linux-x86_64"
 # The library as a user takes it: only weft_* leaves libweft.a and
 # libweft.so, a program with its own sys_now links, build directories keep
-# one configuration (tests/link/edge.sh); make install, then an outside
-# program built with pkg-config and with CMake, natively and for one cross
-# target (tests/link/install.sh), and for the bare boards (below).
+# one configuration, and on qemu-virt only weft_* and the C library's
+# names leave libweft.a (tests/link/edge.sh); make install, then an outside
+# program built with pkg-config and with CMake, natively and for the cross
+# targets as docs/cross-compiling.md says (tests/link/install.sh), and for
+# the bare boards (below).
 step "tests/link/edge.sh" "$x86 lib build/linux-x86_64/libweft-internal.a" \
-	tests/link/edge.sh build/linux-x86_64
+	tests/link/edge.sh build/linux-x86_64 build/qemu-virt
 # Every tracked .c/.h file as .clang-format says (mk/format.sh; clang-format
 # 14 from mk/deps.sh host).
 step "format (mk/format.sh check)" "" mk/format.sh check
@@ -94,10 +96,12 @@ step "format (mk/format.sh check)" "" mk/format.sh check
 # and the processes' (tests/link/layers.sh, from the objects' symbols).
 step "tests/link/layers.sh" "$x86 lib" tests/link/layers.sh build/linux-x86_64
 # docs/api.md's table of weft_net.h's calls names the error codes the
-# header's comments name (tests/link/apidoc.sh).
+# header's comments name, every public function is named on the page, and
+# its contents and weft_net.h prototypes are current (tests/link/apidoc.sh).
 step "tests/link/apidoc.sh" "" tests/link/apidoc.sh
 step "tests/link/install.sh linux-x86_64" "" tests/link/install.sh linux-x86_64
 step "tests/link/install.sh linux-aarch64" "" tests/link/install.sh linux-aarch64
+step "tests/link/install.sh linux-riscv64" "" tests/link/install.sh linux-riscv64
 # Your own firmware (docs/first-firmware.md): make install for qemu-virt and
 # milkv-duo, the page's program built outside the tree with CMake and with
 # pkg-config, booted on qemu-virt with argv and environment words, the

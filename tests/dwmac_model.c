@@ -152,7 +152,7 @@ void dm_cache_skip(int kind, unsigned after, unsigned n)
 }
 void dm_cache_counts(struct dm_cache_counts *out) { *out = cache; }
 
-void *page_alloc(void)
+void *shim_page_alloc(void)
 {
 	for (unsigned i = 0; i < ARENA_PAGES; i++)
 		if (!used[i]) {
@@ -166,11 +166,11 @@ void *page_alloc(void)
 	return NULL;
 }
 
-void page_free(void *p)
+void shim_page_free(void *p)
 {
 	uintptr_t off = (uintptr_t)p - (uintptr_t)arena;
 	if (!in_arena((uintptr_t)p, PAGE_SIZE) || off % PAGE_SIZE || !used[off / PAGE_SIZE]) {
-		fprintf(stderr, "dwmac_model: page_free(%p): not a page of ours\n", p);
+		fprintf(stderr, "dwmac_model: shim_page_free(%p): not a page of ours\n", p);
 		abort();
 	}
 	used[off / PAGE_SIZE] = 0;
@@ -203,14 +203,14 @@ static pthread_mutex_t mu; /* recursive: made by dm_init */
 static int in_irq;
 static unsigned run_irqs(void);
 
-int big_lock(void)
+int shim_big_lock(void)
 {
 	pthread_mutex_lock(&mu);
 	lock_depth++;
 	return 0;
 }
 
-void big_unlock(int on)
+void shim_big_unlock(int on)
 {
 	(void)on;
 	if (lock_depth == 1 && !in_irq)
@@ -221,9 +221,9 @@ void big_unlock(int on)
 
 unsigned dm_take_interrupts(void)
 {
-	big_lock();
+	shim_big_lock();
 	unsigned ran = run_irqs();
-	big_unlock(0);
+	shim_big_unlock(0);
 	return ran;
 }
 
@@ -254,7 +254,7 @@ static unsigned run_irqs(void)
 	return ran;
 }
 
-int irq_register(unsigned irq, irq_handler fn, void *arg)
+int shim_irq_register(unsigned irq, irq_handler fn, void *arg)
 {
 	if (irq >= IRQS_MAX || !fn)
 		return -EINVAL;
@@ -265,13 +265,13 @@ int irq_register(unsigned irq, irq_handler fn, void *arg)
 	return 0;
 }
 
-void irq_unregister(unsigned irq)
+void shim_irq_unregister(unsigned irq)
 {
 	if (irq < IRQS_MAX)
 		irqs[irq].fn = NULL;
 }
 
-int io_source_add(unsigned (*ready)(void *arg), void *arg)
+int shim_io_source_add(unsigned (*ready)(void *arg), void *arg)
 {
 	for (int i = 0; i < SOURCES_MAX; i++)
 		if (!sources[i].on) {
@@ -284,21 +284,21 @@ int io_source_add(unsigned (*ready)(void *arg), void *arg)
 	return -EMFILE;
 }
 
-void io_source_remove(int src)
+void shim_io_source_remove(int src)
 {
 	if (src >= 0 && src < SOURCES_MAX)
 		sources[src].on = 0;
 }
 
-void io_source_irq(int src, int on) { (void)src, (void)on; }
+void shim_io_source_irq(int src, int on) { (void)src, (void)on; }
 
-void io_report(int src, unsigned events)
+void shim_io_report(int src, unsigned events)
 {
 	if (src >= 0 && src < SOURCES_MAX && sources[src].on)
 		sources[src].reported |= events;
 }
 
-int io_source_armed(int src)
+int shim_io_source_armed(int src)
 {
 	(void)src;
 	return 0;
@@ -308,9 +308,9 @@ int dm_io_arm(int src)
 {
 	if (src < 0 || src >= SOURCES_MAX || !sources[src].on)
 		return -1;
-	int on = big_lock();
+	int on = shim_big_lock();
 	unsigned ev = sources[src].ready(sources[src].arg);
-	big_unlock(on);
+	shim_big_unlock(on);
 	return (int)ev;
 }
 
@@ -323,7 +323,7 @@ int dm_io_taken(int src)
 	return r;
 }
 
-void bare_puts(const char *s)
+void shim_puts(const char *s)
 {
 	size_t n = strlen(s);
 	if (n > sizeof console - 1 - console_len)
@@ -333,21 +333,21 @@ void bare_puts(const char *s)
 	console[console_len] = 0;
 }
 
-void bare_put_dec(uint64_t v)
+void shim_put_dec(uint64_t v)
 {
 	char b[24];
 	snprintf(b, sizeof b, "%llu", (unsigned long long)v);
-	bare_puts(b);
+	shim_puts(b);
 }
 
-void bare_put_hex(uint64_t v)
+void shim_put_hex(uint64_t v)
 {
 	char b[24];
 	snprintf(b, sizeof b, "0x%llx", (unsigned long long)v);
-	bare_puts(b);
+	shim_puts(b);
 }
 
-void console_flush(void) {}
+void shim_console_flush(void) {}
 
 const char *dm_console(void)
 {
@@ -533,11 +533,11 @@ static void deliver(struct dm_dev *m, const unsigned char *f, size_t len)
 static void tx_run(struct dm_dev *m);
 void dm_tx_hold(struct dm_dev *m, int on)
 {
-	big_lock();
+	shim_big_lock();
 	m->tx_hold = on;
 	if (!on)
 		tx_run(m);
-	big_unlock(0);
+	shim_big_unlock(0);
 }
 
 int dm_tx_take(struct dm_dev *m, void *buf, size_t cap)
@@ -612,25 +612,25 @@ static int rx_frame(struct dm_dev *m, const void *frame, size_t len, int bad);
 
 int dm_rx_frame(struct dm_dev *m, const void *frame, size_t len)
 {
-	big_lock();
+	shim_big_lock();
 	int r = rx_frame(m, frame, len, 0);
-	big_unlock(0);
+	shim_big_unlock(0);
 	return r;
 }
 
 int dm_rx_bad(struct dm_dev *m, const void *frame, size_t len)
 {
-	big_lock();
+	shim_big_lock();
 	int r = rx_frame(m, frame, len, 1);
-	big_unlock(0);
+	shim_big_unlock(0);
 	return r;
 }
 
 void dm_fatal(struct dm_dev *m)
 {
-	big_lock();
+	shim_big_lock();
 	bus_error(m);
-	big_unlock(0);
+	shim_big_unlock(0);
 }
 
 static int rx_frame(struct dm_dev *m, const void *frame, size_t len, int bad)
@@ -957,17 +957,17 @@ static void write_locked(uintptr_t a, uint32_t v)
 
 uint32_t mmio_read32(uintptr_t a)
 {
-	big_lock();
+	shim_big_lock();
 	uint32_t v = read_locked(a);
-	big_unlock(0);
+	shim_big_unlock(0);
 	return v;
 }
 
 void mmio_write32(uintptr_t a, uint32_t v)
 {
-	big_lock();
+	shim_big_lock();
 	write_locked(a, v);
-	big_unlock(0);
+	shim_big_unlock(0);
 }
 
 /* ---- Set up, tear down -------------------------------------------------------------- */

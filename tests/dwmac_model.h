@@ -6,7 +6,7 @@
  * (the shim lock, pages, interrupts, I/O sources, register access, cache
  * maintenance; tests/dwmac_host/arch_bare_cpu.h).
  *
- * Memory is not coherent: DMA memory (what page_alloc gives, an arena below
+ * Memory is not coherent: DMA memory (what shim_page_alloc gives, an arena below
  * 4 GiB) has two views. The CPU's is the pages themselves; the device's is
  * a copy it alone reads and writes. dma_cache_clean copies whole
  * DMA_CACHE_LINEs from the CPU's view to the device's, dma_cache_inval the
@@ -126,7 +126,7 @@ void dm_window_log_clear(void);
  * (value >> 8) & 31 for the registers at base + [lo, hi) (up to 16). */
 void dm_window_paged(uintptr_t base, unsigned sel, unsigned lo, unsigned hi);
 
-/* What bare_puts wrote since the last call (and clear it). */
+/* What shim_puts wrote since the last call (and clear it). */
 const char *dm_console(void);
 
 #endif

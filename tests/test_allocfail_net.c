@@ -375,9 +375,9 @@ static void run_once(bool lwip, long n, bool warm)
 }
 
 #if !WT_LINUX
-size_t stack_pooled(void); /* kernel-shim/bare/stack.c */
+size_t shim_stack_pooled(void); /* kernel-shim/bare/stack.c */
 #else
-static size_t stack_pooled(void) { return 0; }
+static size_t shim_stack_pooled(void) { return 0; }
 #endif
 
 /* The blocks alive, less the nodes of the bare shim's pool of stack
@@ -385,7 +385,7 @@ static size_t stack_pooled(void) { return 0; }
  * which a run that holds one more than any before makes longer (with 4
  * harts, 19 runs of 64 did, after a failed allocation). What is left must
  * come back to the same count after every run. */
-static long blocks_kept(void) { return wt_alloc_live() - (long)stack_pooled(); }
+static long blocks_kept(void) { return wt_alloc_live() - (long)shim_stack_pooled(); }
 
 static void walk(bool lwip)
 {

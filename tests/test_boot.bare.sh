@@ -72,7 +72,7 @@ fi
 result lines
 
 # A trap on the early vector (put back by the case, as it is before
-# trap_init): its cause and address, then exit status 135.
+# shim_trap_init): its cause and address, then exit status 135.
 echo "[ RUN      ] boot_early_trap"
 boot early
 status 135

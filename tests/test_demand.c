@@ -18,20 +18,20 @@
 
 #if !WT_LINUX
 /* kernel-shim/bare: the page allocator, the stack window, the fault. */
-size_t page_free_count(void);
-int vm_mapped(uintptr_t va);
-int vm_lazy(uintptr_t va);
-int stack_reclaim(void);
-uint64_t demand_faults(void);
+size_t shim_page_free_count(void);
+int shim_vm_mapped(uintptr_t va);
+int shim_vm_lazy(uintptr_t va);
+int shim_stack_reclaim(void);
+uint64_t shim_demand_faults(void);
 #define BARE 1
 #else
 #define BARE 0
-static size_t page_free_count(void) { return 0; }
-static uint64_t demand_faults(void) { return 0; }
+static size_t shim_page_free_count(void) { return 0; }
+static uint64_t shim_demand_faults(void) { return 0; }
 #endif
 
 /* Pages in use since a free count of before (0 on Linux). */
-static long used_since(size_t before) { return (long)before - (long)page_free_count(); }
+static long used_since(size_t before) { return (long)before - (long)shim_page_free_count(); }
 
 /* Write n bytes just below top, one store per page and the last byte. */
 static void touch(char *top, size_t n)
@@ -53,32 +53,32 @@ static void test_touched_pages_only(void **state)
 		skip();
 	}
 #if !WT_LINUX
-	stack_reclaim(); /* pooled stacks come without pages */
+	shim_stack_reclaim(); /* pooled stacks come without pages */
 	struct shim_stack s;
 	assert_int_equal(shim_stack_alloc(64 * KB, &s), 0);
 	char *top = (char *)s.base + s.size;
-	size_t before = page_free_count();
-	uint64_t faults = demand_faults();
+	size_t before = shim_page_free_count();
+	uint64_t faults = shim_demand_faults();
 	for (size_t off = 0; off < s.size; off += PAGE)
-		assert_true(vm_lazy((uintptr_t)s.base + off));
-	assert_false(vm_mapped((uintptr_t)s.base - 1));
-	assert_false(vm_lazy((uintptr_t)s.base - 1));
+		assert_true(shim_vm_lazy((uintptr_t)s.base + off));
+	assert_false(shim_vm_mapped((uintptr_t)s.base - 1));
+	assert_false(shim_vm_lazy((uintptr_t)s.base - 1));
 	memset(top - 6 * KB, 0x5a, 6 * KB);
-	assert_int_equal(demand_faults() - faults, 2);
+	assert_int_equal(shim_demand_faults() - faults, 2);
 	assert_int_equal(used_since(before), 2);
-	assert_true(vm_mapped((uintptr_t)top - 1));
-	assert_true(vm_mapped((uintptr_t)top - 6 * KB));
-	assert_true(vm_lazy((uintptr_t)top - 8 * KB - 1));
-	assert_true(vm_lazy((uintptr_t)s.base));
+	assert_true(shim_vm_mapped((uintptr_t)top - 1));
+	assert_true(shim_vm_mapped((uintptr_t)top - 6 * KB));
+	assert_true(shim_vm_lazy((uintptr_t)top - 8 * KB - 1));
+	assert_true(shim_vm_lazy((uintptr_t)s.base));
 	/* The rest of the stack on demand, then back at free. */
 	touch(top, s.size);
-	assert_int_equal(demand_faults() - faults, 16);
+	assert_int_equal(shim_demand_faults() - faults, 16);
 	assert_int_equal(used_since(before), 16);
 	assert_int_equal(((volatile char *)top)[-4 * KB], 1);
 	assert_int_equal(((volatile char *)top)[-6 * KB], 0x5a); /* kept while more were mapped */
 	shim_stack_free(&s);
 	assert_true(used_since(before) <= 2);
-	stack_reclaim();
+	shim_stack_reclaim();
 	assert_int_equal(used_since(before), 0);
 #endif
 }
@@ -92,14 +92,14 @@ static void test_first_touch_cost(void **state)
 	struct shim_stack s;
 	assert_int_equal(shim_stack_alloc(N * PAGE, &s), 0);
 	char *top = (char *)s.base + s.size;
-	uint64_t faults = demand_faults();
+	uint64_t faults = shim_demand_faults();
 	int64_t t0 = shim_now();
 	touch(top, s.size);
 	int64_t t1 = shim_now();
 	touch(top, s.size);
 	int64_t t2 = shim_now();
 	if (BARE)
-		assert_int_equal(demand_faults() - faults, N);
+		assert_int_equal(shim_demand_faults() - faults, N);
 	/* Of which zeroing the page (the fault's memset of 4 KiB): */
 	int64_t t3 = shim_now();
 	for (int i = 0; i < N; i++)
@@ -144,7 +144,7 @@ static void test_5000_fibers_alive(void **state)
 	(void)state;
 	static weft_fiber_t f[FIBERS];
 	weft__stack_trim(0);
-	size_t before = page_free_count();
+	size_t before = shim_page_free_count();
 	print_message("free pages before: %zu (%zu KiB)\n", before, before * 4);
 	assert_int_equal(weft_sem_create(&ready, 0), 0);
 	assert_int_equal(weft_sem_create(&gate, 0), 0);
@@ -208,25 +208,25 @@ static void test_whole_stack_usable(void **state)
 {
 	(void)state;
 #if !WT_LINUX
-	stack_reclaim();
+	shim_stack_reclaim();
 #endif
-	size_t before = page_free_count();
-	uint64_t faults = demand_faults();
+	size_t before = shim_page_free_count();
+	uint64_t faults = shim_demand_faults();
 	weft_attr_t attr = {.name = "whole", .stack_size = DEEP_STACK};
 	weft_fiber_t f;
 	assert_int_equal(weft_fiber_spawn(&f, &attr, use_whole_stack, NULL), 0);
 	assert_int_equal((intptr_t)wt_join(f), 7);
 	if (BARE) {
 		print_message("%llu demand faults\n",
-			      (unsigned long long)(demand_faults() - faults));
-		assert_true(demand_faults() - faults >= DEEP_STACK / PAGE - 1);
+			      (unsigned long long)(shim_demand_faults() - faults));
+		assert_true(shim_demand_faults() - faults >= DEEP_STACK / PAGE - 1);
 	}
 	/* The join returns once the fiber has finished; its worker frees the
 	 * stack when it has switched away from it, which on another hart may
 	 * be a moment later: wait for the pages (2 s at most). */
 	for (int i = 0; i < 2000 && used_since(before) > 1; i++) {
 #if !WT_LINUX
-		stack_reclaim();
+		shim_stack_reclaim();
 #endif
 		if (used_since(before) > 1)
 			weft_sleep_until(weft_now() + 1000000);
@@ -281,7 +281,7 @@ static void test_fault_inside_trap_handler(void **state)
 	/* Runnable, so the timer preempts the spinner within its 2 ms slice. */
 	while (!mapped && shim_now() < deadline) {
 		wt_thread_yield();
-		mapped = boundary && vm_mapped(boundary - 8);
+		mapped = boundary && shim_vm_mapped(boundary - 8);
 	}
 	atomic_store(&stop_spinning, 1);
 	wt_thread_join(t);
@@ -405,7 +405,7 @@ static void test_full_memory_refuses_new_work(void **state)
 		nhogs++;
 	}
 	print_message("%d hogs of %d KiB each, then spawn: %d; %zu pages free\n", nhogs,
-		      HOG_USE / KB, err, page_free_count());
+		      HOG_USE / KB, err, shim_page_free_count());
 	assert_int_equal(err, -ENOMEM);
 	assert_true(nhogs > HOGS_FREED);
 	/* Stacks were refused with room left for the heap, which the work
@@ -441,7 +441,7 @@ static void test_full_memory_refuses_new_work(void **state)
 	}
 	print_message("%d connections open and echoing, then one refused (%d refused by the "
 		      "server); %zu pages free; %llu first runs found no stack\n",
-		      open, atomic_load(&a.refused), page_free_count(),
+		      open, atomic_load(&a.refused), shim_page_free_count(),
 		      (unsigned long long)(atomic_load(&weft__starves) - starves));
 	/* lwIP's own refusal (its budget, or malloc's) is a refusal too, but
 	 * with the pages as the tighter limit it is the spawn's. */

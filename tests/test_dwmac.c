@@ -14,7 +14,7 @@
 #include "testutil.h"
 #if WT_LINUX
 #include "cv1800b_ephy.h"
-#include "driver.h" /* irq_register, mmio_write32: the model's here */
+#include "driver.h" /* shim_irq_register, mmio_write32: the model's here */
 #include "dwmac.h"
 #include "dwmac_model.h"
 
@@ -419,7 +419,7 @@ static void someone_else(void *arg) { (void)arg; }
 static void test_polled_fallback(void **state)
 {
 	(void)state;
-	assert_int_equal(irq_register(IRQ_A, someone_else, NULL), 0);
+	assert_int_equal(shim_irq_register(IRQ_A, someone_else, NULL), 0);
 	dm_console();
 	struct dm_dev *m;
 	int src;
@@ -429,7 +429,7 @@ static void test_polled_fallback(void **state)
 	dwmac_stats(d, &st);
 	assert_int_equal(st.by_irq, 0);
 	dwmac_close(d);
-	irq_unregister(IRQ_A);
+	shim_irq_unregister(IRQ_A);
 	/* Asked to poll: no message. */
 	d = open_one(&m, BASE_B, IRQ_B, MAC_B, 1, &src);
 	assert_string_equal(dm_console(), "");

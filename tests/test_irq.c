@@ -93,9 +93,9 @@ static int await(_Atomic int *word, int want)
 static int await_source_armed(int src)
 {
 	int64_t end = shim_now() + 10000000000;
-	while (!io_source_armed(src) && shim_now() < end)
+	while (!shim_io_source_armed(src) && shim_now() < end)
 		wt_thread_yield();
-	return io_source_armed(src);
+	return shim_io_source_armed(src);
 }
 
 /* ---- Console input, fed by tests/test_irq.bare.sh ------------------------- */
@@ -128,11 +128,11 @@ static void test_irq_console_input_wakes_fiber(void **state)
 	(void)state;
 	if (!on("WEFT_IRQ_INPUT"))
 		skip(); /* nothing feeds the console: boot through test_irq.bare.sh */
-	struct tty_stats before, after;
-	tty_stats(&before);
+	struct shim_tty_stats before, after;
+	shim_tty_stats(&before);
 	struct input in = {0};
 	wt_join(wt_spawn(read_line, &in));
-	tty_stats(&after);
+	shim_tty_stats(&after);
 	printf("test_irq: console input: %llu interrupts, %llu bytes, %llu found by polling\n",
 	       (unsigned long long)(after.irqs - before.irqs),
 	       (unsigned long long)(after.bytes - before.bytes),
@@ -189,8 +189,8 @@ static void *victim(void *arg)
  * interrupt when the test sends a byte. */
 static void take_uart(struct handler *h)
 {
-	tty_irq_take(0);
-	assert_int_equal(irq_register(BOARD_CONSOLE_IRQ, uart_handler, h), 0);
+	shim_tty_irq_take(0);
+	assert_int_equal(shim_irq_register(BOARD_CONSOLE_IRQ, uart_handler, h), 0);
 	int s = irq_save();
 	while (ns16550_getc(&uart) >= 0)
 		;
@@ -205,8 +205,8 @@ static void give_uart_back(void)
 	ns16550_rx_irq(&uart, 0);
 	ns16550_loopback(&uart, 0);
 	irq_restore(s);
-	irq_unregister(BOARD_CONSOLE_IRQ);
-	tty_irq_take(1);
+	shim_irq_unregister(BOARD_CONSOLE_IRQ);
+	shim_tty_irq_take(1);
 }
 
 static void interrupt_rounds(int rounds, int64_t *lat, int64_t *lat_handler)
@@ -299,12 +299,12 @@ static void input_rounds(int rounds, int polled, int64_t *out)
 	while (read(0, &c, 1) == 1)
 		; /* nothing left over */
 	if (polled)
-		tty_irq_take(0);
+		shim_tty_irq_take(0);
 	int s = irq_save();
 	ns16550_loopback(&uart, 1);
 	irq_restore(s);
-	struct tty_stats before, after;
-	tty_stats(&before);
+	struct shim_tty_stats before, after;
+	shim_tty_stats(&before);
 	weft_fiber_t f = wt_spawn(reader, rd);
 	int ok = 1;
 	for (int i = 0; i < rounds && ok; i++) {
@@ -315,12 +315,12 @@ static void input_rounds(int rounds, int polled, int64_t *out)
 		if (ok)
 			out[i] = TICK_NS(rd->ran[i] - sent);
 	}
-	tty_stats(&after);
+	shim_tty_stats(&after);
 	s = irq_save();
 	ns16550_loopback(&uart, 0);
 	irq_restore(s);
 	if (polled)
-		tty_irq_take(1);
+		shim_tty_irq_take(1);
 	if (!ok)
 		weft_fiber_cancel(f);
 	wt_join(f);
@@ -356,7 +356,7 @@ static void test_irq_console_input_polled_fallback(void **state)
 /* Two workers (on one hart: on two, each has its own): a fiber that never stops computing (it
  * yields, so its worker never goes idle) writes each byte itself, so the
  * UART interrupts while that worker's thread runs; the reader's worker,
- * idle in the reactor's poll, must preempt it (thread_irq_woke) instead of
+ * idle in the reactor's poll, must preempt it (shim_thread_irq_woke) instead of
  * waiting for the end of its 2 ms slice. */
 struct busy {
 	struct reader rd;

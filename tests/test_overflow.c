@@ -501,7 +501,7 @@ static void deep_use(size_t unused)
 
 /* Demand paging with no page left: a fiber that has started and parked
  * grows its stack once every page is taken. kernel-shim/bare/page.c: */
-void *page_alloc(void);
+void *shim_page_alloc(void);
 
 static weft_sem_t *started;
 
@@ -535,7 +535,7 @@ static void no_page(size_t unused)
 	if (pretouch() != 1)
 		_exit(4);
 	long n = 0;
-	while (n < (1L << 20) && page_alloc()) /* bounded: RAM is below 4 GiB */
+	while (n < (1L << 20) && shim_page_alloc()) /* bounded: RAM is below 4 GiB */
 		n++;
 	weft_sem_release(below_gate);
 	weft_fiber_join(f, -1, NULL);

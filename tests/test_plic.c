@@ -29,7 +29,7 @@ static const struct ns16550 uart = {.base = BOARD_UART_BASE, .shift = BOARD_UART
 /* The boot hart's S-mode context takes every external interrupt (boot.c). */
 static volatile uint32_t *enable_word(unsigned irq)
 {
-	uintptr_t ctx = BOARD_PLIC_CONTEXT(harts[0].hartid);
+	uintptr_t ctx = BOARD_PLIC_CONTEXT(shim_harts[0].hartid);
 	return (volatile uint32_t *)(BOARD_PLIC_BASE + 0x2000 + 0x80 * ctx + 4 * (irq / 32));
 }
 
@@ -100,7 +100,7 @@ static void handler(void *arg)
 static void test_plic_unhandled_source_does_not_stay_claimed(void **state)
 {
 	(void)state;
-	tty_irq_take(0); /* the console's source: no handler, disabled */
+	shim_tty_irq_take(0); /* the console's source: no handler, disabled */
 	drain();
 	int s = irq_save();
 	ns16550_loopback(&uart, 1);
@@ -116,7 +116,7 @@ static void test_plic_unhandled_source_does_not_stay_claimed(void **state)
 	drain();
 
 	/* A driver takes the source now: it must get the next interrupt. */
-	int reg = irq_register(BOARD_CONSOLE_IRQ, handler, NULL);
+	int reg = shim_irq_register(BOARD_CONSOLE_IRQ, handler, NULL);
 	ns16550_putc(&uart, 'h');
 	int got = await(was_handled, NULL);
 
@@ -125,9 +125,9 @@ static void test_plic_unhandled_source_does_not_stay_claimed(void **state)
 	ns16550_loopback(&uart, 0);
 	irq_restore(s);
 	if (reg == 0)
-		irq_unregister(BOARD_CONSOLE_IRQ);
+		shim_irq_unregister(BOARD_CONSOLE_IRQ);
 	drain();
-	tty_irq_take(1);
+	shim_tty_irq_take(1);
 	printf("test_plic: unhandled source %u: disabled %d, %u completions taken, %u ignored "
 	       "(disabled); afterwards its handler ran %d times\n",
 	       BOARD_CONSOLE_IRQ, disabled, done1 - done0, dropped1 - dropped0,

@@ -23,8 +23,8 @@ static int readable(const void *p)
 }
 #else
 /* Bare metal: ask the Sv39 tables (kernel-shim/bare/vm.c). */
-int vm_mapped(uintptr_t va);
-static int readable(const void *p) { return vm_mapped((uintptr_t)p); }
+int shim_vm_mapped(uintptr_t va);
+static int readable(const void *p) { return shim_vm_mapped((uintptr_t)p); }
 #endif
 
 static void test_alloc_bad_sizes(void **state)

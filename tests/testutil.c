@@ -232,7 +232,7 @@ void wt_close(int fd)
 #else
 /* One end of an in-memory pipe or socketpair: an I/O source whose ready
  * callback says what a pipe's end would (the bare reactor asks it when it
- * arms the source and whenever it polls), and which io_report wakes when
+ * arms the source and whenever it polls), and which shim_io_report wakes when
  * the other end writes, reads or closes. One hart: interrupts off is the
  * lock (threads are preempted by the timer). */
 #include "bare.h"
@@ -267,7 +267,7 @@ static unsigned end_ready(void *arg)
 
 static void end_add(struct wt_end *e)
 {
-	e->src = io_source_add(end_ready, e);
+	e->src = shim_io_source_add(end_ready, e);
 	if (e->src < 0)
 		fail_msg("no I/O source left for a test pipe (%d)", e->src);
 	assert_true(e->src < WT_SOURCES);
@@ -311,7 +311,7 @@ long wt_write(int fd, const void *buf, size_t n)
 		p->len += k;
 		r = k ? (long)k : -EAGAIN;
 		if (k)
-			io_report(p->src, SHIM_IO_IN);
+			shim_io_report(p->src, SHIM_IO_IN);
 	}
 	irq_restore(on);
 	return r;
@@ -331,7 +331,7 @@ long wt_read(int fd, void *buf, size_t n)
 		e->len -= k;
 		r = (long)k;
 		if (!e->peer->closed)
-			io_report(e->peer->src, SHIM_IO_OUT);
+			shim_io_report(e->peer->src, SHIM_IO_OUT);
 	} else {
 		r = e->peer->closed ? 0 : -EAGAIN;
 	}
@@ -345,11 +345,11 @@ void wt_close(int fd)
 	int on = irq_save();
 	struct wt_end *e = end_of(fd), *both = NULL;
 	if (e) {
-		io_source_remove(e->src);
+		shim_io_source_remove(e->src);
 		ends[e->src] = NULL;
 		e->closed = 1;
 		if (!e->peer->closed)
-			io_report(e->peer->src, SHIM_IO_ERR);
+			shim_io_report(e->peer->src, SHIM_IO_ERR);
 		else
 			both = e;
 	}

@@ -95,7 +95,7 @@ void wt_thread_yield(void);
  * a socketpair, non-blocking. On bare metal, in-memory ones of the same shape
  * (4 KiB each way) whose ends are I/O sources of the bare shim, registered
  * and reported as a device driver does (kernel-shim/bare/bare.h:
- * io_source_add, io_report); there are 8 sources in all. Both assert, so
+ * shim_io_source_add, shim_io_report); there are 8 sources in all. Both assert, so
  * call them on the test's own thread. */
 void wt_pipe(int p[2]);
 /* Linux: whether this machine lets a process set up an io_uring (qemu-user

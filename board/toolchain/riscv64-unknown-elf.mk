@@ -10,7 +10,7 @@ AR := riscv64-unknown-elf-ar
 OBJCOPY := riscv64-unknown-elf-objcopy
 READELF := riscv64-unknown-elf-readelf
 CFLAGS_ARCH := --specs=picolibc.specs -march=rv64imafdc -mabi=lp64d -mcmodel=medany \
-	-fstack-clash-protection
+	-fstack-clash-protection -ffunction-sections -fdata-sections
 LDFLAGS_ARCH := -nostartfiles \
 	-Lboard/common -T board/$(BOARD)/link.ld -Wl,--gc-sections -Wl,--no-warn-rwx-segments
 DEPS := bare

@@ -8,6 +8,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+/* The calls gcc emits must leave libweft.a, whose edge keeps
+ * default-visibility globals alone (the Makefile). */
+#pragma GCC visibility push(default)
+
 static _Atomic uint32_t *word_of(volatile void *p, unsigned *shift)
 {
 	uintptr_t a = (uintptr_t)p;
@@ -73,3 +77,5 @@ static _Atomic uint32_t *word_of(volatile void *p, unsigned *shift)
 
 ALL(1, uint8_t)
 ALL(2, uint16_t)
+
+#pragma GCC visibility pop

@@ -29,13 +29,13 @@ static void *boot_sp;
 
 /* The command line's NAME=value words become the environment (WEFT_WORKERS=2
  * on -append, or in U-Boot's bootargs), its other words main's argv[1..]
- * (bootargs_split: after a "--", every word is an argument). */
+ * (shim_bootargs_split: after a "--", every word is an argument). */
 static char bootargs[512];
 static struct bootwords bootwords;
 
 static void env_from_bootargs(void)
 {
-	bootargs_split(bootargs, &bootwords);
+	shim_bootargs_split(bootargs, &bootwords);
 	for (int i = 0; i < bootwords.nenv; i++)
 		setenv(bootwords.env[i].name, bootwords.env[i].value, 1);
 }
@@ -49,15 +49,15 @@ static void boot_time_report(uint64_t at_main)
 	if (!s || !*s || !strcmp(s, "0"))
 		return;
 	uint64_t hz = BOARD_TIMEBASE_HZ;
-	bare_puts("weft: boot time: entry ");
-	bare_put_dec(arch_boot_entry * 1000000 / hz);
-	bare_puts(" us, main ");
-	bare_put_dec(at_main * 1000000 / hz);
-	bare_puts(" us, entry to main ");
-	bare_put_dec((at_main - arch_boot_entry) * 1000000 / hz);
-	bare_puts(" us (guest clock from reset, ");
-	bare_put_dec(hz);
-	bare_puts(" Hz)\n");
+	shim_puts("weft: boot time: entry ");
+	shim_put_dec(arch_boot_entry * 1000000 / hz);
+	shim_puts(" us, main ");
+	shim_put_dec(at_main * 1000000 / hz);
+	shim_puts(" us, entry to main ");
+	shim_put_dec((at_main - arch_boot_entry) * 1000000 / hz);
+	shim_puts(" us (guest clock from reset, ");
+	shim_put_dec(hz);
+	shim_puts(" Hz)\n");
 }
 
 static void main_entry(void *arg)
@@ -81,16 +81,16 @@ void shim_boot(unsigned long hartid, const void *dtb)
 	 * after this has said who it is. The vector unit off, T-Head's too
 	 * once mvendorid says it is one (start.S did the ratified field). */
 	board_console_init();
-	boot_line(hartid, dtb);
-	vector_off(boot_mvendorid);
+	shim_boot_line(hartid, dtb);
+	vector_off(shim_boot_mvendorid);
 	/* The running thread names its hart (thread.c), through its TLS:
-	 * before anything takes the shim lock. Until trap_init, a trap is
+	 * before anything takes the shim lock. Until shim_trap_init, a trap is
 	 * start.S's early vector's (early.c). */
 	_init_tls(__tls_base);
 	_set_tls(__tls_base);
-	hart_boot_init(hartid);
-	thread_init(__tls_base);
-	trap_init();
+	shim_hart_boot_init(hartid);
+	shim_thread_init(__tls_base);
+	shim_trap_init();
 
 	struct fdt_info fdt;
 	uintptr_t ram_end = BOARD_RAM_BASE + BOARD_RAM_SIZE_DEFAULT;
@@ -98,7 +98,7 @@ void shim_boot(unsigned long hartid, const void *dtb)
 	/* Only a tree in RAM is read: a bootloader may pass anything in a1. */
 	if ((uintptr_t)dtb < BOARD_RAM_BASE || (uintptr_t)dtb >= BOARD_RAM_END_MAX)
 		dtb = NULL;
-	if (fdt_parse(dtb, &fdt) == 0 && fdt.ram_size && fdt.ram_base == BOARD_RAM_BASE) {
+	if (shim_fdt_parse(dtb, &fdt) == 0 && fdt.ram_size && fdt.ram_base == BOARD_RAM_BASE) {
 		ram_end = (uintptr_t)(fdt.ram_base + fdt.ram_size);
 		from_tree = 1;
 	}
@@ -108,10 +108,10 @@ void shim_boot(unsigned long hartid, const void *dtb)
 	if (ram_end > BOARD_RAM_END_MAX)
 		ram_end = BOARD_RAM_END_MAX;
 	uintptr_t free_start = (uintptr_t)__image_end;
-	heap_init(free_start, ram_end);
-	page_init(free_start, ram_end);
-	vm_init(BOARD_RAM_BASE, ram_end);
-	mmu_line(BOARD_RAM_BASE, ram_end, from_tree);
+	shim_heap_init(free_start, ram_end);
+	shim_page_init(free_start, ram_end);
+	shim_vm_init(BOARD_RAM_BASE, ram_end);
+	shim_mmu_line(BOARD_RAM_BASE, ram_end, from_tree);
 	env_from_bootargs();
 
 	/* Device interrupts: every PLIC source off for this hart's S-mode
@@ -120,17 +120,17 @@ void shim_boot(unsigned long hartid, const void *dtb)
 	 * (hart.c). */
 	plic_init(BOARD_PLIC_BASE, BOARD_PLIC_NDEV, BOARD_PLIC_CONTEXT(hartid));
 	csr_set(sie, SIE_STIE | SIE_SEIE | SIE_SSIE);
-	clock_set_timer(-1);
-	tty_init(); /* the console's input: I/O source 0 */
-	if (thread_idle_new(&harts[0], 1) != 0) {
-		bare_puts("weft: no memory for the idle context\n");
+	shim_clock_set_timer(-1);
+	shim_tty_init(); /* the console's input: I/O source 0 */
+	if (shim_thread_idle_new(&shim_harts[0], 1) != 0) {
+		shim_puts("weft: no memory for the idle context\n");
 		_exit(1);
 	}
-	harts_start();
+	shim_harts_start();
 
 	struct shim_stack st;
 	if (shim_stack_alloc(MAIN_STACK, &st) != 0) {
-		bare_puts("weft: no memory for the main stack\n");
+		shim_puts("weft: no memory for the main stack\n");
 		_exit(1);
 	}
 	void *sp = arch_frame_init((char *)st.base + st.size, main_entry, NULL);

@@ -26,7 +26,7 @@ static uint64_t ns_to_ticks(int64_t ns)
 
 int64_t shim_now(void) { return ticks_to_ns(rdtime()); }
 
-void clock_set_timer(int64_t deadline_ns)
+void shim_clock_set_timer(int64_t deadline_ns)
 {
 	uint64_t when = deadline_ns < 0 ? UINT64_MAX : ns_to_ticks(deadline_ns);
 	if (have_time_ext < 0)

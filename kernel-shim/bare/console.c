@@ -3,7 +3,7 @@
  * no shim lock, no stdio) and for picolibc's stdin/stdout/stderr. Newlines go
  * out as CR LF, as a serial terminal wants.
  *
- * Several harts print at once: each write (shim_console_write, bare_puts)
+ * Several harts print at once: each write (shim_console_write, shim_puts)
  * goes out whole under the console's own lock, and stdio's output, which
  * picolibc hands over a byte at a time, is gathered per thread into lines
  * (its TLS), each written whole, so two threads' lines never mix (the test
@@ -29,7 +29,7 @@ static _Thread_local unsigned len;
 static int console_lock(void)
 {
 	int on = irq_save();
-	int me = (int)hart_self()->index;
+	int me = (int)shim_hart_self()->index;
 	if (atomic_load_explicit(&holder, memory_order_relaxed) == me)
 		return on | 2; /* nested: the outer call lets go */
 	uint64_t until = 0;
@@ -71,7 +71,7 @@ void shim_console_write(const char *s, size_t n)
 	console_unlock(st);
 }
 
-void bare_puts(const char *s)
+void shim_puts(const char *s)
 {
 	int st = console_lock();
 	while (*s)
@@ -92,15 +92,15 @@ static void put_num(uint64_t v, unsigned base)
 	shim_console_write(out, (size_t)k);
 }
 
-void bare_put_hex(uint64_t v)
+void shim_put_hex(uint64_t v)
 {
-	bare_puts("0x");
+	shim_puts("0x");
 	put_num(v, 16);
 }
 
-void bare_put_dec(uint64_t v) { put_num(v, 10); }
+void shim_put_dec(uint64_t v) { put_num(v, 10); }
 
-void console_flush(void)
+void shim_console_flush(void)
 {
 	if (len)
 		shim_console_write(line, len);
@@ -112,14 +112,14 @@ static int stdio_put(char c, FILE *f)
 	(void)f;
 	line[len++] = c;
 	if (c == '\n' || len == LINE)
-		console_flush();
+		shim_console_flush();
 	return (unsigned char)c;
 }
 
 static int stdio_flush(FILE *f)
 {
 	(void)f;
-	console_flush();
+	shim_console_flush();
 	return 0;
 }
 
@@ -130,6 +130,9 @@ static int stdio_get(FILE *f)
 }
 
 static FILE console = FDEV_SETUP_STREAM(stdio_put, stdio_get, stdio_flush, _FDEV_SETUP_RW);
+/* picolibc's names: they leave libweft.a (default visibility, the Makefile). */
+#pragma GCC visibility push(default)
 FILE *const stdin = &console;
 FILE *const stdout = &console;
 FILE *const stderr = &console;
+#pragma GCC visibility pop

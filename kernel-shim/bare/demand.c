@@ -14,7 +14,7 @@
  *
  * With several harts, a load or store may fault on a page that is mapped
  * already: this hart's TLB kept the entry from before another hart mapped
- * it (the privileged spec lets a hart cache an invalid entry; vm_map
+ * it (the privileged spec lets a hart cache an invalid entry; shim_vm_map
  * fences only the hart that maps). A local fence and the instruction runs
  * again. */
 #include <errno.h>
@@ -23,30 +23,30 @@
 
 static uint64_t served;
 
-uint64_t demand_faults(void) { return served; }
+uint64_t shim_demand_faults(void) { return served; }
 
-int demand_fault(uintptr_t va, int fetch)
+int shim_demand_fault(uintptr_t va, int fetch)
 {
-	if (!vm_lazy(va)) {
+	if (!shim_vm_lazy(va)) {
 		if (fetch || va < VM_STACK_BASE || va >= VM_STACK_BASE + VM_STACK_SIZE ||
-		    !vm_mapped(va))
+		    !shim_vm_mapped(va))
 			return -EFAULT;
 		__asm__ volatile("sfence.vma %0, zero" ::"r"(va) : "memory");
 		return 0;
 	}
-	int held = mem_locked();
-	int on = mem_lock();
-	void *pg = page_take_fault(held);
-	if (!pg && !held && stack_reclaim())
-		pg = page_take_fault(0);
+	int held = shim_mem_locked();
+	int on = shim_mem_lock();
+	void *pg = shim_page_take_fault(held);
+	if (!pg && !held && shim_stack_reclaim())
+		pg = shim_page_take_fault(0);
 	int r = -ENOMEM;
 	if (pg) {
-		r = vm_map(va & ~(PAGE_SIZE - 1), (uintptr_t)pg);
+		r = shim_vm_map(va & ~(PAGE_SIZE - 1), (uintptr_t)pg);
 		if (r != 0)
-			page_free(pg); /* not reached: va was lazy under the same lock */
+			shim_page_free(pg); /* not reached: va was lazy under the same lock */
 		else
 			served++;
 	}
-	mem_unlock(on);
+	shim_mem_unlock(on);
 	return r;
 }

@@ -6,14 +6,14 @@
  * CPU's status as the firmware left it, and on a T-Head core th.sxstatus,
  * whose MAEE bit decides what the page-table entries' top bits mean), the
  * MMU line once satp is set, and the report of a trap taken before
- * trap_init installs the shim's handler (start.S points stvec at
+ * shim_trap_init installs the shim's handler (start.S points stvec at
  * arch_early_trap first). They write the board's console directly: no
  * lock, no TLS, no stdio; one hart runs this early. */
 #include "bare.h"
 
 #define EXIT_TRAP 135
 
-uint64_t boot_mvendorid;
+uint64_t shim_boot_mvendorid;
 
 static void out(char c)
 {
@@ -48,7 +48,7 @@ static void say_hex(uint64_t v)
 
 static void say_dec(uint64_t v) { say_num(v, 10); }
 
-void boot_line(unsigned long hartid, const void *dtb)
+void shim_boot_line(unsigned long hartid, const void *dtb)
 {
 	say("weft: boot: hart ");
 	say_dec(hartid);
@@ -75,26 +75,26 @@ void boot_line(unsigned long hartid, const void *dtb)
 			say_hex(ver);
 		}
 		say(")");
-		boot_mvendorid = (uint64_t)sbi_base(SBI_BASE_MVENDORID).value;
+		shim_boot_mvendorid = (uint64_t)sbi_base(SBI_BASE_MVENDORID).value;
 	}
 	say(", device tree ");
 	say_hex((uintptr_t)dtb);
 	say(", sstatus ");
 	say_hex(arch_boot_sstatus);
-	if (boot_mvendorid == MVENDORID_THEAD) {
+	if (shim_boot_mvendorid == MVENDORID_THEAD) {
 		uint64_t sx = th_sxstatus_read();
 		say(", th.sxstatus ");
 		say_hex(sx);
 		say(sx & TH_SXSTATUS_MAEE ? " (MAEE on)" : " (MAEE off)");
 	} else {
 		say(", mvendorid ");
-		say_hex(boot_mvendorid);
+		say_hex(shim_boot_mvendorid);
 		say(": no th.sxstatus");
 	}
 	say("\n");
 }
 
-void mmu_line(uintptr_t ram_base, uintptr_t ram_end, int from_tree)
+void shim_mmu_line(uintptr_t ram_base, uintptr_t ram_end, int from_tree)
 {
 	uint64_t satp = csr_read(satp);
 	say("weft: mmu: satp ");
@@ -117,7 +117,7 @@ void mmu_line(uintptr_t ram_base, uintptr_t ram_end, int from_tree)
  * reported: a trap taken while reporting one stops silently. */
 static volatile int calm = 1;
 
-_Noreturn void shim__early_trap(struct trap_frame *f)
+_Noreturn void shim_early_trap(struct trap_frame *f)
 {
 	if (!calm)
 		for (;;)
@@ -131,7 +131,7 @@ _Noreturn void shim__early_trap(struct trap_frame *f)
 		say("cause ");
 		say_dec(f->scause);
 		say(" (");
-		say(trap_cause_name(f->scause));
+		say(shim_trap_cause_name(f->scause));
 		say(")");
 	}
 	say(", sepc ");

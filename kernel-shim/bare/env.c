@@ -12,7 +12,7 @@
 
 const char *shim_getenv(const char *name) { return getenv(name); }
 
-void bootargs_split(char *line, struct bootwords *out)
+void shim_bootargs_split(char *line, struct bootwords *out)
 {
 	int after_dashes = 0;
 	out->nenv = out->nargs = 0;

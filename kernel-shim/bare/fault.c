@@ -24,7 +24,7 @@ int shim_fault_init(shim_fault_namer n)
 int shim_fault_thread_init(void) { return 0; }
 void shim_fault_thread_fini(void) {}
 
-const char *trap_cause_name(uint64_t c)
+const char *shim_trap_cause_name(uint64_t c)
 {
 	static const char *const names[] = {"instruction address misaligned",
 					    "instruction access fault",
@@ -48,14 +48,14 @@ const char *trap_cause_name(uint64_t c)
 /* Out of memory inside a stack: the fiber cannot go on (its next frame has
  * nowhere to go), and ending it alone would need its stack. So, as for an
  * overflow: say so, name the fiber, stop. */
-_Noreturn void trap_no_page(struct trap_frame *f)
+_Noreturn void shim_trap_no_page(struct trap_frame *f)
 {
-	console_flush(); /* what the thread printed before, first */
-	bare_puts("weft: out of memory: no page for the stack at ");
-	bare_put_hex(f->stval);
-	bare_puts(" (sepc ");
-	bare_put_hex(f->sepc);
-	bare_puts(")\n");
+	shim_console_flush(); /* what the thread printed before, first */
+	shim_puts("weft: out of memory: no page for the stack at ");
+	shim_put_hex(f->stval);
+	shim_puts(" (sepc ");
+	shim_put_hex(f->sepc);
+	shim_puts(")\n");
 	if (namer) {
 		char buf[512];
 		size_t n = namer(f->stval, buf, sizeof buf);
@@ -89,24 +89,24 @@ static void vector_report(const struct trap_frame *f)
 	uint32_t insn = illegal_insn(f);
 	if ((insn & 3) != 3 || !insn_is_vector(insn))
 		return;
-	bare_puts("weft: vector instruction ");
-	bare_put_hex(insn);
-	bare_puts(" at sepc ");
-	bare_put_hex(f->sepc);
-	bare_puts(": weft runs with the vector unit off (sstatus.VS) and does not save vector "
+	shim_puts("weft: vector instruction ");
+	shim_put_hex(insn);
+	shim_puts(" at sepc ");
+	shim_put_hex(f->sepc);
+	shim_puts(": weft runs with the vector unit off (sstatus.VS) and does not save vector "
 		  "registers across a thread switch, so code built for vector instructions "
 		  "cannot run on it (docs/decisions/vector-state.md)\n");
 }
 
-_Noreturn void trap_fault(struct trap_frame *f)
+_Noreturn void shim_trap_fault(struct trap_frame *f)
 {
 	uint64_t cause = f->scause;
-	console_flush(); /* what the thread printed before, first */
+	shim_console_flush(); /* what the thread printed before, first */
 	/* Only a fault on an entry that is none can be a guard's: one inside a
 	 * stack (lazy or mapped) is something else, and the namer, which also
-	 * names addresses inside a stack for trap_no_page, is not asked. */
+	 * names addresses inside a stack for shim_trap_no_page, is not asked. */
 	if ((cause == EXC_LOAD_PAGE || cause == EXC_STORE_PAGE || cause == EXC_INST_PAGE) &&
-	    namer && !vm_mapped(f->stval) && !vm_lazy(f->stval)) {
+	    namer && !shim_vm_mapped(f->stval) && !shim_vm_lazy(f->stval)) {
 		char buf[512];
 		size_t n = namer(f->stval, buf, sizeof buf);
 		if (n) {
@@ -116,18 +116,18 @@ _Noreturn void trap_fault(struct trap_frame *f)
 	}
 	if (cause == EXC_ILLEGAL)
 		vector_report(f);
-	bare_puts("weft: unexpected trap: cause ");
-	bare_put_dec(cause);
-	bare_puts(" (");
-	bare_puts(trap_cause_name(cause));
-	bare_puts("), sepc ");
-	bare_put_hex(f->sepc);
-	bare_puts(", stval ");
-	bare_put_hex(f->stval);
-	bare_puts(", sp ");
-	bare_put_hex(f->x[2]);
-	bare_puts(", ra ");
-	bare_put_hex(f->x[1]);
-	bare_puts("\n");
+	shim_puts("weft: unexpected trap: cause ");
+	shim_put_dec(cause);
+	shim_puts(" (");
+	shim_puts(shim_trap_cause_name(cause));
+	shim_puts("), sepc ");
+	shim_put_hex(f->sepc);
+	shim_puts(", stval ");
+	shim_put_hex(f->stval);
+	shim_puts(", sp ");
+	shim_put_hex(f->x[2]);
+	shim_puts(", ra ");
+	shim_put_hex(f->x[1]);
+	shim_puts("\n");
 	board_exit(EXIT_TRAP);
 }

@@ -36,7 +36,7 @@ static uint64_t cells(const uint8_t *p, uint32_t n)
 /* Every offset is checked against totalsize before it is used: the tree
  * comes from a bootloader (or whoever wrote a1), and a wrong one must not
  * send the reader through the rest of RAM. */
-int fdt_parse(const void *dtb, struct fdt_info *out)
+int shim_fdt_parse(const void *dtb, struct fdt_info *out)
 {
 	memset(out, 0, sizeof *out);
 	if (!dtb || ((uintptr_t)dtb & 3) || be32(dtb) != FDT_MAGIC)

@@ -17,7 +17,7 @@ struct fdt_info {
  * header whose blocks lie outside its totalsize). Reads the magic and
  * totalsize (8 bytes), then nothing outside [dtb, dtb + totalsize); a
  * structure that runs off its end is read up to there. */
-int fdt_parse(const void *dtb, struct fdt_info *out);
+int shim_fdt_parse(const void *dtb, struct fdt_info *out);
 
 /* One NAME=value word of the command line. */
 struct bootarg {
@@ -37,6 +37,6 @@ struct bootwords {
  * is an argument, NAME=value ones too, and the arguments before it are
  * dropped (a bootloader's words meant for Linux, such as "rootwait"; the
  * NAME=value words before it stay in env). */
-void bootargs_split(char *line, struct bootwords *out);
+void shim_bootargs_split(char *line, struct bootwords *out);
 
 #endif

@@ -5,11 +5,11 @@
  * through the firmware, and a stack freed is a fence; so the pages wait
  * on a list (threaded through themselves: RAM is identity-mapped) and one
  * fence of the whole window frees them all, once BATCH of them wait or
- * whenever pages are wanted (stack_reclaim: the fault path, the heap's
- * growth, a new stack short of room; and page_free_count). The addresses
+ * whenever pages are wanted (shim_stack_reclaim: the fault path, the heap's
+ * growth, a new stack short of room; and shim_page_free_count). The addresses
  * wait with the pooled stack they belong to: a pooled stack records the
  * epoch of its unmapping, and is handed out again only after a fence that
- * came later (fence_after). With one hart there is nothing to fence and a
+ * came later (shim_fence_after). With one hart there is nothing to fence and a
  * page is free at once. */
 #include "bare.h"
 
@@ -19,49 +19,49 @@ static uintptr_t waiting; /* the first page of the list, 0 for none */
 static unsigned nwaiting;
 static unsigned long epoch; /* fences done that freed pages */
 
-unsigned long fence_epoch(void) { return epoch; }
+unsigned long shim_fence_epoch(void) { return epoch; }
 
-int fence_release(void)
+int shim_fence_release(void)
 {
-	int on = mem_lock();
+	int on = shim_mem_lock();
 	uintptr_t p = waiting;
 	int any = p != 0;
 	if (any) {
 		/* This hart too: the pages may have been unmapped by another
-		 * (vm_unmap fences only the hart that unmaps). */
+		 * (shim_vm_unmap fences only the hart that unmaps). */
 		__asm__ volatile("sfence.vma zero, zero" ::: "memory");
-		hart_fence_others(VM_STACK_BASE, VM_STACK_SIZE);
+		shim_hart_fence_others(VM_STACK_BASE, VM_STACK_SIZE);
 		epoch++;
 	}
 	waiting = 0;
 	nwaiting = 0;
 	while (p) {
 		uintptr_t next = *(uintptr_t *)p;
-		page_free((void *)p);
+		shim_page_free((void *)p);
 		p = next;
 	}
-	mem_unlock(on);
+	shim_mem_unlock(on);
 	return any;
 }
 
-void fence_after(unsigned long e)
+void shim_fence_after(unsigned long e)
 {
-	int on = mem_lock();
+	int on = shim_mem_lock();
 	if (epoch == e)
-		fence_release(); /* what was unmapped by then waits still */
-	mem_unlock(on);
+		shim_fence_release(); /* what was unmapped by then waits still */
+	shim_mem_unlock(on);
 }
 
-void fence_defer(uintptr_t pa)
+void shim_fence_defer(uintptr_t pa)
 {
-	int on = mem_lock();
-	if (hart_count == 1) {
-		page_free((void *)pa);
+	int on = shim_mem_lock();
+	if (shim_hart_count == 1) {
+		shim_page_free((void *)pa);
 	} else {
 		*(uintptr_t *)pa = waiting;
 		waiting = pa;
 		if (++nwaiting >= BATCH)
-			fence_release();
+			shim_fence_release();
 	}
-	mem_unlock(on);
+	shim_mem_unlock(on);
 }

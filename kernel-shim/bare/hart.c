@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Several harts (docs/decisions/bare-smp.md). The boot hart is harts[0].
+/* Several harts (docs/decisions/bare-smp.md). The boot hart is shim_harts[0].
  * At boot it asks SBI HSM to start every other hart id below
  * BOARD_HARTS_MAX (or up to WEFT_HARTS harts in all), waiting for one
  * that the firmware sent into _start beside it to stop itself there
@@ -9,7 +9,7 @@
  * External interrupts stay with the boot hart (its PLIC context alone is
  * set up); a secondary hart takes its timer and the IPI that wakes it
  * from wfi (sbi_send_ipi). Page-table changes reach the other harts'
- * TLBs through SBI RFENCE (hart_fence_others). */
+ * TLBs through SBI RFENCE (shim_hart_fence_others). */
 #include <stdatomic.h>
 #include <stdlib.h>
 
@@ -19,24 +19,24 @@
 #define HART_STACK (16 * 1024) /* a secondary's boot stack, then its idle context's */
 #define TRAP_STACK (16 * 1024)
 
-struct hart harts[BOARD_HARTS_MAX];
-unsigned hart_count = 1;
+struct hart shim_harts[BOARD_HARTS_MAX];
+unsigned shim_hart_count = 1;
 /* SBI hart ids of the harts that run with translation on: the ones a
  * page-table change must reach. */
 static _Atomic unsigned long translating;
 
-void hart_boot_init(unsigned long hartid)
+void shim_hart_boot_init(unsigned long hartid)
 {
-	harts[0].index = 0;
-	harts[0].hartid = hartid;
+	shim_harts[0].index = 0;
+	shim_harts[0].hartid = hartid;
 }
 
-void hart_kick(struct hart *h) { sbi_send_ipi(1ul << h->hartid, 0); }
+void shim_hart_kick(struct hart *h) { sbi_send_ipi(1ul << h->hartid, 0); }
 
-void hart_fence_others(uintptr_t va, size_t size)
+void shim_hart_fence_others(uintptr_t va, size_t size)
 {
 	unsigned long mask = atomic_load_explicit(&translating, memory_order_acquire) &
-			     ~(1ul << hart_self()->hartid);
+			     ~(1ul << shim_hart_self()->hartid);
 	if (mask)
 		sbi_remote_sfence_vma(mask, 0, va, size);
 }
@@ -45,13 +45,13 @@ void shim_hart_boot(unsigned long hartid, void *opaque)
 {
 	struct hart *h = opaque;
 	(void)hartid;
-	vector_off(boot_mvendorid); /* T-Head's field too (start.S did the ratified one) */
-	vm_hart_init();
-	trap_hart_init(h->trap_top);
+	vector_off(shim_boot_mvendorid); /* T-Head's field too (start.S did the ratified one) */
+	shim_vm_hart_init();
+	shim_trap_hart_init(h->trap_top);
 	atomic_fetch_or_explicit(&translating, 1ul << h->hartid, memory_order_release);
 	csr_set(sie, SIE_STIE | SIE_SSIE);
-	clock_set_timer(-1);
-	thread_idle_run(h);
+	shim_clock_set_timer(-1);
+	shim_thread_idle_run(h);
 }
 
 /* Give hart h what it boots with, once (a record whose hart did not start
@@ -61,7 +61,7 @@ static int prepare(struct hart *h)
 	if (h->boot_sp)
 		return 0;
 	char *stack = malloc(HART_STACK), *trap = malloc(TRAP_STACK);
-	if (!stack || !trap || thread_idle_new(h, 0) != 0) {
+	if (!stack || !trap || shim_thread_idle_new(h, 0) != 0) {
 		free(stack);
 		free(trap);
 		return -1;
@@ -104,15 +104,15 @@ static unsigned harts_wanted(void)
 	return n < BOARD_HARTS_MAX ? (unsigned)n : BOARD_HARTS_MAX;
 }
 
-void harts_start(void)
+void shim_harts_start(void)
 {
 	unsigned want = harts_wanted();
-	atomic_fetch_or_explicit(&translating, 1ul << harts[0].hartid, memory_order_release);
-	for (unsigned long id = 0; id < BOARD_HARTS_MAX && hart_count < want; id++) {
-		if (id == harts[0].hartid || settled_status(id) != SBI_HSM_STOPPED)
+	atomic_fetch_or_explicit(&translating, 1ul << shim_harts[0].hartid, memory_order_release);
+	for (unsigned long id = 0; id < BOARD_HARTS_MAX && shim_hart_count < want; id++) {
+		if (id == shim_harts[0].hartid || settled_status(id) != SBI_HSM_STOPPED)
 			continue;
-		struct hart *h = &harts[hart_count];
-		h->index = hart_count;
+		struct hart *h = &shim_harts[shim_hart_count];
+		h->index = shim_hart_count;
 		h->hartid = id;
 		if (prepare(h) != 0)
 			break;
@@ -121,8 +121,8 @@ void harts_start(void)
 		 * it only once started. */
 		atomic_thread_fence(memory_order_release);
 		if (sbi_hart_start(id, arch_hart_entry, h) == 0)
-			hart_count++; /* its stacks stay: the hart runs on them */
+			shim_hart_count++; /* its stacks stay: the hart runs on them */
 	}
 }
 
-unsigned shim_cpu_count(void) { return hart_count; }
+unsigned shim_cpu_count(void) { return shim_hart_count; }

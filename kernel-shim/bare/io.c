@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /* The kernel half of the reactor on bare metal. An I/O source is a device a
- * driver registered (io_source_add): a small int, the first one 0. Its
- * reports are one-shot (shim_io_add says so): arming asks for one report; a device interrupt (io_report from its handler) or
+ * driver registered (shim_io_source_add): a small int, the first one 0. Its
+ * reports are one-shot (shim_io_add says so): arming asks for one report; a device interrupt (shim_io_report from its handler) or
  * the driver's own look at the device (its ready callback, called when the
  * source is armed and at every poll) queues the report and disarms the
  * source; shim_io_poll hands the queued reports out, sleeping in shim_wait
  * until there are some, shim_io_wake is called, or the deadline passes.
  *
- * A source whose device interrupts (io_source_irq) is asked only when it is
+ * A source whose device interrupts (shim_io_source_irq) is asked only when it is
  * armed: its handler reports it. The others, and every source when its
  * device's interrupt could not be had (the fallback), are asked at every
  * poll too, and a poll that waits while one of those is armed wakes every
@@ -66,11 +66,11 @@ static void report(struct source *s, unsigned events)
 	shim_wake(&io_seq, INT_MAX);
 }
 
-int io_source_add(unsigned (*ready)(void *arg), void *arg)
+int shim_io_source_add(unsigned (*ready)(void *arg), void *arg)
 {
 	if (!ready)
 		return -EINVAL;
-	int on = big_lock(), r = -EMFILE;
+	int on = shim_big_lock(), r = -EMFILE;
 	for (int i = 0; i < IO_SOURCES; i++) {
 		if (!sources[i].ready) {
 			sources[i] = (struct source){.ready = ready, .arg = arg};
@@ -78,43 +78,43 @@ int io_source_add(unsigned (*ready)(void *arg), void *arg)
 			break;
 		}
 	}
-	big_unlock(on);
+	shim_big_unlock(on);
 	return r;
 }
 
-void io_source_remove(int src)
+void shim_io_source_remove(int src)
 {
-	int on = big_lock();
+	int on = shim_big_lock();
 	struct source *s = source_of(src);
 	if (s)
 		*s = (struct source){0};
-	big_unlock(on);
+	shim_big_unlock(on);
 }
 
-void io_source_irq(int src, int on)
+void shim_io_source_irq(int src, int on)
 {
-	int on_ = big_lock();
+	int on_ = shim_big_lock();
 	struct source *s = source_of(src);
 	if (s)
 		s->by_irq = on;
-	big_unlock(on_);
+	shim_big_unlock(on_);
 }
 
-void io_report(int src, unsigned events)
+void shim_io_report(int src, unsigned events)
 {
-	int on = big_lock();
+	int on = shim_big_lock();
 	struct source *s = source_of(src);
 	if (s)
 		report(s, events);
-	big_unlock(on);
+	shim_big_unlock(on);
 }
 
-int io_source_armed(int src)
+int shim_io_source_armed(int src)
 {
-	int on = big_lock();
+	int on = shim_big_lock();
 	struct source *s = source_of(src);
 	int armed = s && (s->armed & ARMED);
-	big_unlock(on);
+	shim_big_unlock(on);
 	return armed;
 }
 
@@ -126,23 +126,23 @@ const char *shim_io_config_error(void) { return NULL; }
 
 void shim_io_fini(void)
 {
-	int on = big_lock();
+	int on = shim_big_lock();
 	for (int i = 0; i < IO_SOURCES; i++)
 		sources[i].armed = sources[i].pending = 0;
 	wake_pending = 0;
-	big_unlock(on);
+	shim_big_unlock(on);
 }
 
 /* A device is watched only while armed: 1, one report per arm. */
 int shim_io_add(int src, uint32_t tag)
 {
-	int on = big_lock(), r = -EBADF;
+	int on = shim_big_lock(), r = -EBADF;
 	struct source *s = source_of(src);
 	if (s && tag) {
 		s->tag = tag;
 		r = 1;
 	}
-	big_unlock(on);
+	shim_big_unlock(on);
 	return r;
 }
 
@@ -150,7 +150,7 @@ int shim_io_add(int src, uint32_t tag)
  * device at once: what arrived before the arming is reported, not lost. */
 int shim_io_arm(int src, uint32_t tag, unsigned events)
 {
-	int on = big_lock(), r = -EBADF;
+	int on = shim_big_lock(), r = -EBADF;
 	struct source *s = source_of(src);
 	if (s && tag) {
 		s->tag = tag;
@@ -159,17 +159,17 @@ int shim_io_arm(int src, uint32_t tag, unsigned events)
 		report(s, s->ready(s->arg));
 		r = 0;
 	}
-	big_unlock(on);
+	shim_big_unlock(on);
 	return r;
 }
 
 void shim_io_del(int src)
 {
-	int on = big_lock();
+	int on = shim_big_lock();
 	struct source *s = source_of(src);
 	if (s)
 		s->armed = s->pending = s->tag = 0;
-	big_unlock(on);
+	shim_big_unlock(on);
 }
 
 /* Under the shim lock. Ask every armed device that is polled (*polled: there
@@ -205,12 +205,12 @@ int shim_io_poll(struct shim_io_event *ev, int max, int64_t deadline)
 	if (!ev || max <= 0)
 		return -EINVAL;
 	for (;;) {
-		int on = big_lock(), polled;
+		int on = shim_big_lock(), polled;
 		int n = collect(ev, max, &polled);
 		int woken = wake_pending;
 		wake_pending = 0;
 		uint32_t seq = atomic_load_explicit(&io_seq, memory_order_relaxed);
-		big_unlock(on);
+		shim_big_unlock(on);
 		if (n || woken)
 			return n;
 		int64_t now = shim_now();
@@ -225,7 +225,7 @@ int shim_io_poll(struct shim_io_event *ev, int max, int64_t deadline)
 			if (until < 0 || next < until)
 				until = next;
 		}
-		int64_t stat = memstat_poll(now);
+		int64_t stat = shim_memstat_poll(now);
 		if (stat >= 0 && (until < 0 || stat < until))
 			until = stat;
 		shim_wait(&io_seq, seq, until);
@@ -234,9 +234,9 @@ int shim_io_poll(struct shim_io_event *ev, int max, int64_t deadline)
 
 void shim_io_wake(void)
 {
-	int on = big_lock();
+	int on = shim_big_lock();
 	wake_pending = 1;
 	atomic_fetch_add_explicit(&io_seq, 1, memory_order_relaxed);
 	shim_wake(&io_seq, INT_MAX);
-	big_unlock(on);
+	shim_big_unlock(on);
 }

@@ -13,9 +13,14 @@
 #include "bare.h"
 #include "shim.h"
 
+/* These are the C library's own names, which picolibc calls: they leave
+ * libweft.a, whose edge keeps default-visibility globals alone (the
+ * Makefile), so they are the file's only default-visibility code. */
+#pragma GCC visibility push(default)
+
 _Noreturn void _exit(int status)
 {
-	console_flush(); /* a last line without its newline */
+	shim_console_flush(); /* a last line without its newline */
 	board_exit(status);
 }
 
@@ -48,7 +53,7 @@ int close(int fd)
 ssize_t read(int fd, void *buf, size_t n)
 {
 	if (fd == 0) {
-		long r = tty_read(buf, n);
+		long r = shim_tty_read(buf, n);
 		if (r >= 0)
 			return (ssize_t)r;
 		errno = (int)-r;
@@ -97,13 +102,13 @@ int __retarget_lock_try_acquire_recursive(_LOCK_T lock)
 {
 	if (!lock)
 		return 1;
-	int on = big_lock(), got = 0;
-	if (!lock->owner || lock->owner == thread_cur()) {
-		lock->owner = thread_cur();
+	int on = shim_big_lock(), got = 0;
+	if (!lock->owner || lock->owner == shim_thread_cur()) {
+		lock->owner = shim_thread_cur();
 		lock->depth++;
 		got = 1;
 	}
-	big_unlock(on);
+	shim_big_unlock(on);
 	return got;
 }
 
@@ -124,10 +129,12 @@ void __retarget_lock_release_recursive(_LOCK_T lock)
 {
 	if (!lock)
 		return;
-	int on = big_lock();
-	if (lock->owner == thread_cur() && --lock->depth == 0)
+	int on = shim_big_lock();
+	if (lock->owner == shim_thread_cur() && --lock->depth == 0)
 		lock->owner = NULL;
-	big_unlock(on);
+	shim_big_unlock(on);
 }
 
 void __retarget_lock_release(_LOCK_T lock) { __retarget_lock_release_recursive(lock); }
+
+#pragma GCC visibility pop

@@ -10,7 +10,7 @@
  * device handler called from the idle loop), and it is free again at the
  * outermost unlock. A thread switch happens with it held: the thread
  * switched to carries on with the depth it had when it switched out
- * (big_depth, thread.c), and a new thread drops it (big_drop). Another
+ * (shim_big_depth, thread.c), and a new thread drops it (shim_big_drop). Another
  * hart spins for it with interrupts off; a hart that spins for 10 s says
  * so and ends the run: a deadlock is a report, never a hang. */
 #include <stdatomic.h>
@@ -41,22 +41,22 @@ static void acquire(int me)
 		if (!start) {
 			start = now;
 		} else if (now - start > (uint64_t)STUCK_S * BOARD_TIMEBASE_HZ) {
-			bare_puts("weft: hart ");
-			bare_put_dec((uint64_t)me);
-			bare_puts(" waited 10 s for the shim lock, held by hart ");
-			bare_put_dec((uint64_t)atomic_load(&owner));
-			bare_puts(" (taken at ");
-			bare_put_hex((uintptr_t)taken_at);
-			bare_puts(")\n");
+			shim_puts("weft: hart ");
+			shim_put_dec((uint64_t)me);
+			shim_puts(" waited 10 s for the shim lock, held by hart ");
+			shim_put_dec((uint64_t)atomic_load(&owner));
+			shim_puts(" (taken at ");
+			shim_put_hex((uintptr_t)taken_at);
+			shim_puts(")\n");
 			board_exit(EXIT_STUCK);
 		}
 	}
 }
 
-int big_lock(void)
+int shim_big_lock(void)
 {
 	int on = irq_save();
-	int me = (int)hart_self()->index;
+	int me = (int)shim_hart_self()->index;
 	if (atomic_load_explicit(&owner, memory_order_relaxed) == me) {
 		depth++;
 		return on;
@@ -67,23 +67,23 @@ int big_lock(void)
 	return on;
 }
 
-void big_unlock(int on)
+void shim_big_unlock(int on)
 {
 	if (--depth == 0)
 		atomic_store_explicit(&owner, FREE, memory_order_release);
 	irq_restore(on);
 }
 
-int big_held(void)
+int shim_big_held(void)
 {
-	return atomic_load_explicit(&owner, memory_order_relaxed) == (int)hart_self()->index;
+	return atomic_load_explicit(&owner, memory_order_relaxed) == (int)shim_hart_self()->index;
 }
 
-unsigned big_depth(void) { return depth; }
+unsigned shim_big_depth(void) { return depth; }
 
-void big_depth_set(unsigned d) { depth = d; }
+void shim_big_depth_set(unsigned d) { depth = d; }
 
-unsigned big_drop(void)
+unsigned shim_big_drop(void)
 {
 	unsigned d = depth;
 	depth = 0;
@@ -91,9 +91,9 @@ unsigned big_drop(void)
 	return d;
 }
 
-void big_retake(unsigned d)
+void shim_big_retake(unsigned d)
 {
-	acquire((int)hart_self()->index);
+	acquire((int)shim_hart_self()->index);
 	depth = d;
 	taken_at = __builtin_return_address(0);
 }

@@ -22,7 +22,7 @@
 static int64_t period = -1; /* ns; 0 off; -1 not read yet */
 static int64_t next_at;
 
-int64_t memstat_poll(int64_t now)
+int64_t shim_memstat_poll(int64_t now)
 {
 	if (period < 0) {
 		const char *s = getenv("WEFT_MEMSTAT_MS");
@@ -36,20 +36,20 @@ int64_t memstat_poll(int64_t now)
 		return next_at;
 	next_at = now + period;
 	struct mallinfo mi = mallinfo();
-	int on = big_lock(); /* one line, not interleaved with another thread's */
-	bare_puts("weft: mem: pages_free=");
-	bare_put_dec(page_free_count());
-	bare_puts(" pages_total=");
-	bare_put_dec(page_total_count());
-	bare_puts(" heap_kb=");
-	bare_put_dec(shim_heap_size() / 1024);
-	bare_puts(" sbrk_kb=");
-	bare_put_dec(heap_used() / 1024);
-	bare_puts(" malloc_kb=");
-	bare_put_dec(mi.uordblks / 1024);
-	bare_puts(" faults=");
-	bare_put_dec(demand_faults());
-	bare_puts("\n");
-	big_unlock(on);
+	int on = shim_big_lock(); /* one line, not interleaved with another thread's */
+	shim_puts("weft: mem: pages_free=");
+	shim_put_dec(shim_page_free_count());
+	shim_puts(" pages_total=");
+	shim_put_dec(shim_page_total_count());
+	shim_puts(" heap_kb=");
+	shim_put_dec(shim_heap_size() / 1024);
+	shim_puts(" sbrk_kb=");
+	shim_put_dec(shim_heap_used() / 1024);
+	shim_puts(" malloc_kb=");
+	shim_put_dec(mi.uordblks / 1024);
+	shim_puts(" faults=");
+	shim_put_dec(shim_demand_faults());
+	shim_puts("\n");
+	shim_big_unlock(on);
 	return next_at;
 }

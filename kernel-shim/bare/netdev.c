@@ -87,7 +87,7 @@ static int open_dwmac(struct shim_netdev *d, struct shim_netdev_info *info)
 	struct dwmac_config cfg = {
 		.base = BOARD_DWMAC_BASE, .irq = BOARD_DWMAC_IRQ, .poll = want_poll()};
 	if (dwmac_parse_mac(shim_getenv("WEFT_MAC"), cfg.mac)) {
-		bare_puts("weft: WEFT_MAC: not a unicast address xx:xx:xx:xx:xx:xx\n");
+		shim_puts("weft: WEFT_MAC: not a unicast address xx:xx:xx:xx:xx:xx\n");
 		return -EINVAL;
 	}
 #ifdef BOARD_CV1800B_EPHY_BASE

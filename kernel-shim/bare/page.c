@@ -2,7 +2,7 @@
 /* The physical page allocator, malloc's share of the same RAM, and the
  * memory lock. Heap and pages are one budget: the free RAM above the image
  * is one range, malloc's heap grows up from its bottom (sbrk, heap.c,
- * through page_heap_grow) and pages never handed out are taken from its
+ * through shim_page_heap_grow) and pages never handed out are taken from its
  * top (boot touches none of them), so neither has a fixed share and either
  * may have all but the other's use. Freed pages go on a free list threaded
  * through the pages themselves (RAM is identity-mapped) and are used
@@ -11,7 +11,7 @@
  * the listed pages just above its edge. The heap stops HEAP_FLOOR pages
  * short of the end of the pages, so the fibers that run still find pages
  * for their stacks; new stacks are refused sooner (stack.c's LOW_WATER,
- * counted by page_stack_room), while the middle still holds heap_keep
+ * counted by shim_page_stack_room), while the middle still holds heap_keep
  * pages, so the heap has room left for the work already running (lwIP's
  * receive buffers): a page in use just above the heap's edge is a wall the
  * free pages elsewhere cannot move.
@@ -40,14 +40,14 @@ static size_t nlisted; /* pages on free_list */
 /* [fresh, fresh_end): neither heap nor page yet. The heap's edge is fresh
  * (page-aligned; sbrk's own end may be below it), pages come off the top. */
 static uintptr_t fresh, fresh_end;
-static uintptr_t range_end; /* the top of the range page_init was given */
-static size_t ntotal;       /* pages page_init was given */
+static uintptr_t range_end; /* the top of the range shim_page_init was given */
+static size_t ntotal;       /* pages shim_page_init was given */
 
 /* Pages the heap leaves to the stacks of the fibers that run (256 KiB):
  * malloc fails before they run out. */
 #define HEAP_FLOOR 64
 /* Pages of the middle new stacks leave to the heap: a sixteenth of the
- * RAM, at least 2 MiB (page_init). */
+ * RAM, at least 2 MiB (shim_page_init). */
 #define HEAP_KEEP_MIN 512
 static size_t heap_keep;
 
@@ -57,11 +57,11 @@ static size_t heap_keep;
 static void *reserve[RESERVE];
 static unsigned nreserve;
 
-int mem_lock(void) { return big_lock(); }
+int shim_mem_lock(void) { return shim_big_lock(); }
 
-void mem_unlock(int on) { big_unlock(on); }
+void shim_mem_unlock(int on) { shim_big_unlock(on); }
 
-int mem_locked(void) { return big_held(); }
+int shim_mem_locked(void) { return shim_big_held(); }
 
 /* A free page, not zeroed, or NULL. Under the memory lock. */
 static void *take(void)
@@ -85,32 +85,32 @@ static void refill(void)
 		reserve[nreserve++] = p;
 }
 
-void page_init(uintptr_t start, uintptr_t end)
+void shim_page_init(uintptr_t start, uintptr_t end)
 {
 	fresh = (start + PAGE_SIZE - 1) & ~(PAGE_SIZE - 1);
 	fresh_end = range_end = end & ~(PAGE_SIZE - 1);
 	ntotal = fresh_end > fresh ? (fresh_end - fresh) / PAGE_SIZE : 0;
 	heap_keep = ntotal / 16 > HEAP_KEEP_MIN ? ntotal / 16 : HEAP_KEEP_MIN;
-	int on = mem_lock();
+	int on = shim_mem_lock();
 	refill();
-	mem_unlock(on);
+	shim_mem_unlock(on);
 }
 
-void *page_alloc(void)
+void *shim_page_alloc(void)
 {
-	int on = mem_lock();
+	int on = shim_mem_lock();
 	refill();
 	void *p = take();
-	mem_unlock(on);
+	shim_mem_unlock(on);
 	if (p)
 		memset(p, 0, PAGE_SIZE);
 	return p;
 }
 
-void page_free(void *v)
+void shim_page_free(void *v)
 {
 	struct free_page *p = v;
-	int on = mem_lock();
+	int on = shim_mem_lock();
 	if (nreserve < RESERVE) {
 		reserve[nreserve++] = p;
 	} else if ((uintptr_t)p == fresh_end) {
@@ -120,7 +120,7 @@ void page_free(void *v)
 		free_list = p;
 		nlisted++;
 	}
-	mem_unlock(on);
+	shim_mem_unlock(on);
 }
 
 /* Zero a page with 64-bit stores, eight to a turn: picolibc's memset, built
@@ -142,7 +142,7 @@ __attribute__((optimize("no-tree-loop-distribute-patterns"))) static void zero(v
 	}
 }
 
-void *page_take_fault(int held)
+void *shim_page_take_fault(int held)
 {
 	void *p;
 	if (held) {
@@ -183,16 +183,16 @@ static bool take_back(uintptr_t end)
 
 static size_t free_count(void) { return nlisted + (fresh_end - fresh) / PAGE_SIZE; }
 
-int page_heap_grow(uintptr_t end)
+int shim_page_heap_grow(uintptr_t end)
 {
 	end = (end + PAGE_SIZE - 1) & ~(PAGE_SIZE - 1);
-	int on = mem_lock();
+	int on = shim_mem_lock();
 	int r = 0;
 	if (end > fresh) {
 		if (end > range_end) {
 			r = -ENOMEM;
 		} else if (end > fresh_end && !take_back(end) &&
-			   !(stack_reclaim() && take_back(end))) {
+			   !(shim_stack_reclaim() && take_back(end))) {
 			r = -ENOMEM;
 		} else if (free_count() - (end - fresh) / PAGE_SIZE < HEAP_FLOOR) {
 			r = -ENOMEM;
@@ -200,26 +200,26 @@ int page_heap_grow(uintptr_t end)
 			fresh = end;
 		}
 	}
-	mem_unlock(on);
+	shim_mem_unlock(on);
 	return r;
 }
 
-size_t page_free_count(void)
+size_t shim_page_free_count(void)
 {
-	fence_release(); /* those pages are free but for the fence */
-	int on = mem_lock();
+	shim_fence_release(); /* those pages are free but for the fence */
+	int on = shim_mem_lock();
 	size_t n = free_count();
-	mem_unlock(on);
+	shim_mem_unlock(on);
 	return n;
 }
 
-size_t page_total_count(void) { return ntotal; }
+size_t shim_page_total_count(void) { return ntotal; }
 
-size_t page_stack_room(void)
+size_t shim_page_stack_room(void)
 {
-	int on = mem_lock();
+	int on = shim_mem_lock();
 	size_t middle = (fresh_end - fresh) / PAGE_SIZE;
 	size_t n = nlisted + (middle > heap_keep ? middle - heap_keep : 0);
-	mem_unlock(on);
+	shim_mem_unlock(on);
 	return n;
 }

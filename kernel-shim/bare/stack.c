@@ -8,7 +8,7 @@
  * pooled beyond TRIM_KEEP, shim_stack_trim takes those too, and when RAM
  * runs low every pooled stack gives its pages back and keeps only its
  * addresses. A new stack is refused (-ENOMEM) while fewer than LOW_WATER
- * pages are free for stacks (page_stack_room: not counting what page.c
+ * pages are free for stacks (shim_page_stack_room: not counting what page.c
  * keeps for the heap): running low refuses new fibers before the ones that
  * run find no page for their stacks or no memory for their buffers.
  *
@@ -75,13 +75,13 @@ const char *shim_stack_guard_method(void) { return "sv39"; }
  * hold them (fence.c). */
 static void unmap_range(uintptr_t base, size_t size, int keep)
 {
-	int on = mem_lock();
+	int on = shim_mem_lock();
 	for (uintptr_t va = base; va < base + size; va += PAGE_SIZE) {
-		uintptr_t pa = vm_unmap(va, keep);
+		uintptr_t pa = shim_vm_unmap(va, keep);
 		if (pa)
-			fence_defer(pa);
+			shim_fence_defer(pa);
 	}
-	mem_unlock(on);
+	shim_mem_unlock(on);
 }
 
 /* Give back the pages of the pooled stacks beyond the first keep that
@@ -90,36 +90,36 @@ static int reclaim_beyond(unsigned keep)
 {
 	int any = 0;
 	unsigned seen = 0;
-	int on = mem_lock();
+	int on = shim_mem_lock();
 	for (int i = 0; i < NCLASS; i++)
 		for (struct pooled *p = classes[i].free; p; p = p->next)
 			if (p->backed && seen++ >= keep) {
 				unmap_range(p->base, classes[i].size, 1);
 				p->backed = 0;
-				p->epoch = fence_epoch();
+				p->epoch = shim_fence_epoch();
 				atomic_fetch_sub_explicit(&nbacked, 1, memory_order_relaxed);
 				any = 1;
 			}
-	mem_unlock(on);
+	shim_mem_unlock(on);
 	return any;
 }
 
-int stack_reclaim(void)
+int shim_stack_reclaim(void)
 {
 	int any = reclaim_beyond(0);
-	return fence_release() | any;
+	return shim_fence_release() | any;
 }
 
-size_t stack_pooled(void)
+size_t shim_stack_pooled(void)
 {
 	size_t n = 0;
-	int on = mem_lock();
+	int on = shim_mem_lock();
 	for (int i = 0; i < NCLASS; i++)
 		for (struct pooled *p = classes[i].free; p; p = p->next)
 			n++;
 	for (struct pooled *p = spare; p; p = p->next)
 		n++;
-	mem_unlock(on);
+	shim_mem_unlock(on);
 	return n;
 }
 
@@ -139,7 +139,7 @@ void shim_stack_trim(void)
 static int reserve_range(uintptr_t base, size_t size)
 {
 	for (uintptr_t va = base; va < base + size; va += PAGE_SIZE)
-		if (vm_reserve(va) != 0) {
+		if (shim_vm_reserve(va) != 0) {
 			unmap_range(base, va - base, 0);
 			return -ENOMEM;
 		}
@@ -164,7 +164,7 @@ static struct size_class *class_of(size_t size, size_t guard, int create)
  * the node its shim_stack_alloc set aside. */
 static void pool_put(uintptr_t base, size_t size, size_t guard)
 {
-	int on = mem_lock();
+	int on = shim_mem_lock();
 	struct size_class *c = class_of(size, guard, 1);
 	struct pooled *p = spare;
 	if (p)
@@ -172,12 +172,12 @@ static void pool_put(uintptr_t base, size_t size, size_t guard)
 	if (p && c) {
 		p->base = base;
 		p->backed = 1;
-		p->epoch = fence_epoch();
+		p->epoch = shim_fence_epoch();
 		p->next = c->free;
 		c->free = p;
 		atomic_fetch_add_explicit(&nbacked, 1, memory_order_relaxed);
 	}
-	mem_unlock(on);
+	shim_mem_unlock(on);
 	/* No pool for it (eight sizes already have one), or not a stack
 	 * shim_stack_alloc handed out: its node goes, its pages go back, its
 	 * addresses are never used again (their entries are none: a touch
@@ -193,25 +193,25 @@ static void pool_put(uintptr_t base, size_t size, size_t guard)
 static uintptr_t fresh_range(size_t size, size_t guard, struct pooled *n)
 {
 	uintptr_t base = 0;
-	int on = mem_lock();
+	int on = shim_mem_lock();
 	if (next_va + guard + size <= VM_STACK_BASE + VM_STACK_SIZE) {
 		base = next_va + guard;
 		next_va = base + size;
 		n->next = spare;
 		spare = n;
 	}
-	mem_unlock(on);
+	shim_mem_unlock(on);
 	return base;
 }
 
 /* A node shim_stack_alloc set aside for a stack it then did not hand out. */
 static void spare_drop(void)
 {
-	int on = mem_lock();
+	int on = shim_mem_lock();
 	struct pooled *n = spare;
 	if (n)
 		spare = n->next;
-	mem_unlock(on);
+	shim_mem_unlock(on);
 	free(n);
 }
 
@@ -220,9 +220,10 @@ int shim_stack_alloc(size_t size, struct shim_stack *out)
 	if (size == 0 || size > MAX_STACK || !out)
 		return -EINVAL;
 	size = shim_stack_round(size);
-	if (page_stack_room() < LOW_WATER && (!stack_reclaim() || page_stack_room() < LOW_WATER))
+	if (shim_page_stack_room() < LOW_WATER &&
+	    (!shim_stack_reclaim() || shim_page_stack_room() < LOW_WATER))
 		return -ENOMEM;
-	int on = mem_lock();
+	int on = shim_mem_lock();
 	size_t guard = guard_now();
 	struct size_class *c = class_of(size, guard, 0);
 	struct pooled *p = c ? c->free : NULL;
@@ -231,14 +232,14 @@ int shim_stack_alloc(size_t size, struct shim_stack *out)
 		c->free = p->next;
 		if (p->backed)
 			atomic_fetch_sub_explicit(&nbacked, 1, memory_order_relaxed);
-		fence_after(p->epoch); /* no hart's TLB holds its old pages */
+		shim_fence_after(p->epoch); /* no hart's TLB holds its old pages */
 		/* Read before the node goes on the spare list: from there any
 		 * hart's pool_put may take it for another stack's addresses. */
 		base = p->base;
 		p->next = spare; /* for this stack's pool_put */
 		spare = p;
 	}
-	mem_unlock(on);
+	shim_mem_unlock(on);
 	if (!p) {
 		struct pooled *n = malloc(sizeof *n);
 		if (!n)

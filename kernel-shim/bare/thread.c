@@ -62,9 +62,9 @@ static _Thread_local struct shim_thread *me;
  * turn. */
 static struct shim_thread *rr = &main_thread;
 
-struct hart *hart_self(void) { return me->hart; }
+struct hart *shim_hart_self(void) { return me->hart; }
 
-struct shim_thread *thread_cur(void) { return me; }
+struct shim_thread *shim_thread_cur(void) { return me; }
 
 /* Set t as the running thread in the TLS block tls (not yet any hart's). */
 static void me_set(void *tls, struct shim_thread *t)
@@ -74,10 +74,10 @@ static void me_set(void *tls, struct shim_thread *t)
 	*(struct shim_thread **)((char *)tls + ((uintptr_t)&me - tp)) = t;
 }
 
-void thread_init(void *tls)
+void shim_thread_init(void *tls)
 {
 	main_thread.tls = tls;
-	main_thread.hart = &harts[0];
+	main_thread.hart = &shim_harts[0];
 	me = &main_thread;
 }
 
@@ -111,11 +111,11 @@ static struct shim_thread *pick(int64_t now, int take)
 static void kick(int n)
 {
 	struct hart *self = me->hart;
-	for (unsigned i = 0; i < hart_count && n > 0; i++) {
-		struct hart *h = &harts[i];
+	for (unsigned i = 0; i < shim_hart_count && n > 0; i++) {
+		struct hart *h = &shim_harts[i];
 		if (h != self && h->asleep) {
 			h->asleep = 0;
-			hart_kick(h);
+			shim_hart_kick(h);
 			n--;
 		}
 	}
@@ -135,7 +135,7 @@ static void switch_to(struct shim_thread *t)
 	struct shim_thread *prev = me;
 	struct hart *h = prev->hart;
 	uint64_t fp = fp_csr_read();
-	unsigned depth = big_depth();
+	unsigned depth = shim_big_depth();
 	int64_t now = shim_now();
 	prev->ran += now - prev->since;
 	t->since = now;
@@ -143,7 +143,7 @@ static void switch_to(struct shim_thread *t)
 	__asm__ volatile("mv tp, %0" ::"r"(t->tls) : "memory");
 	prev->hart = NULL;
 	arch_switch(&prev->sp, t->sp);
-	big_depth_set(depth);
+	shim_big_depth_set(depth);
 	fp_csr_write(fp);
 }
 
@@ -169,7 +169,7 @@ static void run(struct shim_thread *t, int64_t now)
 	if (t->state == T_WAIT)
 		t->state = T_RUN;
 	h->slice_end = now + SLICE_NS;
-	clock_set_timer(h->slice_end);
+	shim_clock_set_timer(h->slice_end);
 	if (t == me)
 		return;
 	if (me->state == T_RUN)
@@ -211,14 +211,14 @@ static _Noreturn void idle_loop(struct hart *h)
 			run(t, now);
 			continue;
 		}
-		clock_set_timer(next_deadline());
+		shim_clock_set_timer(next_deadline());
 		h->asleep = 1;
-		unsigned d = big_drop();
+		unsigned d = shim_big_drop();
 		wfi();
-		big_retake(d);
+		shim_big_retake(d);
 		h->asleep = 0;
 		if (h->index == 0 && (csr_read(sip) & SIP_SEIP)) {
-			trap_external();
+			shim_trap_external();
 			kick(INT_MAX);
 		}
 	}
@@ -226,7 +226,7 @@ static _Noreturn void idle_loop(struct hart *h)
 
 static void idle_entry(void *arg) { idle_loop(arg); }
 
-int thread_idle_new(struct hart *h, int own_stack)
+int shim_thread_idle_new(struct hart *h, int own_stack)
 {
 	size_t align = _tls_align() < 16 ? 16 : _tls_align();
 	struct shim_thread *t = calloc(1, sizeof *t);
@@ -249,12 +249,12 @@ int thread_idle_new(struct hart *h, int own_stack)
 	return 0;
 }
 
-_Noreturn void thread_idle_run(struct hart *h)
+_Noreturn void shim_thread_idle_run(struct hart *h)
 {
 	struct shim_thread *t = h->idle;
 	t->hart = h;
 	__asm__ volatile("mv tp, %0" ::"r"(t->tls) : "memory");
-	big_lock();
+	shim_big_lock();
 	t->since = shim_now();
 	idle_loop(h);
 }
@@ -265,21 +265,21 @@ _Noreturn void thread_idle_run(struct hart *h)
  * were a sleeper's deadline allowed to cut it short, a thread switched to
  * after that deadline had passed would be preempted at its first
  * instruction, every time, and never run. */
-int thread_tick(void)
+int shim_thread_tick(void)
 {
-	int on = big_lock();
+	int on = shim_big_lock();
 	struct hart *h = me->hart;
 	int64_t now = shim_now();
 	int r = 0;
 	if (now < h->slice_end) {
-		clock_set_timer(h->slice_end);
+		shim_clock_set_timer(h->slice_end);
 	} else if (pick(now, 0)) {
 		r = 1;
 	} else {
 		h->slice_end = now + SLICE_NS;
-		clock_set_timer(h->slice_end);
+		shim_clock_set_timer(h->slice_end);
 	}
-	big_unlock(on);
+	shim_big_unlock(on);
 	return r;
 }
 
@@ -289,10 +289,10 @@ int thread_tick(void)
  * hart is woken for it and the running thread is preempted now, so the
  * woken one runs without waiting for the end of this slice. A sleeper whose
  * deadline merely passed does not count: that is the timer's, and waits for
- * the slice to end (see thread_tick). */
-int thread_irq_woke(void)
+ * the slice to end (see shim_thread_tick). */
+int shim_thread_irq_woke(void)
 {
-	int on = big_lock(), r = 0;
+	int on = shim_big_lock(), r = 0;
 	struct shim_thread *t = &main_thread;
 	do {
 		if (t->state == T_WAIT && !t->hart &&
@@ -303,37 +303,37 @@ int thread_irq_woke(void)
 	} while (t != &main_thread);
 	if (r)
 		kick(INT_MAX);
-	big_unlock(on);
+	shim_big_unlock(on);
 	return r;
 }
 
 int64_t shim_thread_cputime(shim_thread_t t)
 {
-	int on = big_lock();
+	int on = shim_big_lock();
 	int64_t ns = t->ran + (t->hart ? shim_now() - t->since : 0);
-	big_unlock(on);
+	shim_big_unlock(on);
 	return ns;
 }
 
 /* Called by arch_preempt_resume on the preempted thread's own stack. */
-void shim__preempted(void);
-void shim__preempted(void)
+void shim_preempted(void);
+void shim_preempted(void)
 {
-	int on = big_lock();
+	int on = shim_big_lock();
 	schedule();
-	big_unlock(on);
+	shim_big_unlock(on);
 }
 
 void shim_thread_yield(void)
 {
-	int on = big_lock();
+	int on = shim_big_lock();
 	schedule();
-	big_unlock(on);
+	shim_big_unlock(on);
 }
 
 int shim_wait(_Atomic uint32_t *word, uint32_t expected, int64_t deadline)
 {
-	int on = big_lock();
+	int on = shim_big_lock();
 	struct shim_thread *c = me;
 	int r = 0;
 	if (atomic_load(word) == expected) {
@@ -348,16 +348,16 @@ int shim_wait(_Atomic uint32_t *word, uint32_t expected, int64_t deadline)
 			r = -ETIMEDOUT;
 		c->word = NULL;
 	}
-	big_unlock(on);
+	shim_big_unlock(on);
 	return r;
 }
 
 /* Also from an interrupt handler: it only marks threads, and wakes a
  * sleeping hart for each. A handler can as well just change the word a
- * thread waits on: can_run sees that, and thread_irq_woke wakes a hart. */
+ * thread waits on: can_run sees that, and shim_thread_irq_woke wakes a hart. */
 void shim_wake(_Atomic uint32_t *word, int n)
 {
-	int on = big_lock(), marked = 0;
+	int on = shim_big_lock(), marked = 0;
 	struct shim_thread *t = &main_thread;
 	do {
 		if (n > 0 && t->state == T_WAIT && t->word == word && !t->woken) {
@@ -368,20 +368,20 @@ void shim_wake(_Atomic uint32_t *word, int n)
 		t = t->next;
 	} while (t != &main_thread);
 	kick(marked);
-	big_unlock(on);
+	shim_big_unlock(on);
 }
 
 static void thread_entry(void *arg)
 {
 	struct shim_thread *t = arg;
 	/* Switched to with the shim lock held (switch_to): let it go. */
-	big_drop();
+	shim_big_drop();
 	/* Its creator's, as a POSIX thread's is, not whatever the thread
 	 * that switched here first had. */
 	fp_csr_write(t->fp_csr);
 	csr_set(sstatus, SSTATUS_SIE);
 	t->fn(t->arg);
-	big_lock();
+	shim_big_lock();
 	t->state = T_DONE;
 	atomic_store(&t->done, 1);
 	shim_wake(&t->done, INT_MAX);
@@ -413,11 +413,11 @@ int shim_thread_start(shim_thread_t *out, void (*fn)(void *), void *arg)
 	t->arg = arg;
 	t->fp_csr = fp_csr_read();
 	t->sp = arch_frame_init((char *)t->stack.base + t->stack.size, thread_entry, t);
-	int on = big_lock();
+	int on = shim_big_lock();
 	t->next = main_thread.next;
 	main_thread.next = t;
 	kick(1);
-	big_unlock(on);
+	shim_big_unlock(on);
 	*out = t;
 	return 0;
 }
@@ -428,14 +428,14 @@ void shim_thread_join(shim_thread_t t)
 {
 	while (!atomic_load(&t->done))
 		shim_wait(&t->done, 0, -1);
-	int on = big_lock();
+	int on = shim_big_lock();
 	struct shim_thread *p = &main_thread;
 	while (p->next != t)
 		p = p->next;
 	p->next = t->next;
 	if (rr == t)
 		rr = p;
-	big_unlock(on);
+	shim_big_unlock(on);
 	shim_stack_free(&t->stack);
 	free(t->tls_mem);
 	free(t);

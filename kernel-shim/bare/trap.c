@@ -17,13 +17,13 @@
 
 static char trap_stack[TRAP_STACK] __attribute__((aligned(16))); /* the boot hart's */
 
-void trap_hart_init(void *trap_top)
+void shim_trap_hart_init(void *trap_top)
 {
 	csr_write(sscratch, (uintptr_t)trap_top);
 	csr_write(stvec, (uintptr_t)arch_trap_entry);
 }
 
-void trap_init(void) { trap_hart_init(trap_stack + TRAP_STACK); }
+void shim_trap_init(void) { shim_trap_hart_init(trap_stack + TRAP_STACK); }
 
 /* ---- External interrupts ------------------------------------------------ */
 static struct {
@@ -31,30 +31,30 @@ static struct {
 	void *arg;
 } handlers[BOARD_PLIC_NDEV + 1];
 
-int irq_register(unsigned irq, irq_handler fn, void *arg)
+int shim_irq_register(unsigned irq, irq_handler fn, void *arg)
 {
 	if (irq == 0 || irq > BOARD_PLIC_NDEV || !fn)
 		return -EINVAL;
-	int on = big_lock(), r = -EBUSY;
+	int on = shim_big_lock(), r = -EBUSY;
 	if (!handlers[irq].fn) {
 		handlers[irq].fn = fn;
 		handlers[irq].arg = arg;
 		plic_enable(irq, 1);
 		r = 0;
 	}
-	big_unlock(on);
+	shim_big_unlock(on);
 	return r;
 }
 
-void irq_unregister(unsigned irq)
+void shim_irq_unregister(unsigned irq)
 {
 	if (irq == 0 || irq > BOARD_PLIC_NDEV)
 		return;
-	int on = big_lock();
+	int on = shim_big_lock();
 	plic_disable(irq);
 	handlers[irq].fn = NULL;
 	handlers[irq].arg = NULL;
-	big_unlock(on);
+	shim_big_unlock(on);
 }
 
 /* Claim until the PLIC has nothing more for this context (the boot
@@ -69,9 +69,9 @@ void irq_unregister(unsigned irq)
  * a disabled source around its completion for the same reason).
  * Bounded, so that the idle loop in thread.c looks at its threads between
  * rounds even while a device keeps interrupting. */
-void trap_external(void)
+void shim_trap_external(void)
 {
-	int on = big_lock(); /* the handlers' state is the drivers', under it */
+	int on = shim_big_lock(); /* the handlers' state is the drivers', under it */
 	for (int n = 0; n < 64; n++) {
 		uint32_t irq = plic_claim();
 		if (irq == 0)
@@ -82,12 +82,12 @@ void trap_external(void)
 		} else {
 			plic_complete(irq);
 			plic_disable(irq);
-			bare_puts("weft: interrupt from PLIC source ");
-			bare_put_dec(irq);
-			bare_puts(" with no handler: disabled\n");
+			shim_puts("weft: interrupt from PLIC source ");
+			shim_put_dec(irq);
+			shim_puts(" with no handler: disabled\n");
 		}
 	}
-	big_unlock(on);
+	shim_big_unlock(on);
 }
 
 /* Make the trap return into arch_preempt_resume on the thread's own stack,
@@ -102,12 +102,12 @@ static void preempt(struct trap_frame *f)
 	f->sstatus = (f->sstatus | SSTATUS_SPP) & ~SSTATUS_SPIE;
 }
 
-void shim__trap(struct trap_frame *f)
+void shim_trap(struct trap_frame *f)
 {
 	uint64_t cause = f->scause;
 	if (cause & SCAUSE_INTERRUPT) {
 		if ((cause & 0xff) == IRQ_S_TIMER) {
-			if (thread_tick())
+			if (shim_thread_tick())
 				preempt(f);
 			return;
 		}
@@ -116,22 +116,22 @@ void shim__trap(struct trap_frame *f)
 			return;
 		}
 		if ((cause & 0xff) == IRQ_S_EXTERNAL) {
-			trap_external();
-			if (thread_irq_woke())
+			shim_trap_external();
+			if (shim_thread_irq_woke())
 				preempt(f);
 			return;
 		}
-		bare_puts("weft: unexpected interrupt ");
-		bare_put_dec(cause & 0xff);
-		bare_puts("\n");
+		shim_puts("weft: unexpected interrupt ");
+		shim_put_dec(cause & 0xff);
+		shim_puts("\n");
 		board_exit(EXIT_TRAP);
 	}
 	if (cause == EXC_LOAD_PAGE || cause == EXC_STORE_PAGE || cause == EXC_INST_PAGE) {
-		int r = demand_fault(f->stval, cause == EXC_INST_PAGE);
+		int r = shim_demand_fault(f->stval, cause == EXC_INST_PAGE);
 		if (r == 0)
 			return; /* mapped: the instruction runs again */
 		if (r == -ENOMEM)
-			trap_no_page(f); /* fault.c: does not return */
+			shim_trap_no_page(f); /* fault.c: does not return */
 	}
-	trap_fault(f); /* fault.c: does not return */
+	shim_trap_fault(f); /* fault.c: does not return */
 }

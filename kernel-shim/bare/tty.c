@@ -27,7 +27,7 @@ static struct {
 	int src;
 	int by_irq; /* the receive interrupt is ours */
 	int masked; /* off because the ring is full */
-	struct tty_stats st;
+	struct shim_tty_stats st;
 } tty = {.src = -1};
 
 /* Under the shim lock. Move what the UART holds into the ring; 1 if any came. */
@@ -61,46 +61,46 @@ static void tty_irq(void *arg)
 	tty.st.irqs++;
 	drain();
 	if (tty.len)
-		io_report(tty.src, SHIM_IO_IN);
+		shim_io_report(tty.src, SHIM_IO_IN);
 }
 
-void tty_irq_take(int on)
+void shim_tty_irq_take(int on)
 {
 #ifdef BOARD_CONSOLE_IRQ
-	int s = big_lock();
+	int s = shim_big_lock();
 	if (on && !tty.by_irq && tty.src >= 0 &&
-	    irq_register(BOARD_CONSOLE_IRQ, tty_irq, NULL) == 0) {
+	    shim_irq_register(BOARD_CONSOLE_IRQ, tty_irq, NULL) == 0) {
 		tty.by_irq = 1;
 		tty.masked = 0;
 		board_console_rx_irq(tty.len < RING);
 		tty.masked = tty.len == RING;
 	} else if (!on && tty.by_irq) {
 		board_console_rx_irq(0);
-		irq_unregister(BOARD_CONSOLE_IRQ);
+		shim_irq_unregister(BOARD_CONSOLE_IRQ);
 		tty.by_irq = 0;
 	}
-	io_source_irq(tty.src, tty.by_irq);
-	big_unlock(s);
+	shim_io_source_irq(tty.src, tty.by_irq);
+	shim_big_unlock(s);
 #else
 	(void)on;
 #endif
 }
 
-void tty_init(void)
+void shim_tty_init(void)
 {
-	tty.src = io_source_add(tty_ready, NULL);
+	tty.src = shim_io_source_add(tty_ready, NULL);
 	if (tty.src != 0) {
-		bare_puts("weft: console input is not I/O source 0\n");
+		shim_puts("weft: console input is not I/O source 0\n");
 		return;
 	}
 	const char *poll = shim_getenv("WEFT_POLL");
 	if (!poll || strcmp(poll, "1") != 0)
-		tty_irq_take(1);
+		shim_tty_irq_take(1);
 }
 
-long tty_read(void *buf, size_t n)
+long shim_tty_read(void *buf, size_t n)
 {
-	int s = big_lock();
+	int s = shim_big_lock();
 	if (!tty.by_irq || !tty.len)
 		drain(); /* polled, or bytes the interrupt has not brought yet */
 	size_t k = n < tty.len ? n : tty.len;
@@ -112,13 +112,13 @@ long tty_read(void *buf, size_t n)
 		tty.masked = 0;
 		board_console_rx_irq(1);
 	}
-	big_unlock(s);
+	shim_big_unlock(s);
 	return k ? (long)k : (n ? -EAGAIN : 0);
 }
 
-void tty_stats(struct tty_stats *out)
+void shim_tty_stats(struct shim_tty_stats *out)
 {
-	int s = big_lock();
+	int s = shim_big_lock();
 	*out = tty.st;
-	big_unlock(s);
+	shim_big_unlock(s);
 }

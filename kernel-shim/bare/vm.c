@@ -43,9 +43,9 @@ static void satp_set(void)
 	__asm__ volatile("sfence.vma zero, zero" ::: "memory");
 }
 
-void vm_hart_init(void) { satp_set(); }
+void shim_vm_hart_init(void) { satp_set(); }
 
-void vm_init(uintptr_t ram_base, uintptr_t ram_end)
+void shim_vm_init(uintptr_t ram_base, uintptr_t ram_end)
 {
 	/* A (accessed) and D (dirty) are set up front: the C906 does not set
 	 * them in hardware and faults instead. */
@@ -54,7 +54,7 @@ void vm_init(uintptr_t ram_base, uintptr_t ram_end)
 		root[g / GIGA] = pte_of(g, common | PTE_R | PTE_W) | board_pte_bits(1);
 	for (uintptr_t g = ram_base & ~(GIGA - 1); g < ram_end; g += GIGA)
 		root[g / GIGA] = pte_of(g, common | PTE_R | PTE_W | PTE_X) | board_pte_bits(0);
-	window = page_alloc();
+	window = shim_page_alloc();
 	root[VM_STACK_BASE / GIGA] = pte_of((uintptr_t)window, PTE_V);
 	satp_set();
 }
@@ -67,7 +67,7 @@ static uint64_t *leaf(uintptr_t va, int create)
 	if (!(*l1 & PTE_V)) {
 		if (!create)
 			return NULL;
-		void *t = page_alloc();
+		void *t = shim_page_alloc();
 		if (!t)
 			return NULL;
 		*l1 = pte_of((uintptr_t)t, PTE_V);
@@ -75,25 +75,25 @@ static uint64_t *leaf(uintptr_t va, int create)
 	return &table_of(*l1)[(va >> 12) & 511];
 }
 
-int vm_reserve(uintptr_t va)
+int shim_vm_reserve(uintptr_t va)
 {
-	int on = mem_lock();
+	int on = shim_mem_lock();
 	uint64_t *pte = leaf(va, 1);
 	if (pte && *pte == 0)
 		*pte = PTE_LAZY;
-	mem_unlock(on);
+	shim_mem_unlock(on);
 	return pte ? 0 : -ENOMEM;
 }
 
-int vm_map(uintptr_t va, uintptr_t pa)
+int shim_vm_map(uintptr_t va, uintptr_t pa)
 {
-	int on = mem_lock();
+	int on = shim_mem_lock();
 	uint64_t *pte = leaf(va, 0);
 	int lazy = pte && *pte == PTE_LAZY;
 	if (lazy)
 		*pte = pte_of(pa, PTE_V | PTE_R | PTE_W | PTE_A | PTE_D | PTE_G) |
 		       board_pte_bits(0);
-	mem_unlock(on);
+	shim_mem_unlock(on);
 	if (!lazy)
 		return -EFAULT;
 	/* An invalid entry may be cached too (the privileged spec lets a
@@ -102,16 +102,16 @@ int vm_map(uintptr_t va, uintptr_t pa)
 	return 0;
 }
 
-uintptr_t vm_unmap(uintptr_t va, int keep)
+uintptr_t shim_vm_unmap(uintptr_t va, int keep)
 {
-	int on = mem_lock();
+	int on = shim_mem_lock();
 	uint64_t *pte = leaf(va, 0);
 	uintptr_t pa = 0;
 	if (pte && (*pte & PTE_V))
 		pa = (uintptr_t)(((*pte & PTE_PPN_MASK) >> 10) << 12);
 	if (pte && *pte)
 		*pte = keep ? PTE_LAZY : 0;
-	mem_unlock(on);
+	shim_mem_unlock(on);
 	if (pa)
 		sfence(va);
 	return pa;
@@ -119,18 +119,18 @@ uintptr_t vm_unmap(uintptr_t va, int keep)
 
 static int state(uintptr_t va, uint64_t want)
 {
-	int on = mem_lock();
+	int on = shim_mem_lock();
 	uint64_t *pte = leaf(va, 0);
 	int r = pte && (want == PTE_V ? (*pte & PTE_V) != 0 : *pte == want);
-	mem_unlock(on);
+	shim_mem_unlock(on);
 	return r;
 }
 
-int vm_mapped(uintptr_t va)
+int shim_vm_mapped(uintptr_t va)
 {
 	if (va < VM_STACK_BASE || va >= VM_STACK_BASE + VM_STACK_SIZE)
 		return 1; /* identity-mapped RAM and devices (or nothing: not ours to say) */
 	return state(va, PTE_V);
 }
 
-int vm_lazy(uintptr_t va) { return state(va, PTE_LAZY); }
+int shim_vm_lazy(uintptr_t va) { return state(va, PTE_LAZY); }

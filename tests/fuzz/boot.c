@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* libFuzzer: what a bootloader hands the bare-metal shim (kernel-shim/bare):
- * the flattened device tree (fdt_parse) and the command line split into
- * NAME=value words and arguments (bootargs_split), both built for the
+ * the flattened device tree (shim_fdt_parse) and the command line split into
+ * NAME=value words and arguments (shim_bootargs_split), both built for the
  * host. The input is a device tree; the tree is given exactly the bytes its
  * header's totalsize claims, so ASan sees a read outside it. The whole input as a
  * command line is split too. */
@@ -18,7 +18,7 @@ static char bootargs[512]; /* as boot.c's */
 static void check_split(char *line, size_t cap)
 {
 	struct bootwords b;
-	bootargs_split(line, &b);
+	shim_bootargs_split(line, &b);
 	FUZZ_CHECK(b.nenv >= 0 && b.nenv <= BOOTARGS_MAX);
 	FUZZ_CHECK(b.nargs >= 0 && b.nargs <= BOOTARGS_MAX);
 	for (int i = 0; i < b.nenv; i++) {
@@ -55,7 +55,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	uint8_t *dtb = malloc(cap); /* 16-byte aligned, as a tree must be (4) */
 	memcpy(dtb, data, cap);
 	struct fdt_info info;
-	int e = fdt_parse(dtb, &info);
+	int e = shim_fdt_parse(dtb, &info);
 	FUZZ_CHECK(e == 0 || e == -EINVAL);
 	if (e == 0 && info.bootargs) {
 		const char *a = info.bootargs;

@@ -5,8 +5,10 @@
 # errno values the row names must be the ones the header's comment above
 # that call names, no more and no fewer. The comment is the contract; a
 # code added to one and not the other fails here.
-# (weft.h's calls are documented in prose and tables of other shapes, and
-# are not compared yet.)
+# Every WEFT_API function of include/*.h is named in api.md; its table of
+# contents and weft_net.h's prototypes there are what mk/apidoc-gen.sh
+# writes from the headings and the header. (weft.h's calls are documented
+# in prose and tables of other shapes: their codes are not compared yet.)
 # Last line: "apidoc: N passed, M failed".
 # Usage: tests/link/apidoc.sh
 set -u
@@ -87,5 +89,21 @@ while IFS=: read -r name hcodes; do
 	[ -n "${hcodes// /}" ] || continue
 	grep -q "^$name:" "$tmp/doc" || bad "$name: declared with error codes, but no row in api.md's table"
 done <"$tmp/hdr"
+# Every public function is documented (named) on the page.
+sed -n 's/^WEFT_API [^(]*[ *]\(weft_[a-z0-9_]*\)(.*/\1/p' include/*.h | sort -u >"$tmp/api"
+undoc=$(while read -r f; do grep -q "\b$f\b" docs/api.md || echo "$f"; done <"$tmp/api")
+if [ -z "$undoc" ]; then
+	ok "every one of the $(wc -l <"$tmp/api") WEFT_API functions is named in api.md"
+else
+	bad "WEFT_API functions api.md never names: $(echo "$undoc" | tr '\n' ' ')"
+fi
+# The generated parts are current: the generator changes nothing.
+cp docs/api.md "$tmp/api.md"
+if mk/apidoc-gen.sh "$tmp/api.md" && diff -u docs/api.md "$tmp/api.md" >"$tmp/gen.diff"; then
+	ok "api.md's table of contents and weft_net.h prototypes are current (mk/apidoc-gen.sh)"
+else
+	bad "api.md's table of contents or prototypes are stale: run mk/apidoc-gen.sh"
+	head -12 "$tmp/gen.diff"
+fi
 echo "apidoc: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

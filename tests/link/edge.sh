@@ -4,13 +4,17 @@
 # the functions include/*.h marks WEFT_API, and a program with its own
 # sys_now, mem_init, shim_now and arch_switch links against either and runs.
 # The same program against the internal archive must fail to link: the
-# check can fail. Then the build's own edges: an O= directory keeps one
+# check can fail. The same on bare metal (BARE_DIR): libweft.a defines the
+# public functions and the names picolibc and gcc call, no other, and the
+# program links and boots on qemu-virt. Then the build's own edges: an O= directory keeps one
 # configuration, and make test refuses a TARGET=.
 # Last line: "edge: N passed, M failed".
-# Usage: tests/link/edge.sh BUILD_DIR (e.g. build/linux-x86_64)
+# Usage: tests/link/edge.sh BUILD_DIR [BARE_DIR] (e.g. build/linux-x86_64
+# build/qemu-virt; the bare part is skipped without BARE_DIR)
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 b=${1:-build/linux-x86_64}
+bare=${2:-}
 cc=${CC:-gcc}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -71,6 +75,38 @@ if $cc $flags -o "$tmp/own_i" tests/link/own_lwip.c "$b/libweft-internal.a" -lpt
 else
 	ok "control: the same program against the internal archive fails to link (its arch_switch clashes)"
 fi
+# Bare metal: one rule (default visibility) decides the edge there too.
+if [ -n "$bare" ]; then
+	t=$(basename "$bare")
+	if make --no-print-directory -j2 TARGET="$t" lib "$bare/link/own_lwip" >"$tmp/bare_make" 2>&1; then
+		# The C library's and the compiler's names the shim defines for
+		# picolibc and gcc, and the image's entry.
+		abi='^(_start|_exit|read|write|open|close|lseek|kill|getpid|sbrk|stdin|stdout|stderr|__lock___libc_recursive_mutex|__retarget_lock_[a-z_]+|__atomic_[a-z_]+_[12])$'
+		nm -g --defined-only "$bare/libweft.a" | awk 'NF == 3 { print $3 }' | sort -u >"$tmp/bare_a"
+		grep -Ev "$abi" "$tmp/bare_a" >"$tmp/bare_api"
+		nabi=$(grep -Ec "$abi" "$tmp/bare_a")
+		if diff -u "$tmp/api" "$tmp/bare_api" >"$tmp/diff"; then
+			ok "$t's libweft.a defines the $n public functions and $nabi C library and compiler names, no other (nm -g)"
+		else
+			bad "$t's libweft.a defines other globals (nm -g):"
+			head -20 "$tmp/diff"
+		fi
+		out=$(QEMU_TIMEOUT=120 qemu/run-qemu-virt.sh "$bare/link/own_lwip" 2>&1)
+		if echo "$out" | grep -q '^own_lwip: ok$'; then
+			ok "the program with its own sys_now, mem_init, shim_now, arch_switch links against $t's libweft.a and boots"
+		else
+			bad "on $t it runs wrong: $(echo "$out" | tail -3)"
+		fi
+		if make --no-print-directory TARGET="$t" "$bare/link/own_lwip.internal" >/dev/null 2>&1; then
+			bad "the $t control linked: the checks above prove nothing"
+		else
+			ok "control: against $t's internal archive it fails to link"
+		fi
+	else
+		bad "make TARGET=$t lib failed:"; tail -10 "$tmp/bare_make"
+	fi
+fi
+
 # Build directories know their configuration (make -n: only the check at
 # parse time runs).
 d=$tmp/o

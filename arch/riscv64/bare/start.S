@@ -90,6 +90,7 @@ _start:
  */
 	.text
 	.globl	arch_hart_entry
+	.hidden	arch_hart_entry
 	.type	arch_hart_entry, @function
 	.p2align 2
 arch_hart_entry:
@@ -120,6 +121,7 @@ arch_hart_entry:
 	.section .data.arch_boot_entry, "aw", @progbits
 	.p2align 3
 	.globl	arch_boot_entry
+	.hidden	arch_boot_entry
 	.type	arch_boot_entry, @object
 arch_boot_entry:
 	.dword	0
@@ -128,6 +130,7 @@ arch_boot_entry:
 	.section .data.arch_boot_sstatus, "aw", @progbits
 	.p2align 3
 	.globl	arch_boot_sstatus
+	.hidden	arch_boot_sstatus
 	.type	arch_boot_sstatus, @object
 arch_boot_sstatus:
 	.dword	0

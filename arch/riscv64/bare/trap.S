@@ -13,7 +13,7 @@
  * frames whole. Its x0 slot holds what sscratch is on the way out: the
  * trap stack's top, or 0 for a nested trap.
  *
- * To preempt a thread, shim__trap copies the frame onto the thread's own stack
+ * To preempt a thread, shim_trap copies the frame onto the thread's own stack
  * and returns with sepc = arch_preempt_resume, sp = a0 = that copy, interrupts
  * off. There the thread saves its FP registers, switches away like any
  * cooperative thread, and on its return restores everything and srets to the
@@ -96,6 +96,7 @@
 
 	.text
 	.globl	arch_trap_entry
+	.hidden	arch_trap_entry
 	.type	arch_trap_entry, @function
 	.p2align 4
 arch_trap_entry:
@@ -122,7 +123,7 @@ arch_trap_entry:
 	csrr	t0, stval
 	sd	t0, TRAP_STVAL(sp)
 	mv	a0, sp
-	call	shim__trap
+	call	shim_trap
 	ld	t0, TRAP_X(0)(sp)
 	csrw	sscratch, t0
 	RESTORE_AND_SRET
@@ -133,13 +134,14 @@ arch_trap_entry:
  * arch_hart_entry's) until the shim installs arch_trap_entry. Nothing is
  * set up yet: the interrupted sp and gp may be anything, and sscratch is
  * not yet the trap stack's. So it takes a stack of its own, saves a
- * struct trap_frame there, sets gp and calls shim__early_trap, which
+ * struct trap_frame there, sets gp and calls shim_early_trap, which
  * reports the trap and ends the run: it never returns. One stack for
  * every hart: a second hart's early trap at the same moment would share
  * it (only the boot hart runs that early, bar a firmware's stray hart
  * that touches nothing).
  */
 	.globl	arch_early_trap
+	.hidden	arch_early_trap
 	.type	arch_early_trap, @function
 	.p2align 4
 arch_early_trap:
@@ -166,12 +168,13 @@ arch_early_trap:
 	la	gp, __global_pointer$
 .option pop
 	mv	a0, sp
-	call	shim__early_trap
+	call	shim_early_trap
 1:	wfi
 	j	1b
 	.size	arch_early_trap, .-arch_early_trap
 
 	.globl	arch_preempt_resume
+	.hidden	arch_preempt_resume
 	.type	arch_preempt_resume, @function
 	.p2align 2
 arch_preempt_resume:
@@ -212,7 +215,7 @@ arch_preempt_resume:
 	frcsr	t0
 	sd	t0, FP_FCSR(sp)
 #endif
-	call	shim__preempted
+	call	shim_preempted
 #ifdef __riscv_flen
 	ld	t0, FP_FCSR(sp)
 	fscsr	t0

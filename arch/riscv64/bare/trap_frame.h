@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* The frames trap.S saves, as byte offsets: the trap frame (every integer
- * register, then sepc, sstatus, scause, stval) that shim__trap receives as a
+ * register, then sepc, sstatus, scause, stval) that shim_trap receives as a
  * struct trap_frame, and the FP frame a preempted thread pushes below it.
  * trap.S stores and loads by these names; arch_bare_cpu.h asserts that
  * struct trap_frame has the same layout. Included by assembly: #defines only. */
