@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* An HTTP/1.1 server, one fiber per connection: keep-alive with an idle
  * timeout, a static page at / and live counters at /stats (text, or JSON with
- * /stats?json), graceful shutdown on SIGTERM or SIGINT (Linux).
+ * /stats?json), graceful shutdown on SIGTERM or SIGINT (Linux: bare metal
+ * has no signals).
  *
  * What a client sends is read into one fixed 8 KiB buffer per connection and
  * every length is checked: a malformed request line or header, or a version
@@ -27,22 +28,14 @@
  * close"), and exits 0 when every connection is done; those still open after
  * HTTPD_GRACE_MS are cancelled. A second signal exits at once with status 1.
  */
-#ifdef __linux__
-#define _GNU_SOURCE
-#endif
 #include <errno.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#ifdef __linux__
-#include <signal.h>
-#include <sys/signalfd.h>
-#include <unistd.h>
-#endif
 
 #include "weft.h"
 #include "weft_net.h"
@@ -587,33 +580,32 @@ static void *accept_loop(void *arg)
 	return NULL;
 }
 
-#ifdef __linux__
-/* SIGTERM and SIGINT arrive on a signalfd, blocked in every thread. */
+/* SIGTERM and SIGINT, blocked in every thread (main blocks them before
+ * weft_init), are taken by this fiber. */
+#define STOP_SIGNALS (WEFT_SIGNAL(SIGTERM) | WEFT_SIGNAL(SIGINT))
+
 static void *watch_signals(void *arg)
 {
-	int fd = (int)(intptr_t)arg, seen = 0;
-	for (;;) {
-		int r = weft_fd_wait(fd, WEFT_IO_IN, -1);
+	(void)arg;
+	for (int seen = 0;; seen++) {
+		int sig;
+		int r = weft_signal_wait(STOP_SIGNALS, -1, &sig);
 		if (r == -ECANCELED)
 			break;
 		if (r < 0) {
 			fprintf(stderr, "httpd: waiting for signals: %s\n", strerror(-r));
 			break;
 		}
-		struct signalfd_siginfo si;
-		if (read(fd, &si, sizeof si) != (ssize_t)sizeof si)
-			continue;
-		if (seen++) {
-			fprintf(stderr, "httpd: signal %u again: exiting now\n", si.ssi_signo);
+		if (seen) {
+			fprintf(stderr, "httpd: signal %d again: exiting now\n", sig);
 			fflush(stdout);
-			_exit(1);
+			_Exit(1);
 		}
-		printf("httpd: signal %u\n", si.ssi_signo);
+		printf("httpd: signal %d\n", sig);
 		tell(EV_STOP, NULL);
 	}
 	return NULL;
 }
-#endif
 
 /* ---- Start-up ------------------------------------------------------------ */
 
@@ -652,31 +644,17 @@ static int configure(void)
 	return 0;
 }
 
-#ifdef __linux__
-/* Block SIGTERM and SIGINT before any thread starts, so that every thread
- * inherits the mask, and take them from a signalfd instead. */
-static int signals_open(void)
-{
-	sigset_t set;
-	sigemptyset(&set);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGINT);
-	pthread_sigmask(SIG_BLOCK, &set, NULL);
-	int fd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
-	if (fd < 0)
-		perror("httpd: signalfd (no graceful shutdown)");
-	return fd;
-}
-#endif
-
 int main(void)
 {
 	started_at = weft_now();
 	if (configure() != 0)
 		return 2;
-#ifdef __linux__
-	int sfd = signals_open();
-#endif
+	/* Before any thread starts, so that every thread inherits the mask;
+	 * bare metal has no signals (-ENOTSUP) and stops only with the board. */
+	int sig_err = weft_signal_block(STOP_SIGNALS);
+	if (sig_err && sig_err != -ENOTSUP)
+		fprintf(stderr, "httpd: blocking signals: %s (no graceful shutdown)\n",
+			strerror(-sig_err));
 	int err = weft_init(NULL);
 	if (err) {
 		fprintf(stderr, "httpd: weft_init: %s\n", strerror(-err));
@@ -707,11 +685,9 @@ int main(void)
 		fprintf(stderr, "httpd: cannot spawn\n");
 		return 1;
 	}
-#ifdef __linux__
 	weft_attr_t a3 = {.name = "http-signals"};
-	if (sfd >= 0 && weft_fiber_spawn(&watcher, &a3, watch_signals, (void *)(intptr_t)sfd) != 0)
+	if (!sig_err && weft_fiber_spawn(&watcher, &a3, watch_signals, NULL) != 0)
 		watcher = 0;
-#endif
 	printf("httpd: serving http://%s/ (stack %s)\n",
 	       weft_addr_format(&cfg.addr, name, sizeof name), weft_net_stack());
 	fflush(stdout);
@@ -722,17 +698,11 @@ int main(void)
 	       atomic_load(&n_accepted), atomic_load(&n_requests), atomic_load(&n_errors),
 	       atomic_load(&n_refused));
 	weft_chan_destroy(events);
-#ifdef __linux__
-	if (sfd >= 0) {
-		weft_fd_forget(sfd);
-		close(sfd);
-	}
-#endif
-	int err1 = weft_net_fini();
-	if (err1)
-		fprintf(stderr, "httpd: weft_net_fini: %s (sockets left open)\n", strerror(-err1));
-	int err2 = weft_shutdown();
-	if (err2)
-		fprintf(stderr, "httpd: weft_shutdown: %s\n", strerror(-err2));
-	return err1 || err2 ? 1 : 0;
+	/* Every fiber has finished: this takes the network stack down and
+	 * stops the runtime (a socket left open would say so, -EBUSY). */
+	err = weft_shutdown_grace(weft_deadline_in(3000 * MS), NULL, NULL);
+	if (err)
+		fprintf(stderr, "httpd: weft_shutdown_grace: %s\n",
+			err > 0 ? "fibers would not end" : strerror(-err));
+	return err ? 1 : 0;
 }

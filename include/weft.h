@@ -138,8 +138,9 @@ WEFT_API int weft_run(void);
  * 0 from weft_sleep_until). Their other waits (on a channel, a future, a
  * mutex..., with no deadline or a real-clock one) go on, and end as those
  * objects say. Returns 0, -EBUSY (fibers are still alive, or the network
- * stack is up: weft_net_fini first; nothing is stopped), -EPERM (called
- * from a fiber), -ESRCH (not running). */
+ * stack is up: weft_net_fini first, or use weft_shutdown_grace, which
+ * stops it; nothing is stopped), -EPERM (called from a fiber), -ESRCH (not
+ * running). */
 WEFT_API int weft_shutdown(void);
 
 /* A fiber that did not finish within weft_shutdown_grace's deadline: the
@@ -151,13 +152,16 @@ typedef void (*weft_straggler_fn)(uint64_t fiber, const char *name, const char *
 /* Graceful shutdown: cancel every fiber (detached ones too, and those not
  * yet run; fibers spawned meanwhile start with the request pending; the
  * runtime's own service fibers are left to their owner), wait until all
- * have finished or the deadline, then stop the runtime as weft_shutdown.
- * Returns 0 (all finished and the runtime is stopped); n > 0, the number
- * of fibers that had not finished at the deadline, each passed to report
- * (NULL: printed on the console), with the runtime still running (wait
- * more with weft_run, or call again: a new request); -EBUSY (all finished
- * but the network stack is up: weft_net_fini, then weft_shutdown); -EPERM
- * (called from a fiber); -ESRCH (not running). */
+ * have finished or the deadline, then take the network stack down if it is
+ * up (as weft_net_fini) and stop the runtime as weft_shutdown. Returns 0
+ * (all finished; the network stack and the runtime are stopped); n > 0,
+ * the number of fibers that had not finished at the deadline, each passed
+ * to report (NULL: printed on the console), with the runtime still running
+ * (wait more with weft_run, or call again: a new request); -EBUSY (all
+ * finished, but a socket is still open, so the network stack stays up and
+ * the runtime running; said on the console: close it and call again);
+ * -EPERM (called from a fiber); -ESRCH (not running). weft_net_fini before
+ * it, or after it (-ESRCH then), does no harm. */
 WEFT_API int weft_shutdown_grace(int64_t deadline, weft_straggler_fn report, void *ctx);
 
 /* Host loop (WEFT_CFG_HOST_LOOP): run the fibers that are ready on the
@@ -828,6 +832,44 @@ WEFT_API void weft_fd_forget(int fd);
  * -EAGAIN (no helper thread); -ESRCH (runtime not running). At most 4 helper
  * threads exist; further calls queue. */
 WEFT_API int weft_offload(weft_fn fn, void *arg, void **result);
+
+/* ---- Signals ------------------------------------------------------------- */
+
+/* A set of signals, for the two calls below: bit n - 1 stands for signal n
+ * (1 to 64), e.g. WEFT_SIGNAL(SIGTERM) | WEFT_SIGNAL(SIGINT). A mask, not a
+ * sigset_t, so that this header needs no POSIX feature macro
+ * (docs/decisions/signals.md). */
+#define WEFT_SIGNAL(n) ((uint64_t)1 << ((n)-1))
+
+/* Block the signals of set in the calling thread, so that they stay pending
+ * for weft_signal_wait instead of running their action. A thread starts with
+ * the mask of the thread that made it: call this before weft_init (and
+ * before the program starts threads of its own), and every thread blocks
+ * them. Returns 0, -EINVAL (set empty, or a signal that does not exist,
+ * cannot be blocked (SIGKILL, SIGSTOP), or is the C library's own (32 and
+ * 33, and 34 with musl) or the runtime's: SIGSEGV and SIGBUS (stack
+ * overflows), SIGURG (stall backtraces)), -ENOTSUP (no signals: bare
+ * metal). */
+WEFT_API int weft_signal_block(uint64_t set);
+
+/* Wait until one of the signals of set is pending for the process, take it
+ * (it is consumed: it reaches one waiter, and its action does not run) and
+ * store its number in *signo. Parks only the calling fiber (a plain thread
+ * blocks). The signals must be blocked in every thread of the process
+ * (weft_signal_block before weft_init), or a thread that does not block
+ * one runs its action instead (for SIGTERM or SIGINT: the process ends);
+ * the call checks the calling thread. What is sent to the process (kill,
+ * sigqueue, the terminal, a parent) is seen; a signal sent to one thread
+ * (raise, pthread_kill) only by a wait that happens to run on that thread:
+ * send to the process. Several waiters for one signal: each occurrence
+ * goes to one of them. A standard signal sent again while pending is
+ * merged with it, as the kernel does; real-time signals queue. Returns 0;
+ * -ETIMEDOUT; -ECANCELED (the signal, if one comes, is left pending);
+ * -EINVAL (signo NULL, set as weft_signal_block's, or a signal of set not
+ * blocked in the calling thread); -ESRCH (runtime not running, or in a
+ * plain thread stopped during the wait); -ENOTSUP (bare metal); -EMFILE,
+ * -ENFILE, -ENOMEM. */
+WEFT_API int weft_signal_wait(uint64_t set, int64_t deadline, int *signo);
 
 /* ---- Diagnostics and interrupts ----------------------------------------- */
 

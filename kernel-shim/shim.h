@@ -129,6 +129,23 @@ int shim_fault_thread_init(void);
 /* Release the calling thread's fault-handling stack (before it exits). */
 void shim_fault_thread_fini(void);
 
+/* ---- Signals --------------------------------------------------------------
+ * Signals, taken as I/O: set is a mask, bit n - 1 for signal n (1 to 64).
+ * Each returns -EINVAL for an empty set or a signal that does not exist,
+ * cannot be blocked or is the C library's own, and -ENOTSUP where there
+ * are no signals (bare metal). Any thread. */
+/* Block set in the calling thread. 0 or -errno. */
+int shim_signal_block(uint64_t set);
+/* An I/O source that is reported readable while a signal of set is pending
+ * for the process (or the calling thread); every signal of set must be
+ * blocked in the calling thread (-EINVAL if not). The source or -errno. */
+int shim_signal_open(uint64_t set);
+/* Take one pending signal of src's set: its number, -EAGAIN (none), or
+ * -errno. */
+int shim_signal_take(int src);
+/* Close src (the runtime has forgotten it). */
+void shim_signal_close(int src);
+
 /* ---- Diagnostics ---------------------------------------------------------- */
 
 /* Call fn() each time the process is asked to dump its state (Linux:

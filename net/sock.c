@@ -77,6 +77,28 @@ char *weft_addr_format(const weft_addr_t *a, char *buf, size_t cap)
 
 /* ---- The stack ------------------------------------------------------------- */
 
+/* The stack's part in a graceful shutdown (weft__runtime_on_grace): every
+ * fiber has finished, so the stack goes down unless a socket is still open
+ * (a plain thread's, or one a fiber never closed), which would be left
+ * dangling: that is said on the console, and the stack stays up (-EBUSY). */
+static int grace_stop(void)
+{
+	int r = weft_net_fini();
+	if (r == -ESRCH)
+		return 0; /* not up: nothing to stop */
+	if (r == -EBUSY) {
+		char line[128];
+		int n = snprintf(line, sizeof line,
+				 "weft: shutdown: %lld socket(s) still open: the network "
+				 "stack stays up\n",
+				 (long long)atomic_load(&nsockets));
+		if (n > 0)
+			shim_console_write(line,
+					   (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
+	}
+	return r;
+}
+
 int weft_net_init(const weft_net_config_t *cfg)
 {
 	if (!weft__running())
@@ -113,6 +135,8 @@ int weft_net_init(const weft_net_config_t *cfg)
 		weft__runtime_hold(1);
 	}
 	weft__unlock(&stack_lock);
+	if (!err)
+		(void)weft__runtime_on_grace(grace_stop); /* one slot of 4: never -ENOMEM */
 	return err;
 }
 

@@ -217,6 +217,47 @@ static _Atomic int holds;
 
 void weft__runtime_hold(int delta) { atomic_fetch_add(&holds, delta); }
 
+/* The stops weft_shutdown_grace calls (weft__runtime_on_grace): filled in
+ * once each, never emptied, so they are read without the lock. */
+#define MAX_GRACE_STOPS 4
+static int (*_Atomic grace_stops[MAX_GRACE_STOPS])(void);
+static weft__lock_t grace_lock = WEFT__LOCK_INIT;
+
+int weft__runtime_on_grace(int (*stop)(void))
+{
+	int err = -ENOMEM;
+	weft__lock(&grace_lock);
+	for (int i = 0; i < MAX_GRACE_STOPS; i++) {
+		int (*s)(void) = atomic_load(&grace_stops[i]);
+		if (s == stop) {
+			err = 0;
+			break;
+		}
+		if (!s) {
+			atomic_store(&grace_stops[i], stop);
+			err = 0;
+			break;
+		}
+	}
+	weft__unlock(&grace_lock);
+	return err;
+}
+
+/* Stop what holds the runtime, in the order registered: 0, or the first
+ * stop's failure (the later ones are not tried). */
+static int grace_stop_holders(void)
+{
+	for (int i = 0; i < MAX_GRACE_STOPS; i++) {
+		int (*s)(void) = atomic_load(&grace_stops[i]);
+		if (!s)
+			break;
+		int r = s();
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
 bool weft__running(void) { return atomic_load(&weft__rt.running); }
 
 int weft_run(void)
@@ -359,6 +400,12 @@ int weft_shutdown_grace(int64_t deadline, weft_straggler_fn report, void *ctx)
 		r = wait_all_done(-1);
 	}
 	atomic_store(&weft__rt.draining, 0);
+	if (r < 0)
+		return r;
+	/* Every fiber has finished: what holds the runtime (the network
+	 * stack, with its service fibers) stops now, so that one call ends
+	 * it all. */
+	r = grace_stop_holders();
 	if (r < 0)
 		return r;
 	return weft_shutdown();

@@ -106,6 +106,17 @@ void weft__io_close(int src);
  * holds it: weft_shutdown refuses with -EBUSY while a hold is taken. */
 void weft__runtime_hold(int delta);
 
+/* How a subsystem that holds the runtime (the network stack) stops itself
+ * in a graceful shutdown: once every fiber has finished,
+ * weft_shutdown_grace calls each registered stop on its own plain thread,
+ * in the order registered, before it stops the runtime. stop returns 0
+ * (stopped, its hold released; or it was not up) or -errno (it stays up:
+ * weft_shutdown_grace returns that, the runtime still running). Register
+ * when the subsystem first comes up; registering a stop again does
+ * nothing, and a registration lasts for the process (a stop of a subsystem
+ * that is down returns 0). Returns 0, or -ENOMEM (more than 4 stops). */
+int weft__runtime_on_grace(int (*stop)(void));
+
 /* The runtime is running (between weft_init and weft_shutdown). */
 bool weft__running(void);
 
