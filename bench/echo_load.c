@@ -18,7 +18,9 @@
  * prints "echo_load: round R: K connections open, each echoed message R
  * (T s)"; ECHO_LOAD_PAUSE_S (default 0) seconds pass between rounds; the
  * end adds "echo_load: held K of C connections open at once, each echoing
- * all M messages". */
+ * all M messages". Before the totals, one line per cause of failure:
+ * "echo_load: failed: N: WHAT[: ERROR]" (WHAT: socket, connect, send, recv,
+ * a stall...; ERROR: strerror of the errno). */
 #ifdef __linux__
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -90,9 +92,35 @@ static void finish(long id, int state)
 		done++;
 }
 
+/* Failures by cause (what failed, and errno): the summary at the end says
+ * how many of each, so that a harness can tell the server's refusals (a
+ * reset, a refusal) from the client's own failures (no local port, no
+ * descriptor) and from stalls. */
+#define MAX_CAUSES 16
+static struct cause {
+	const char *what;
+	int err;
+	long n;
+} causes[MAX_CAUSES];
+static long other_causes;
+
+static void count_cause(const char *what, int err)
+{
+	for (int i = 0; i < MAX_CAUSES; i++) {
+		if (!causes[i].what)
+			causes[i] = (struct cause){.what = what, .err = err};
+		if (!strcmp(causes[i].what, what) && causes[i].err == err) {
+			causes[i].n++;
+			return;
+		}
+	}
+	other_causes++;
+}
+
 static void fail(long id, const char *what, int err)
 {
 	errors++;
+	count_cause(what, err);
 	if (reports++ < MAX_REPORTS)
 		fprintf(stderr, "echo_load: connection %ld, message %ld, byte %ld: %s%s%s\n", id,
 			conns[id].msg, conns[id].off, what, err ? ": " : "",
@@ -366,7 +394,10 @@ int main(int argc, char **argv)
 		fprintf(stderr,
 			"echo_load: gave up after %.0f s with %ld of %ld connections done\n", secs,
 			done, nconns);
-		errors += nconns - done - errors;
+		long left = nconns - done - errors;
+		errors += left;
+		for (long i = 0; i < left; i++)
+			count_cause("not done when the time ran out", 0);
 	}
 	long msgs = 0;
 	for (long i = 0; i < nconns; i++)
@@ -377,6 +408,11 @@ int main(int argc, char **argv)
 		       "echo_load: held %ld of %ld connections open at once, each echoing all %ld "
 		       "messages\n",
 		       round, done, round, secs, done, nconns, nmsgs);
+	for (int i = 0; i < MAX_CAUSES && causes[i].what; i++)
+		printf("echo_load: failed: %ld: %s%s%s\n", causes[i].n, causes[i].what,
+		       causes[i].err ? ": " : "", causes[i].err ? strerror(causes[i].err) : "");
+	if (other_causes)
+		printf("echo_load: failed: %ld: other causes\n", other_causes);
 	printf("echo_load: %ld conns x %ld msgs x %ld B: %.2f s, %.0f msgs/s, %ld errors\n", nconns,
 	       nmsgs, size, secs, secs > 0 ? (double)msgs / secs : 0.0, errors);
 	for (long i = 0; i < nconns; i++)

@@ -10,9 +10,16 @@
 # every one. For a fiber per connection and for a step-process per
 # connection (ECHO_MODE=step) it finds the most connections held at once
 # with every one still echoing: a probe beyond what fits (how many were held,
-# how many refused), then a fresh boot at that figure (rounded down to 100,
-# lower by 5% up to 3 times) that must pass with no error. A connection
-# fails when its echo has not come back within FOOTPRINT_STALL_S (120)
+# how many the guest refused), then fresh boots at that figure (rounded down
+# to 100, lower by 5% up to 3 times) of which FOOTPRINT_CONFIRM (2) in a
+# row must pass with no error. Every run connects from a fresh client
+# address (10.78.0.10 and up, the route's source), so no run meets the
+# TIME_WAIT sockets of an earlier one, and the namespace's ports are
+# 1024-65535. echo_load sums its failures by cause; they are counted as the
+# guest's refusals (a reset or a refusal), stalls, or the client's own
+# (no port, no descriptor, no memory): a run that failed only by the
+# client's own is run again (once) rather than counted against the guest.
+# A connection fails when its echo has not come back within FOOTPRINT_STALL_S (120)
 # seconds: in a burst of echoes a frame may be lost (beyond what a queue on
 # the way holds) and TCP retransmits it, seconds later. The guest prints its memory every second
 # (WEFT_MEMSTAT_MS, kernel-shim/bare/memstat.c): RAM per connection is the
@@ -32,7 +39,7 @@
 #            lines present, httpd's text+data under 256 KiB; no search.
 # Environment: FOOTPRINT_FIBER_PROBE (7500) and FOOTPRINT_STEP_PROBE (18000),
 # the probes' connection counts; FOOTPRINT_MEM (64M), QEMU's -m;
-# FOOTPRINT_STALL_S (120); FOOTPRINT_MODES ("fiber step"), which to measure;
+# FOOTPRINT_STALL_S (120); FOOTPRINT_CONFIRM (2); FOOTPRINT_MODES ("fiber step"), which to measure;
 # FOOTPRINT_BOOTARGS, more NAME=value words for the guest (WEFT_NET_MEM_KB=...).
 # Single-quoted scripts for bash -c are meant; checks call functions by name.
 # shellcheck disable=SC2016,SC2317
@@ -85,12 +92,45 @@ check "httpd's text+data ($((h_text + h_data)) B) is under 256 KiB" \
 ns_create
 nsx sysctl -q -w net.ipv6.conf.all.disable_ipv6=1 >/dev/null 2>&1
 nsx sysctl -q -w net.ipv6.conf.default.disable_ipv6=1 >/dev/null 2>&1
+nsx sysctl -q -w net.ipv4.ip_local_port_range="1024 65535" >/dev/null 2>&1
 if ! { nsx ip tuntap add dev "$TAP" mode tap &&
 	nsx ip addr add "$HOST/24" dev "$TAP" &&
 	nsx ip link set "$TAP" txqueuelen 20000 up; }; then
 	bad "a TAP device $TAP in the namespace"
 	t_done
 fi
+
+# fresh_source: the next client address (10.78.0.10 to .250) on the TAP
+# device, and the route to the guest from it, so that this run's
+# connections share no address and port with an earlier run's (its
+# TIME_WAIT sockets stay with the old address). Sets SRC.
+SRC_N=9
+fresh_source()
+{
+	SRC_N=$((SRC_N + 1))
+	[ "$SRC_N" -le 250 ] || SRC_N=10
+	SRC=10.78.0.$SRC_N
+	nsx ip addr add "$SRC/24" dev "$TAP" 2>/dev/null
+	nsx ip route replace "$GUEST/32" dev "$TAP" src "$SRC"
+}
+
+# causes LOAD_LOG: the failures echo_load summed by cause ("echo_load:
+# failed: N: WHAT[: ERROR]"), counted as the guest's refusals (REFUSED: a
+# reset, a refusal, a close before the echo), the client's own (OWN: no
+# local address or port, no descriptor, no memory, its own epoll), and
+# stalls or anything else (STALLED); CAUSES, the lines in one.
+causes()
+{
+	read -r REFUSED OWN STALLED <<<"$(awk '
+		/^echo_load: failed: / {
+			n = $3 + 0; sub(/^echo_load: failed: [0-9]+: /, "")
+			if (/Connection reset by peer|Connection refused|closed by the server/) r += n
+			else if (/^(socket|epoll_ctl)|Cannot assign requested address|Too many open files|No buffer space|Cannot allocate memory|Address already in use/) o += n
+			else s += n
+		}
+		END { print r + 0, o + 0, s + 0 }' "$1")"
+	CAUSES=$(sed -n 's/^echo_load: failed: //p' "$1" | paste -sd ';' | sed 's/;/; /g')
+}
 
 # boot LOG MODE: echo on qemu-virt in the namespace, on the TAP device, in
 # a session of its own (T_QEMU), until it listens and answers (0) or not (1).
@@ -137,6 +177,7 @@ hold()
 {
 	local log=$1 qlog=$2 conns=$3 pid i
 	HOLD_MEM='' HOLD_OPEN=0
+	fresh_source
 	"${NSX[@]}" env ECHO_LOAD_HOLD=1 ECHO_LOAD_PAUSE_S=3 ECHO_LOAD_STALL_S="${FOOTPRINT_STALL_S:-120}" \
 		ECHO_LOAD_TIMEOUT_S=$LOAD_S timeout $((LOAD_S + 60)) "$load" "$GUEST" "$PORT" \
 		"$conns" 2 64 >"$log" 2>&1 &
@@ -158,6 +199,7 @@ hold()
 	ERRS=$(sed -n 's/^echo_load: .* \([0-9]*\) errors$/\1/p' "$log")
 	LOAD_LINE=$(grep '^echo_load: held' "$log")
 	HELD=${HELD:-0} ERRS=${ERRS:-?} HOLD_OPEN=${HOLD_OPEN:-0}
+	causes "$log"
 }
 
 # mem_figures QEMU_LOG: from the memory lines, the idle server's (the last
@@ -198,7 +240,7 @@ mem_figures()
 run_mode()
 {
 	local mode=$1 conns=$2 q=$out/$1-$2.qemu.log l=$out/$1-$2.load.log
-	HELD=0 ERRS='?' LOAD_LINE='' M_PAGES='?' H_PAGES='?' HOLD_OPEN=0
+	HELD=0 ERRS='?' LOAD_LINE='' M_PAGES='?' H_PAGES='?' HOLD_OPEN=0 REFUSED=0 OWN=0 STALLED=0 CAUSES=''
 	if ! boot "$q" "$mode"; then
 		bad "$mode: echo boots on qemu-virt -m $MEM and answers on $GUEST:$PORT" \
 			"$(tail -3 "$q" | tr '\n' ' ')"
@@ -211,7 +253,9 @@ run_mode()
 	halt
 	mem_figures "$q"
 	BOOT_LINE=$(grep -m1 '^weft: boot time:' "$q")
-	echo "  ..    $mode, $conns connections: ${LOAD_LINE:-echo_load printed no result (exit $LOAD_RC)}, $ERRS errors"
+	echo "  ..    $mode, $conns connections from $SRC: ${LOAD_LINE:-echo_load printed no result (exit $LOAD_RC)}, $ERRS errors"
+	[ -z "$CAUSES" ] ||
+		echo "  ..    $mode, $conns: $REFUSED refused by the guest, $STALLED stalled, $OWN the client's own failures ($CAUSES)"
 	echo "  ..    $mode, $HOLD_OPEN held idle: $H_PAGES pages and $H_HEAP KiB malloc'd beyond the idle server's; at the peak $M_PAGES pages and $M_HEAP KiB (free pages then $M_FREE_MIN of $M_TOTAL; sbrk took $M_SBRK of $M_HEAPKB KiB)"
 	if [ "$LOAD_RC" != 0 ]; then
 		grep -v '^echo_load: round' "$l" | head -6 | sed 's/^/        /'
@@ -250,13 +294,37 @@ if [ "$CHECK" = 1 ]; then
 	t_done
 fi
 
+# confirm MODE CONNS: FOOTPRINT_CONFIRM runs at CONNS, every one with all
+# held and no error; a run that failed only by the client's own failures
+# (OWN) is run again, once. 0 when confirmed.
+confirm()
+{
+	local mode=$1 c=$2 k again
+	for ((k = 0; k < ${FOOTPRINT_CONFIRM:-2}; k++)); do
+		for again in 1 0; do
+			run_mode "$mode" "$c" || return 1
+			[ "$HELD" = "$c" ] && [ "$ERRS" = 0 ] && break
+			if [ "$again" = 1 ] && [ "$REFUSED" = 0 ] && [ "$STALLED" = 0 ] && [ "$OWN" -gt 0 ]; then
+				echo "  ..    $mode, $c: only the client's own failures: once more"
+				continue
+			fi
+			CONFIRM_FAIL="$c: $HELD held, $REFUSED refused, $STALLED stalled, $OWN the client's"
+			return 1
+		done
+	done
+	return 0
+}
+
 # search MODE PROBE: the probe, then confirmations; sets BEST (0: none
-# confirmed), PROBE_HELD, PROBE_ERRS, and the confirmed run's figures.
+# confirmed), PROBE_HELD, PROBE_ERRS, PROBE_REFUSED, and the confirmed
+# run's figures.
 search()
 {
 	local mode=$1 probe=$2 c i
+	CONFIRM_FAIL=''
 	run_mode "$mode" "$probe" || { BEST=0; return; }
-	PROBE_HELD=$HELD PROBE_ERRS=$ERRS PROBE_MIN=$M_FREE_MIN
+	PROBE_HELD=$HELD PROBE_ERRS=$ERRS PROBE_MIN=$M_FREE_MIN PROBE_REFUSED=$REFUSED
+	PROBE_STALLED=$STALLED PROBE_OWN=$OWN
 	if [ "$HELD" = "$probe" ] && [ "$ERRS" = 0 ]; then
 		BEST=$probe # all held: the figure is at least the probe's
 		return
@@ -266,12 +334,12 @@ search()
 	c=$((HELD / 100 * 100))
 	[ "$c" -gt 0 ] || c=$((probe / 2 / 100 * 100))
 	for ((i = 0; i < 4 && c > 0; i++)); do
-		run_mode "$mode" "$c" || break
-		if [ "$HELD" = "$c" ] && [ "$ERRS" = 0 ]; then
+		if confirm "$mode" "$c"; then
 			BEST=$c
 			return
 		fi
-		if [ "$HELD" -gt 0 ]; then c=$((c * 95 / 100 / 100 * 100)); else c=$((c / 2 / 100 * 100)); fi
+		echo "  ..    $mode: not confirmed at $CONFIRM_FAIL"
+		c=$((c * 95 / 100 / 100 * 100))
 	done
 	BEST=0
 }
@@ -288,7 +356,7 @@ for mode in ${FOOTPRINT_MODES:-fiber step}; do
 	if [ "$BEST" = "$probe" ]; then
 		row "echo, $what: connections held at once, every one echoing" "at least $BEST (every one of the probe's)"
 	else
-		row "echo, $what: connections held at once, every one echoing" "$BEST (the probe of $probe: $PROBE_HELD held, $PROBE_ERRS refused or failed, $PROBE_MIN pages free at its peak)"
+		row "echo, $what: connections held at once, every one echoing" "$BEST, confirmed ${FOOTPRINT_CONFIRM:-2} times (the probe of $probe: $PROBE_HELD held; of the $PROBE_ERRS failed, $PROBE_REFUSED refused by the guest, $PROBE_STALLED stalled, $PROBE_OWN the client's own; $PROBE_MIN pages free at its peak)"
 	fi
 	row "RAM per connection, $what" "$all B: $pg in pages (stacks, page tables), $hp malloc'd (lwIP, sockets, fiber or step-process)"
 	row "at $BEST connections, $what" "$M_FREE_MIN of $M_TOTAL pages free at the peak; malloc's heap $M_HEAPKB KiB, sbrk took $M_SBRK KiB"
