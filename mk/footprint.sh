@@ -297,13 +297,13 @@ if [ "$CHECK" = 1 ]; then
 	t_done
 fi
 
-# confirm MODE CONNS: FOOTPRINT_CONFIRM runs at CONNS, every one with all
-# held and no error; a run that failed only by the client's own failures
-# (OWN) is run again, once. 0 when confirmed.
+# confirm MODE CONNS [RUNS]: RUNS (FOOTPRINT_CONFIRM, 2) runs at CONNS,
+# every one with all held and no error; a run that failed only by the
+# client's own failures (OWN) is run again, once. 0 when confirmed.
 confirm()
 {
-	local mode=$1 c=$2 k again
-	for ((k = 0; k < ${FOOTPRINT_CONFIRM:-2}; k++)); do
+	local mode=$1 c=$2 runs=${3:-${FOOTPRINT_CONFIRM:-2}} k again
+	for ((k = 0; k < runs; k++)); do
 		for again in 1 0; do
 			run_mode "$mode" "$c" || return 1
 			[ "$HELD" = "$c" ] && [ "$ERRS" = 0 ] && break
@@ -329,8 +329,14 @@ search()
 	PROBE_HELD=$HELD PROBE_ERRS=$ERRS PROBE_MIN=$M_FREE_MIN PROBE_REFUSED=$REFUSED
 	PROBE_STALLED=$STALLED PROBE_OWN=$OWN
 	if [ "$HELD" = "$probe" ] && [ "$ERRS" = 0 ]; then
-		BEST=$probe # all held: the figure is at least the probe's
-		return
+		# All held: the figure is at least the probe's, once the runs
+		# after it hold all too (the probe counts as the first).
+		if confirm "$mode" "$probe" $((${FOOTPRINT_CONFIRM:-2} - 1)); then
+			BEST=$probe
+			return
+		fi
+		echo "  ..    $mode: the probe held all, then not: $CONFIRM_FAIL"
+		HELD=$((probe * 95 / 100))
 	fi
 	# Below what the probe held (a probe that held none, the guest having
 	# failed, starts the confirmations at half of it).
