@@ -87,7 +87,9 @@ static int step_flush(struct step_conn *c)
 }
 
 /* Read and echo what is there, without waiting: 1 if data moved, 0 if
- * none, -1 when the connection is done for (end of stream, error). */
+ * none, 2 if data moved and more may be there (STEP_ROUNDS reads made: no
+ * wake will come for it), -1 when the connection is done for (end of
+ * stream, error). */
 static int step_io(struct step_conn *c)
 {
 	char buf[BUF];
@@ -98,7 +100,7 @@ static int step_io(struct step_conn *c)
 			return f < 0 ? -1 : moved;
 		ssize_t n = weft_sock_read(c->s, buf, sizeof buf, 0);
 		if (n == -ETIMEDOUT)
-			break;
+			return moved;
 		if (n <= 0)
 			return -1;
 		moved = 1;
@@ -114,9 +116,9 @@ static int step_io(struct step_conn *c)
 		memcpy(c->pend, buf + sent, (size_t)n - sent);
 		c->plen = (size_t)n - sent;
 		c->poff = 0;
-		break;
+		return moved;
 	}
-	return moved;
+	return moved ? 2 : 0;
 }
 
 static int step_conn_step(weft_step_t *p, unsigned events)
@@ -130,6 +132,8 @@ static int step_conn_step(weft_step_t *p, unsigned events)
 	int64_t now = weft_now();
 	if (r > 0)
 		c->last = now;
+	if (r == 2) /* more may be there: come back after the others */
+		return weft_step_wake_at(p, 0) == 0 ? WEFT_STEP_CONTINUE : WEFT_STEP_DONE;
 	if (c->watched && !c->pend) {
 		/* Only the idle bound is left to the timer: armed at the first
 		 * step and again when it fires early (data moved since). */
