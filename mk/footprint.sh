@@ -239,10 +239,13 @@ mem_figures()
 }
 
 # run_mode MODE CONNS: one boot, CONNS held; sets HELD, ERRS, the memory
-# figures, BOOT_LINE; the logs are $out/MODE-CONNS.{qemu,load}.log.
+# figures, BOOT_LINE; the logs are $out/MODE-CONNS-N.{qemu,load}.log (N:
+# the run's number, so that repeated runs at one count keep each its own).
+RUN_N=0
 run_mode()
 {
-	local mode=$1 conns=$2 q=$out/$1-$2.qemu.log l=$out/$1-$2.load.log
+	RUN_N=$((RUN_N + 1))
+	local mode=$1 conns=$2 q=$out/$1-$2-$RUN_N.qemu.log l=$out/$1-$2-$RUN_N.load.log
 	HELD=0 ERRS='?' LOAD_LINE='' M_PAGES='?' H_PAGES='?' HOLD_OPEN=0 REFUSED=0 OWN=0 STALLED=0 CAUSES=''
 	if ! boot "$q" "$mode"; then
 		bad "$mode: echo boots on qemu-virt -m $MEM and answers on $GUEST:$PORT" \
