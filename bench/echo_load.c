@@ -8,8 +8,10 @@
  * Usage: echo_load HOST PORT CONNS MSGS SIZE [LIMIT]
  * Prints "echo_load: C conns x M msgs x S B: T s, R msgs/s, E errors" and
  * exits 1 on any error (refused, reset, early close, wrong byte, no progress
- * for ECHO_LOAD_STALL_S seconds, default 30) or when ECHO_LOAD_TIMEOUT_S
- * (default 900) passes first. Linux only: elsewhere it says so and exits 0.
+ * for ECHO_LOAD_STALL_S seconds, default 30; with ECHO_LOAD_STALL_ALL=1 only
+ * once no connection at all has moved for that long, so that a server that
+ * is slow under load but still echoing is not counted as stalled) or when
+ * ECHO_LOAD_TIMEOUT_S (default 900) passes first. Linux only: elsewhere it says so and exits 0.
  *
  * ECHO_LOAD_HOLD=1 measures how many connections a server holds at once:
  * every connection is opened (LIMIT is ignored) and stays open to the end,
@@ -18,7 +20,9 @@
  * prints "echo_load: round R: K connections open, each echoed message R
  * (T s)"; ECHO_LOAD_PAUSE_S (default 0) seconds pass between rounds; the
  * end adds "echo_load: held K of C connections open at once, each echoing
- * all M messages". */
+ * all M messages". Before the totals, one line per cause of failure:
+ * "echo_load: failed: N: WHAT[: ERROR]" (WHAT: socket, connect, send, recv,
+ * a stall...; ERROR: strerror of the errno). */
 #ifdef __linux__
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -52,7 +56,11 @@ struct conn {
 static struct conn *conns;
 static long nconns, nmsgs, size;
 static long errors, reports, open_now, connecting, done;
-static int hold;  /* ECHO_LOAD_HOLD: rounds, every connection open */
+static int hold; /* ECHO_LOAD_HOLD: rounds, every connection open */
+/* When any connection last moved; ECHO_LOAD_STALL_ALL: a stall is the
+ * server's only once no connection has moved for the bound. */
+static double any_progress;
+static int stall_all;
 static long held; /* connections waiting at the round's end */
 static int ep;
 static unsigned char scratch[SCRATCH];
@@ -90,9 +98,35 @@ static void finish(long id, int state)
 		done++;
 }
 
+/* Failures by cause (what failed, and errno): the summary at the end says
+ * how many of each, so that a harness can tell the server's refusals (a
+ * reset, a refusal) from the client's own failures (no local port, no
+ * descriptor) and from stalls. */
+#define MAX_CAUSES 16
+static struct cause {
+	const char *what;
+	int err;
+	long n;
+} causes[MAX_CAUSES];
+static long other_causes;
+
+static void count_cause(const char *what, int err)
+{
+	for (int i = 0; i < MAX_CAUSES; i++) {
+		if (!causes[i].what)
+			causes[i] = (struct cause){.what = what, .err = err};
+		if (!strcmp(causes[i].what, what) && causes[i].err == err) {
+			causes[i].n++;
+			return;
+		}
+	}
+	other_causes++;
+}
+
 static void fail(long id, const char *what, int err)
 {
 	errors++;
+	count_cause(what, err);
 	if (reports++ < MAX_REPORTS)
 		fprintf(stderr, "echo_load: connection %ld, message %ld, byte %ld: %s%s%s\n", id,
 			conns[id].msg, conns[id].off, what, err ? ": " : "",
@@ -155,7 +189,7 @@ static void send_more(long id)
 			return;
 		}
 		k->off += w;
-		k->progress = now();
+		k->progress = any_progress = now();
 	}
 	k->state = RECEIVING;
 	k->off = 0;
@@ -187,7 +221,7 @@ static void receive(long id)
 				return;
 			}
 		k->off += n;
-		k->progress = now();
+		k->progress = any_progress = now();
 		if (k->off < size)
 			continue;
 		k->msg++;
@@ -225,7 +259,7 @@ static void ready(long id, unsigned events)
 		}
 		connecting--;
 		k->state = SENDING;
-		k->progress = now();
+		k->progress = any_progress = now();
 		send_more(id);
 	} else if (k->state == SENDING) {
 		send_more(id);
@@ -281,6 +315,7 @@ int main(int argc, char **argv)
 	size = arg(argv[5], "size", 1, 16 << 20);
 	long limit = argc > 6 ? arg(argv[6], "limit", 0, 10000000) : 0;
 	double stall = (double)env("ECHO_LOAD_STALL_S", 30);
+	stall_all = env("ECHO_LOAD_STALL_ALL", 0) != 0;
 	double give_up = (double)env("ECHO_LOAD_TIMEOUT_S", 900);
 	const char *h = getenv("ECHO_LOAD_HOLD");
 	hold = h && *h && strcmp(h, "0") != 0;
@@ -311,6 +346,7 @@ int main(int argc, char **argv)
 	for (long i = 0; i < nconns; i++)
 		conns[i].fd = -1;
 	double t0 = now(), last_scan = t0;
+	any_progress = t0;
 	long next = 0, round = 0;
 	int timed_out = 0;
 	while (done + errors < nconns) {
@@ -324,6 +360,7 @@ int main(int argc, char **argv)
 			if (pause)
 				sleep((unsigned)pause);
 			round++;
+			any_progress = now();
 			for (long i = 0; i < nconns; i++)
 				if (conns[i].state == HELD) {
 					conns[i].state = SENDING;
@@ -353,6 +390,8 @@ int main(int argc, char **argv)
 		if (t - last_scan < 1.0)
 			continue;
 		last_scan = t;
+		if (stall_all && t - any_progress <= stall)
+			continue; /* the server is still moving: slow, not stalled */
 		for (long i = 0; i < next; i++)
 			if (conns[i].fd >= 0 && conns[i].state != HELD && conns[i].state != DONE &&
 			    t - conns[i].progress > stall)
@@ -366,7 +405,10 @@ int main(int argc, char **argv)
 		fprintf(stderr,
 			"echo_load: gave up after %.0f s with %ld of %ld connections done\n", secs,
 			done, nconns);
-		errors += nconns - done - errors;
+		long left = nconns - done - errors;
+		errors += left;
+		for (long i = 0; i < left; i++)
+			count_cause("not done when the time ran out", 0);
 	}
 	long msgs = 0;
 	for (long i = 0; i < nconns; i++)
@@ -377,6 +419,11 @@ int main(int argc, char **argv)
 		       "echo_load: held %ld of %ld connections open at once, each echoing all %ld "
 		       "messages\n",
 		       round, done, round, secs, done, nconns, nmsgs);
+	for (int i = 0; i < MAX_CAUSES && causes[i].what; i++)
+		printf("echo_load: failed: %ld: %s%s%s\n", causes[i].n, causes[i].what,
+		       causes[i].err ? ": " : "", causes[i].err ? strerror(causes[i].err) : "");
+	if (other_causes)
+		printf("echo_load: failed: %ld: other causes\n", other_causes);
 	printf("echo_load: %ld conns x %ld msgs x %ld B: %.2f s, %.0f msgs/s, %ld errors\n", nconns,
 	       nmsgs, size, secs, secs > 0 ? (double)msgs / secs : 0.0, errors);
 	for (long i = 0; i < nconns; i++)

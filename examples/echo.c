@@ -5,13 +5,14 @@
  * (WEFT_NET, WEFT_NETIF, WEFT_IP, WEFT_GW choose).
  *
  * ECHO_MODE=step serves each connection with a step-process instead (no
- * stack: a few hundred bytes of state). weft's sockets tell no process when
- * they become readable, so a step-process looks for itself: a read and a
- * write that never wait (deadline 0) each time its timer fires, the timer
- * 1 ms after data moved and doubling while none does, up to
- * ECHO_POLL_MAX_MS. A step costs CPU per idle connection that a fiber
- * parked on its socket does not; what it shows is the memory a connection
- * needs without a stack (mk/footprint.sh).
+ * stack: a few hundred bytes of state; mk/footprint.sh measures it). The
+ * socket wakes it when it may have become ready (weft_sock_watch: data,
+ * the end, an error, room to write), and it reads and writes without
+ * waiting (deadline 0) until nothing is left. Its timer serves only the
+ * idle bound, and a write the socket had no memory for (no acknowledgement
+ * is coming to wake it): then it looks again 1 ms later, doubling up to
+ * ECHO_POLL_MAX_MS. On a stack whose sockets cannot be watched (the
+ * kernel's: -EOPNOTSUPP) it polls the same way all the time.
  *
  * Environment: ECHO_ADDR (0.0.0.0), ECHO_PORT (7), ECHO_IDLE_MS (60000),
  * ECHO_MAX_CONNS (20000: more are closed at once), ECHO_MODE (fiber, or
@@ -57,13 +58,15 @@ static void *echo_conn(void *arg)
 struct step_conn {
 	weft_sock_t *s;
 	int64_t last;    /* when data last moved */
-	int64_t poll_ns; /* the timer's interval now */
+	int64_t poll_ns; /* the timer's interval now, while polling */
+	bool watched;    /* the socket wakes the process (weft_sock_watch) */
 	char *pend;      /* read, not yet written back (the socket's send buffer was full) */
 	size_t plen, poff;
 };
 
 #define POLL_MIN_NS MS
-#define STEP_ROUNDS 8 /* reads per step at most: other processes wait behind this one */
+#define EV_FIRST 0x40u /* init's call of step: the idle timer is armed */
+#define STEP_ROUNDS 8  /* reads per step at most: other processes wait behind this one */
 
 /* Write back what is pending, without waiting: 1 when all of it went, 0
  * when some is left, -1 when the connection is done for. */
@@ -84,7 +87,9 @@ static int step_flush(struct step_conn *c)
 }
 
 /* Read and echo what is there, without waiting: 1 if data moved, 0 if
- * none, -1 when the connection is done for (end of stream, error). */
+ * none, 2 if data moved and more may be there (STEP_ROUNDS reads made: no
+ * wake will come for it), -1 when the connection is done for (end of
+ * stream, error). */
 static int step_io(struct step_conn *c)
 {
 	char buf[BUF];
@@ -95,7 +100,7 @@ static int step_io(struct step_conn *c)
 			return f < 0 ? -1 : moved;
 		ssize_t n = weft_sock_read(c->s, buf, sizeof buf, 0);
 		if (n == -ETIMEDOUT)
-			break;
+			return moved;
 		if (n <= 0)
 			return -1;
 		moved = 1;
@@ -111,9 +116,9 @@ static int step_io(struct step_conn *c)
 		memcpy(c->pend, buf + sent, (size_t)n - sent);
 		c->plen = (size_t)n - sent;
 		c->poff = 0;
-		break;
+		return moved;
 	}
-	return moved;
+	return moved ? 2 : 0;
 }
 
 static int step_conn_step(weft_step_t *p, unsigned events)
@@ -125,6 +130,20 @@ static int step_conn_step(weft_step_t *p, unsigned events)
 	if (r < 0)
 		return WEFT_STEP_DONE;
 	int64_t now = weft_now();
+	if (r > 0)
+		c->last = now;
+	if (r == 2) /* more may be there: come back after the others */
+		return weft_step_wake_at(p, 0) == 0 ? WEFT_STEP_CONTINUE : WEFT_STEP_DONE;
+	if (c->watched && !c->pend) {
+		/* Only the idle bound is left to the timer: armed at the first
+		 * step and again when it fires early (data moved since). */
+		if (now - c->last >= idle_ms * MS)
+			return WEFT_STEP_DONE;
+		if (!(events & (WEFT_STEP_EV_TIMER | EV_FIRST)))
+			return WEFT_STEP_CONTINUE;
+		return weft_step_wake_at(p, c->last + idle_ms * MS) == 0 ? WEFT_STEP_CONTINUE
+									 : WEFT_STEP_DONE;
+	}
 	if (r > 0) {
 		c->last = now;
 		c->poll_ns = POLL_MIN_NS;
@@ -141,7 +160,11 @@ static int step_conn_init(weft_step_t *p)
 	struct step_conn *c = weft_step_arg(p);
 	c->last = weft_now();
 	c->poll_ns = POLL_MIN_NS;
-	return step_conn_step(p, 0);
+	int err = weft_sock_watch(c->s, weft_step_pid(p));
+	if (err && err != -EOPNOTSUPP)
+		return WEFT_STEP_DONE;
+	c->watched = err == 0;
+	return step_conn_step(p, EV_FIRST);
 }
 
 static void step_conn_close(weft_step_t *p)

@@ -185,6 +185,26 @@ WEFT_API ssize_t weft_udp_sendto(weft_sock_t *s, const void *buf, size_t len, co
 WEFT_API ssize_t weft_udp_recvfrom(weft_sock_t *s, void *buf, size_t len, weft_addr_t *from,
 				   int64_t deadline);
 
+/* ---- Readiness, for step-processes -------------------------------------- */
+
+/* The event a watched socket gives a step-process's step (a bit beside
+ * weft.h's WEFT_STEP_EV_MSG, _TIMER and _CANCEL). */
+enum { WEFT_STEP_EV_SOCK = 8 };
+
+/* Have s wake step-process pid, its step called with WEFT_STEP_EV_SOCK,
+ * whenever s may have become ready: data, the end of the stream or an
+ * error to read; room to write (what was written was acknowledged); a
+ * connection to accept; a datagram. A wake is a hint: the step calls with
+ * deadline 0 until one would have to wait, and a wake that finds nothing
+ * new is harmless. pid is woken once at once too, for what was there
+ * before.
+ * One watcher a socket: a new pid replaces the old, 0 stops; a watcher
+ * that has ended is forgotten, and closing s stops it. Returns 0,
+ * -EINVAL (s NULL), -EBADF (closed), -ESRCH (pid is no live
+ * step-process), -EOPNOTSUPP (the "kernel" stack: its step-processes look
+ * for themselves, with weft_step_wake_at). docs/decisions/sock-watch.md */
+WEFT_API int weft_sock_watch(weft_sock_t *s, weft_pid_t pid);
+
 #ifdef __cplusplus
 }
 #endif

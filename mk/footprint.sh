@@ -10,11 +10,20 @@
 # every one. For a fiber per connection and for a step-process per
 # connection (ECHO_MODE=step) it finds the most connections held at once
 # with every one still echoing: a probe beyond what fits (how many were held,
-# how many refused), then a fresh boot at that figure (rounded down to 100,
-# lower by 5% up to 3 times) that must pass with no error. A connection
-# fails when its echo has not come back within FOOTPRINT_STALL_S (120)
-# seconds: in a burst of echoes a frame may be lost (beyond what a queue on
-# the way holds) and TCP retransmits it, seconds later. The guest prints its memory every second
+# how many the guest refused), then fresh boots at that figure (rounded down
+# to 100, lower by 5% up to 3 times) of which FOOTPRINT_CONFIRM (2) in a
+# row must pass with no error. Every run connects from a fresh client
+# address (10.78.0.10 and up, the route's source), so no run meets the
+# TIME_WAIT sockets of an earlier one, and the namespace's ports are
+# 1024-65535. echo_load sums its failures by cause; they are counted as the
+# guest's refusals (a reset or a refusal), stalls, or the client's own
+# (no port, no descriptor, no memory): a run that failed only by the
+# client's own is run again (once) rather than counted against the guest.
+# Connections stall (fail) when no echo at all has come back for
+# FOOTPRINT_STALL_S (120) seconds (ECHO_LOAD_STALL_ALL: a guest slowed by a
+# loaded host, still echoing, is slow, not stalled; a frame lost on the way
+# is sent again by TCP, seconds later), or when the run's bound,
+# FOOTPRINT_LOAD_S (600), passes first. The guest prints its memory every second
 # (WEFT_MEMSTAT_MS, kernel-shim/bare/memstat.c): RAM per connection is the
 # pages and the malloc'd bytes that all the connections took while held
 # idle between the rounds, beyond the idle server's, divided by their
@@ -30,9 +39,10 @@
 #   --check  the short version for mk/net-tests.sh: FOOTPRINT_CHECK_CONNS
 #            (1000) connections held in each mode, the memory and boot-time
 #            lines present, httpd's text+data under 256 KiB; no search.
-# Environment: FOOTPRINT_FIBER_PROBE (7500) and FOOTPRINT_STEP_PROBE (18000),
-# the probes' connection counts; FOOTPRINT_MEM (64M), QEMU's -m;
-# FOOTPRINT_STALL_S (120); FOOTPRINT_MODES ("fiber step"), which to measure;
+# Environment: FOOTPRINT_FIBER_PROBE (7500) and FOOTPRINT_STEP_PROBE (22000),
+# the probes' connection counts (cut to what the client's descriptors
+# allow: RLIMIT_NOFILE, raised to 65536 where root may, less 16); FOOTPRINT_MEM (64M), QEMU's -m;
+# FOOTPRINT_STALL_S (120); FOOTPRINT_LOAD_S (600); FOOTPRINT_CONFIRM (2); FOOTPRINT_MODES ("fiber step"), which to measure;
 # FOOTPRINT_BOOTARGS, more NAME=value words for the guest (WEFT_NET_MEM_KB=...).
 # Single-quoted scripts for bash -c are meant; checks call functions by name.
 # shellcheck disable=SC2016,SC2317
@@ -61,7 +71,7 @@ GUEST=10.78.0.2 HOST=10.78.0.1 TAP=wf0
 # Long enough for the slowest run: the first connections wait through the
 # whole opening round and the pause.
 IDLE_MS=900000
-LOAD_S=600 # echo_load's own bound (ECHO_LOAD_TIMEOUT_S); QEMU's is longer
+LOAD_S=${FOOTPRINT_LOAD_S:-600} # echo_load's own bound (ECHO_LOAD_TIMEOUT_S); QEMU's is longer
 
 needs timeout setsid qemu-system-riscv64 riscv64-unknown-elf-size
 for b in "$echo_img" "$httpd_img" "$load"; do
@@ -85,12 +95,45 @@ check "httpd's text+data ($((h_text + h_data)) B) is under 256 KiB" \
 ns_create
 nsx sysctl -q -w net.ipv6.conf.all.disable_ipv6=1 >/dev/null 2>&1
 nsx sysctl -q -w net.ipv6.conf.default.disable_ipv6=1 >/dev/null 2>&1
+nsx sysctl -q -w net.ipv4.ip_local_port_range="1024 65535" >/dev/null 2>&1
 if ! { nsx ip tuntap add dev "$TAP" mode tap &&
 	nsx ip addr add "$HOST/24" dev "$TAP" &&
 	nsx ip link set "$TAP" txqueuelen 20000 up; }; then
 	bad "a TAP device $TAP in the namespace"
 	t_done
 fi
+
+# fresh_source: the next client address (10.78.0.10 to .250) on the TAP
+# device, and the route to the guest from it, so that this run's
+# connections share no address and port with an earlier run's (its
+# TIME_WAIT sockets stay with the old address). Sets SRC.
+SRC_N=9
+fresh_source()
+{
+	SRC_N=$((SRC_N + 1))
+	[ "$SRC_N" -le 250 ] || SRC_N=10
+	SRC=10.78.0.$SRC_N
+	nsx ip addr add "$SRC/24" dev "$TAP" 2>/dev/null
+	nsx ip route replace "$GUEST/32" dev "$TAP" src "$SRC"
+}
+
+# causes LOAD_LOG: the failures echo_load summed by cause ("echo_load:
+# failed: N: WHAT[: ERROR]"), counted as the guest's refusals (REFUSED: a
+# reset, a refusal, a close before the echo), the client's own (OWN: no
+# local address or port, no descriptor, no memory, its own epoll), and
+# stalls or anything else (STALLED); CAUSES, the lines in one.
+causes()
+{
+	read -r REFUSED OWN STALLED <<<"$(awk '
+		/^echo_load: failed: / {
+			n = $3 + 0; sub(/^echo_load: failed: [0-9]+: /, "")
+			if (/Connection reset by peer|Connection refused|closed by the server/) r += n
+			else if (/^(socket|epoll_ctl)|Cannot assign requested address|Too many open files|No buffer space|Cannot allocate memory|Address already in use/) o += n
+			else s += n
+		}
+		END { print r + 0, o + 0, s + 0 }' "$1")"
+	CAUSES=$(sed -n 's/^echo_load: failed: //p' "$1" | paste -sd ';' | sed 's/;/; /g')
+}
 
 # boot LOG MODE: echo on qemu-virt in the namespace, on the TAP device, in
 # a session of its own (T_QEMU), until it listens and answers (0) or not (1).
@@ -101,7 +144,7 @@ boot()
 	"${NSX[@]}" setsid env QEMU_MEM="$MEM" QEMU_TIMEOUT=$((LOAD_S + 300)) \
 		QEMU_NETDEV="tap,ifname=$TAP,script=no,downscript=no" \
 		qemu/run-qemu-virt.sh "$echo_img" WEFT_NETIF=virtio WEFT_IP="$GUEST/24" \
-		WEFT_GW="$HOST" ECHO_PORT=$PORT ECHO_IDLE_MS=$IDLE_MS ECHO_MODE="$mode" \
+		WEFT_GW="$HOST" ECHO_PORT=$PORT ECHO_IDLE_MS=$IDLE_MS ECHO_MODE="$mode" ECHO_MAX_CONNS=1000000 \
 		ECHO_POLL_MAX_MS=2000 WEFT_MEMSTAT_MS=1000 WEFT_BOOT_TIME=1 ${FOOTPRINT_BOOTARGS:-} \
 		>"$log" 2>&1 &
 	T_QEMU=$!
@@ -137,7 +180,8 @@ hold()
 {
 	local log=$1 qlog=$2 conns=$3 pid i
 	HOLD_MEM='' HOLD_OPEN=0
-	"${NSX[@]}" env ECHO_LOAD_HOLD=1 ECHO_LOAD_PAUSE_S=3 ECHO_LOAD_STALL_S="${FOOTPRINT_STALL_S:-120}" \
+	fresh_source
+	"${NSX[@]}" env ECHO_LOAD_HOLD=1 ECHO_LOAD_PAUSE_S=3 ECHO_LOAD_STALL_S="${FOOTPRINT_STALL_S:-120}" ECHO_LOAD_STALL_ALL=1 \
 		ECHO_LOAD_TIMEOUT_S=$LOAD_S timeout $((LOAD_S + 60)) "$load" "$GUEST" "$PORT" \
 		"$conns" 2 64 >"$log" 2>&1 &
 	pid=$!
@@ -158,6 +202,7 @@ hold()
 	ERRS=$(sed -n 's/^echo_load: .* \([0-9]*\) errors$/\1/p' "$log")
 	LOAD_LINE=$(grep '^echo_load: held' "$log")
 	HELD=${HELD:-0} ERRS=${ERRS:-?} HOLD_OPEN=${HOLD_OPEN:-0}
+	causes "$log"
 }
 
 # mem_figures QEMU_LOG: from the memory lines, the idle server's (the last
@@ -194,11 +239,14 @@ mem_figures()
 }
 
 # run_mode MODE CONNS: one boot, CONNS held; sets HELD, ERRS, the memory
-# figures, BOOT_LINE; the logs are $out/MODE-CONNS.{qemu,load}.log.
+# figures, BOOT_LINE; the logs are $out/MODE-CONNS-N.{qemu,load}.log (N:
+# the run's number, so that repeated runs at one count keep each its own).
+RUN_N=0
 run_mode()
 {
-	local mode=$1 conns=$2 q=$out/$1-$2.qemu.log l=$out/$1-$2.load.log
-	HELD=0 ERRS='?' LOAD_LINE='' M_PAGES='?' H_PAGES='?' HOLD_OPEN=0
+	RUN_N=$((RUN_N + 1))
+	local mode=$1 conns=$2 q=$out/$1-$2-$RUN_N.qemu.log l=$out/$1-$2-$RUN_N.load.log
+	HELD=0 ERRS='?' LOAD_LINE='' M_PAGES='?' H_PAGES='?' HOLD_OPEN=0 REFUSED=0 OWN=0 STALLED=0 CAUSES=''
 	if ! boot "$q" "$mode"; then
 		bad "$mode: echo boots on qemu-virt -m $MEM and answers on $GUEST:$PORT" \
 			"$(tail -3 "$q" | tr '\n' ' ')"
@@ -211,7 +259,9 @@ run_mode()
 	halt
 	mem_figures "$q"
 	BOOT_LINE=$(grep -m1 '^weft: boot time:' "$q")
-	echo "  ..    $mode, $conns connections: ${LOAD_LINE:-echo_load printed no result (exit $LOAD_RC)}, $ERRS errors"
+	echo "  ..    $mode, $conns connections from $SRC: ${LOAD_LINE:-echo_load printed no result (exit $LOAD_RC)}, $ERRS errors"
+	[ -z "$CAUSES" ] ||
+		echo "  ..    $mode, $conns: $REFUSED refused by the guest, $STALLED stalled, $OWN the client's own failures ($CAUSES)"
 	echo "  ..    $mode, $HOLD_OPEN held idle: $H_PAGES pages and $H_HEAP KiB malloc'd beyond the idle server's; at the peak $M_PAGES pages and $M_HEAP KiB (free pages then $M_FREE_MIN of $M_TOTAL; sbrk took $M_SBRK of $M_HEAPKB KiB)"
 	if [ "$LOAD_RC" != 0 ]; then
 		grep -v '^echo_load: round' "$l" | head -6 | sed 's/^/        /'
@@ -250,45 +300,84 @@ if [ "$CHECK" = 1 ]; then
 	t_done
 fi
 
+# confirm MODE CONNS [RUNS]: RUNS (FOOTPRINT_CONFIRM, 2) runs at CONNS,
+# every one with all held and no error; a run that failed only by the
+# client's own failures (OWN) is run again, once. 0 when confirmed.
+confirm()
+{
+	local mode=$1 c=$2 runs=${3:-${FOOTPRINT_CONFIRM:-2}} k again
+	for ((k = 0; k < runs; k++)); do
+		for again in 1 0; do
+			run_mode "$mode" "$c" || return 1
+			[ "$HELD" = "$c" ] && [ "$ERRS" = 0 ] && break
+			if [ "$again" = 1 ] && [ "$REFUSED" = 0 ] && [ "$STALLED" = 0 ] && [ "$OWN" -gt 0 ]; then
+				echo "  ..    $mode, $c: only the client's own failures: once more"
+				continue
+			fi
+			CONFIRM_FAIL="$c: $HELD held, $REFUSED refused, $STALLED stalled, $OWN the client's"
+			return 1
+		done
+	done
+	return 0
+}
+
 # search MODE PROBE: the probe, then confirmations; sets BEST (0: none
-# confirmed), PROBE_HELD, PROBE_ERRS, and the confirmed run's figures.
+# confirmed), PROBE_HELD, PROBE_ERRS, PROBE_REFUSED, and the confirmed
+# run's figures.
 search()
 {
 	local mode=$1 probe=$2 c i
+	CONFIRM_FAIL=''
 	run_mode "$mode" "$probe" || { BEST=0; return; }
-	PROBE_HELD=$HELD PROBE_ERRS=$ERRS PROBE_MIN=$M_FREE_MIN
+	PROBE_HELD=$HELD PROBE_ERRS=$ERRS PROBE_MIN=$M_FREE_MIN PROBE_REFUSED=$REFUSED
+	PROBE_STALLED=$STALLED PROBE_OWN=$OWN
 	if [ "$HELD" = "$probe" ] && [ "$ERRS" = 0 ]; then
-		BEST=$probe # all held: the figure is at least the probe's
-		return
+		# All held: the figure is at least the probe's, once the runs
+		# after it hold all too (the probe counts as the first).
+		if confirm "$mode" "$probe" $((${FOOTPRINT_CONFIRM:-2} - 1)); then
+			BEST=$probe
+			return
+		fi
+		echo "  ..    $mode: the probe held all, then not: $CONFIRM_FAIL"
+		HELD=$((probe * 95 / 100))
 	fi
 	# Below what the probe held (a probe that held none, the guest having
 	# failed, starts the confirmations at half of it).
 	c=$((HELD / 100 * 100))
 	[ "$c" -gt 0 ] || c=$((probe / 2 / 100 * 100))
 	for ((i = 0; i < 4 && c > 0; i++)); do
-		run_mode "$mode" "$c" || break
-		if [ "$HELD" = "$c" ] && [ "$ERRS" = 0 ]; then
+		if confirm "$mode" "$c"; then
 			BEST=$c
 			return
 		fi
-		if [ "$HELD" -gt 0 ]; then c=$((c * 95 / 100 / 100 * 100)); else c=$((c / 2 / 100 * 100)); fi
+		echo "  ..    $mode: not confirmed at $CONFIRM_FAIL"
+		c=$((c * 95 / 100 / 100 * 100))
 	done
 	BEST=0
 }
 
+# The client holds every connection open at once: one descriptor each.
+ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)" 2>/dev/null
+client_max=$(($(ulimit -n) - 16))
 boot_line=
 for mode in ${FOOTPRINT_MODES:-fiber step}; do
-	if [ "$mode" = fiber ]; then probe=${FOOTPRINT_FIBER_PROBE:-7500}; else probe=${FOOTPRINT_STEP_PROBE:-18000}; fi
+	if [ "$mode" = fiber ]; then probe=${FOOTPRINT_FIBER_PROBE:-7500}; else probe=${FOOTPRINT_STEP_PROBE:-22000}; fi
+	bound=''
+	if [ "$probe" -gt "$client_max" ]; then
+		probe=$((client_max / 100 * 100))
+		bound=" (the client's descriptors, $(ulimit -n), bound the probe)"
+		echo "  ..    $mode: the probe cut to $probe: the client may open $(ulimit -n) descriptors"
+	fi
 	search "$mode" "$probe"
 	boot_line=${boot_line:-$BOOT_LINE}
-	check "$mode: a figure confirmed by a run with no error" test "$BEST" -gt 0
+	check "$mode: a figure confirmed by ${FOOTPRINT_CONFIRM:-2} runs in a row with no error" test "$BEST" -gt 0
 	read -r all pg hp <<<"$(per_conn)"
 	what="a fiber per connection"
 	[ "$mode" = step ] && what="a step-process per connection"
 	if [ "$BEST" = "$probe" ]; then
-		row "echo, $what: connections held at once, every one echoing" "at least $BEST (every one of the probe's)"
+		row "echo, $what: connections held at once, every one echoing" "at least $BEST (every one of the probe's)$bound"
 	else
-		row "echo, $what: connections held at once, every one echoing" "$BEST (the probe of $probe: $PROBE_HELD held, $PROBE_ERRS refused or failed, $PROBE_MIN pages free at its peak)"
+		row "echo, $what: connections held at once, every one echoing" "$BEST, confirmed ${FOOTPRINT_CONFIRM:-2} times (the probe of $probe: $PROBE_HELD held; of the $PROBE_ERRS failed, $PROBE_REFUSED refused by the guest, $PROBE_STALLED stalled, $PROBE_OWN the client's own; $PROBE_MIN pages free at its peak)"
 	fi
 	row "RAM per connection, $what" "$all B: $pg in pages (stacks, page tables), $hp malloc'd (lwIP, sockets, fiber or step-process)"
 	row "at $BEST connections, $what" "$M_FREE_MIN of $M_TOTAL pages free at the peak; malloc's heap $M_HEAPKB KiB, sbrk took $M_SBRK KiB"

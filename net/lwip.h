@@ -60,9 +60,23 @@ void weft__lwip_set_budget(size_t bytes);
  * eighth short of it. rx_main turns it on around its pbuf_alloc, under the
  * lwIP lock. */
 void weft__lwip_mem_rx(bool on);
-/* May a listener take a new connection: false (counted in mem_failed)
- * once lwIP holds three quarters of its budget. Under the lwIP lock. */
-bool weft__lwip_mem_admit(void);
+/* May a listener take a new connection: true, and counted, while the
+ * connections admitted and not yet gone number fewer than
+ * weft__lwip_conn_limit(); false (counted in mem_failed) from then on.
+ * Whatever lwIP holds besides does not change it (lwip_mem.c, CONN_RESERVE).
+ * Under the lwIP lock. weft__lwip_conn_gone: an admitted connection was
+ * let go (closed, or dropped before any accept took it). */
+bool weft__lwip_conn_admit(void);
+void weft__lwip_conn_gone(void);
+/* Three quarters of the budget over a connection's reserve (LONG_MAX
+ * without a budget), or what a test set (weft__lwip_set_conn_limit; -1
+ * goes back to the budget's); and, for tests, the count admitted now. */
+long weft__lwip_conn_limit(void);
+void weft__lwip_set_conn_limit(long n);
+long weft__lwip_conns_admitted(void);
+/* The bytes of the block that lwIP's allocation p is the start of, its
+ * header included (what the budget counts for it). */
+size_t weft__lwip_block_bytes(const void *p);
 /* For tests: the bytes lwIP holds now (its blocks with their size
  * headers), and in *peak (if not NULL) the most it held since the last
  * call that asked, which starts the next such period at now. */

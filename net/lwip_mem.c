@@ -8,6 +8,7 @@
  * the runtime out of memory. lwIP handles a failed allocation everywhere
  * but in its timeouts, which come from a static pool instead
  * (net/patches/0003). */
+#include <limits.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,11 +29,19 @@
  * received frame may take the whole budget; every other allocation
  * (segments to send, PCBs, a listener's new connection) stops an eighth
  * short of it, so lwIP can always take in the acknowledgements that free
- * its segments in flight; and a new connection is accepted only while lwIP
- * holds less than three quarters, so new connections are refused before
- * the open ones run short. */
+ * its segments in flight. And a listener admits a new connection only
+ * while the connections it admitted and the program has not closed number
+ * fewer than three quarters of the budget over CONN_RESERVE ("Admission by
+ * count"): what a connection holds in lwIP with a small message waiting
+ * each way (its PCB, about 250 bytes with the header; a received segment
+ * kept at its size, weft__ltcp_fit; a segment sent and not yet
+ * acknowledged). The count, not the bytes held, decides, so a load the
+ * stack has held is never refused for the frames and segments that
+ * happen to be in flight when a connection comes; the quarter beyond the
+ * reserves is for bigger messages and bursts. */
 #define RX_RESERVE_DIV 8
 #define ACCEPT_DIV 4
+#define CONN_RESERVE 576
 
 /* Each block starts with its size, in a header as large as malloc's
  * alignment, so that what lwIP gets is aligned as malloc's own blocks. */
@@ -46,6 +55,10 @@ static _Atomic size_t mem_bytes, mem_peak;
 static _Atomic size_t budget = SIZE_MAX;
 static _Atomic int64_t mem_blocks;
 static _Atomic uint64_t mem_failed;
+/* Connections admitted and not yet let go (weft__lwip_conn_admit); a test's
+ * limit instead of the budget's (-1: none). */
+static _Atomic long conns_admitted;
+static _Atomic long conn_limit_set = -1;
 /* Set while rx_main allocates a frame (the receive tier), under the lwIP
  * lock; relaxed, as every allocation is made under that lock. */
 static _Atomic bool rx_alloc;
@@ -152,14 +165,43 @@ void weft__lwip_set_budget(size_t bytes) { atomic_store(&budget, bytes); }
 
 void weft__lwip_mem_rx(bool on) { atomic_store_explicit(&rx_alloc, on, memory_order_relaxed); }
 
-bool weft__lwip_mem_admit(void)
+long weft__lwip_conn_limit(void)
 {
+	long set = atomic_load_explicit(&conn_limit_set, memory_order_relaxed);
+	if (set >= 0)
+		return set;
 	size_t limit = atomic_load_explicit(&budget, memory_order_relaxed);
-	size_t held = atomic_load_explicit(&mem_bytes, memory_order_relaxed);
-	if (limit == SIZE_MAX || held < limit - limit / ACCEPT_DIV)
+	if (limit == SIZE_MAX)
+		return LONG_MAX;
+	size_t n = (limit - limit / ACCEPT_DIV) / CONN_RESERVE;
+	return n > LONG_MAX ? LONG_MAX : (long)n;
+}
+
+void weft__lwip_set_conn_limit(long n) { atomic_store(&conn_limit_set, n); }
+
+bool weft__lwip_conn_admit(void)
+{
+	long n = atomic_load_explicit(&conns_admitted, memory_order_relaxed);
+	if (n < weft__lwip_conn_limit()) {
+		atomic_store_explicit(&conns_admitted, n + 1, memory_order_relaxed);
 		return true;
+	}
 	atomic_fetch_add_explicit(&mem_failed, 1, memory_order_relaxed);
 	return false;
+}
+
+void weft__lwip_conn_gone(void)
+{
+	atomic_fetch_sub_explicit(&conns_admitted, 1, memory_order_relaxed);
+}
+
+long weft__lwip_conns_admitted(void) { return atomic_load(&conns_admitted); }
+
+size_t weft__lwip_block_bytes(const void *p)
+{
+	size_t n;
+	memcpy(&n, (const char *)p - HEAD, sizeof n);
+	return n;
 }
 
 size_t weft__lwip_mem_held(size_t *peak)

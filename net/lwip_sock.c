@@ -52,6 +52,12 @@ void weft__lsock_wake(struct weft__waiter **q, int res)
 		weft__waiter_complete(w, res);
 }
 
+void weft__lsock_ready(struct lsock *s)
+{
+	if (s->watch && weft__step_post_pid(s->watch, WEFT_STEP_EV_SOCK) != 0)
+		s->watch = 0;
+}
+
 int weft__lsock_wait(struct weft__waiter **q, int64_t deadline)
 {
 	struct weft__waiter w;
@@ -104,11 +110,26 @@ static void l_abort(struct weft_sock *sk)
 	weft__lwip_lock_take();
 	weft__lsock_wake(&s->rdq, -EBADF);
 	weft__lsock_wake(&s->wrq, -EBADF);
+	s->watch = 0;
 	if (sk->kind == NK_UDP)
 		weft__ludp_abort(s);
 	else
 		weft__ltcp_abort(s, sk->kind);
 	weft__lwip_unlock();
+}
+
+/* Watching: the watcher is woken once now, so that it looks at what was
+ * there before it watched; -ESRCH if it is not a live step-process. */
+static int l_watch(struct weft_sock *sk, weft_pid_t pid)
+{
+	struct lsock *s = L(sk);
+	weft__lwip_lock_take();
+	s->watch = pid;
+	int err = pid ? weft__step_post_pid(pid, WEFT_STEP_EV_SOCK) : 0;
+	if (err)
+		s->watch = 0;
+	weft__lwip_unlock();
+	return err;
 }
 
 static void l_destroy(struct weft_sock *sk) { free(sk); }
@@ -128,6 +149,7 @@ const struct net_ops weft__net_lwip = {
 	.udp_bind = weft__ludp_bind,
 	.sendto = weft__ludp_sendto,
 	.recvfrom = weft__ludp_recvfrom,
+	.watch = l_watch,
 	.abort = l_abort,
 	.destroy = l_destroy,
 	.stats = weft__lwip_stats,

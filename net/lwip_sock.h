@@ -24,7 +24,9 @@ struct lsock {
 	struct udp_pcb *upcb;
 	struct pbuf *rx; /* received and not read: one chain */
 	bool rx_eof, shut_rd, shut_wr, connected;
+	bool admitted;                  /* counted by weft__lwip_conn_admit until let go */
 	int err;                        /* sticky: what the connection died of */
+	weft_pid_t watch;               /* the step-process to wake when ready, or 0 */
 	struct weft__waiter *rdq, *wrq; /* sock.c allows one of each */
 	/* a listener's connections not yet accepted, linked by acc_next */
 	struct lsock *acc_head, *acc_tail, *acc_next;
@@ -41,6 +43,10 @@ static inline struct lsock *L(struct weft_sock *s) { return (struct lsock *)s; }
 int weft__lsock_err(err_t e);
 /* Complete the waiter on q, if any, with res. */
 void weft__lsock_wake(struct weft__waiter **q, int res);
+/* s may have become ready (data, the end, an error, room to write, a
+ * connection to accept): wake the step-process watching it, if any
+ * (weft_sock_watch). Forgets a watcher that has ended. */
+void weft__lsock_ready(struct lsock *s);
 /* Park on q; the lock is held on entry and on return. Loopback traffic
  * still queued is delivered first, and if it did anything this returns 0
  * without parking: the caller looks at its condition again. */
@@ -57,6 +63,10 @@ int weft__ltcp_connect(struct weft_sock **out, const weft_addr_t *remote, int64_
 ssize_t weft__ltcp_read(struct weft_sock *s, void *buf, size_t len, int64_t deadline);
 ssize_t weft__ltcp_write(struct weft_sock *s, const void *buf, size_t len, int64_t deadline);
 int weft__ltcp_shutdown(struct weft_sock *s, int how);
+/* A received segment p as it waits for a reader: copied into a block of its
+ * own size when its frame's block holds more than twice that (the frame
+ * freed), else (or without memory for the copy) p itself. */
+struct pbuf *weft__ltcp_fit(struct pbuf *p);
 /* Closing: a listener refuses what it never accepted; a connection lets its
  * pcb go (lwIP finishes sending, or resets if data was left unread). */
 void weft__ltcp_abort(struct lsock *s, int kind);

@@ -15,6 +15,39 @@
 
 /* ---- Callbacks (lock held) ------------------------------------------------------ */
 
+/* What a received segment holds of lwIP's budget, or 0 if not all of it
+ * is known (a pbuf whose data lives elsewhere). */
+static size_t held_by(const struct pbuf *p)
+{
+	size_t n = 0;
+	for (; p; p = p->next) {
+		u8_t src = pbuf_get_allocsrc(p);
+		if (src != PBUF_TYPE_ALLOC_SRC_MASK_STD_HEAP &&
+		    src != PBUF_TYPE_ALLOC_SRC_MASK_STD_MEMP_PBUF_POOL)
+			return 0;
+		n += weft__lwip_block_bytes(p);
+	}
+	return n;
+}
+
+/* A received segment arrives in the frame it came in: a block of a whole
+ * frame (about 1,600 bytes) for a 64-byte message, and pbuf_realloc cannot
+ * shrink it (MEM_LIBC_MALLOC). Held until a reader takes it, that is what
+ * a waiting message would cost; so one that holds more than twice its
+ * bytes (and a pbuf's header) is copied into a block of its own size and
+ * the frame freed. Without memory for the copy the frame stays. */
+struct pbuf *weft__ltcp_fit(struct pbuf *p)
+{
+	size_t held = held_by(p);
+	if (!held || held <= 2 * ((size_t)p->tot_len + sizeof(struct pbuf)))
+		return p;
+	struct pbuf *c = pbuf_clone(PBUF_RAW, PBUF_RAM, p);
+	if (!c)
+		return p;
+	pbuf_free(p);
+	return c;
+}
+
 static err_t on_recv(void *arg, struct tcp_pcb *pcb, struct pbuf *p, err_t err)
 {
 	struct lsock *s = arg;
@@ -33,11 +66,12 @@ static err_t on_recv(void *arg, struct tcp_pcb *pcb, struct pbuf *p, err_t err)
 		pbuf_free(p);
 		return ERR_OK;
 	} else if (s->rx) {
-		pbuf_cat(s->rx, p);
+		pbuf_cat(s->rx, weft__ltcp_fit(p));
 	} else {
-		s->rx = p;
+		s->rx = weft__ltcp_fit(p);
 	}
 	weft__lsock_wake(&s->rdq, 0);
+	weft__lsock_ready(s);
 	return ERR_OK;
 }
 
@@ -46,8 +80,10 @@ static err_t on_sent(void *arg, struct tcp_pcb *pcb, u16_t len)
 	(void)pcb;
 	(void)len;
 	struct lsock *s = arg;
-	if (s)
+	if (s) {
 		weft__lsock_wake(&s->wrq, 0);
+		weft__lsock_ready(s);
+	}
 	return ERR_OK;
 }
 
@@ -66,6 +102,7 @@ static void on_err(void *arg, err_t err)
 		s->err = -ECONNRESET;
 	weft__lsock_wake(&s->rdq, 0);
 	weft__lsock_wake(&s->wrq, 0);
+	weft__lsock_ready(s);
 }
 
 static err_t on_connected(void *arg, struct tcp_pcb *pcb, err_t err)
@@ -75,6 +112,7 @@ static err_t on_connected(void *arg, struct tcp_pcb *pcb, err_t err)
 	if (s && err == ERR_OK) {
 		s->connected = true;
 		weft__lsock_wake(&s->wrq, 0);
+		weft__lsock_ready(s);
 	}
 	return ERR_OK;
 }
@@ -94,11 +132,14 @@ static err_t on_accept(void *arg, struct tcp_pcb *newpcb, err_t err)
 	struct lsock *ls = arg;
 	if (err != ERR_OK || !newpcb)
 		return ERR_VAL;
-	if (!ls || !weft__lwip_mem_admit())
+	if (!ls || !weft__lwip_conn_admit())
 		return ERR_MEM; /* lwIP aborts it: the peer sees a reset */
 	struct lsock *c = weft__lsock_new(false);
-	if (!c)
+	if (!c) {
+		weft__lwip_conn_gone();
 		return ERR_MEM;
+	}
+	c->admitted = true;
 	hook(c, newpcb);
 	c->connected = true;
 	/* Until taken, it counts against the listener's backlog. */
@@ -109,6 +150,7 @@ static err_t on_accept(void *arg, struct tcp_pcb *newpcb, err_t err)
 		ls->acc_head = c;
 	ls->acc_tail = c;
 	weft__lsock_wake(&ls->rdq, 0);
+	weft__lsock_ready(ls);
 	return ERR_OK;
 }
 
@@ -372,6 +414,10 @@ int weft__ltcp_shutdown(struct weft_sock *sk, int how)
  * reset if data was left unread, as a kernel does). */
 static void release_conn(struct lsock *s)
 {
+	if (s->admitted) {
+		s->admitted = false;
+		weft__lwip_conn_gone();
+	}
 	/* Unread data goes whether or not the pcb is still there: after a
 	 * reset (on_err) lwIP has freed the pcb but the data is ours. */
 	if (s->rx) {
@@ -411,6 +457,8 @@ void weft__ltcp_abort(struct lsock *s, int kind)
 		}
 		if (c->rx)
 			pbuf_free(c->rx);
+		if (c->admitted)
+			weft__lwip_conn_gone();
 		free(c);
 	}
 	s->acc_tail = NULL;

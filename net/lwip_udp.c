@@ -26,6 +26,7 @@ static void on_udp(void *arg, struct udp_pcb *pcb, struct pbuf *p, const ip_addr
 	ip_addr_copy(d->addr, *addr);
 	d->port = port;
 	weft__lsock_wake(&s->rdq, 0);
+	weft__lsock_ready(s);
 }
 
 int weft__ludp_bind(struct weft_sock **out, const weft_addr_t *local)

@@ -53,6 +53,9 @@ struct net_ops {
 	 * s->closed), then, once the last call has left, free it. */
 	void (*abort)(struct weft_sock *s);
 	void (*destroy)(struct weft_sock *s);
+	/* Have s wake step-process pid when it may have become ready (0:
+	 * stop); NULL where the stack cannot (weft_sock_watch: -EOPNOTSUPP). */
+	int (*watch)(struct weft_sock *s, weft_pid_t pid);
 	/* Add the stack's own counters (frames). */
 	void (*stats)(weft_net_stats_t *out);
 };

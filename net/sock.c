@@ -348,6 +348,16 @@ int weft_sock_peer(weft_sock_t *s, weft_addr_t *out)
 	return err;
 }
 
+int weft_sock_watch(weft_sock_t *s, weft_pid_t pid)
+{
+	int err = enter(s, 0, NULL);
+	if (err)
+		return err;
+	err = s->ops->watch ? s->ops->watch(s, pid) : -EOPNOTSUPP;
+	leave(s, NULL);
+	return err;
+}
+
 int weft_udp_bind(weft_sock_t **out, const weft_addr_t *local)
 {
 	if (!out || !local)

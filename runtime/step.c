@@ -391,6 +391,16 @@ int weft_step_cancel(weft_pid_t pid)
 	return 0;
 }
 
+int weft__step_post_pid(weft_pid_t pid, unsigned events)
+{
+	struct weft__mbox *mb = weft__mbox_get(pid); /* step-processes only */
+	if (!mb)
+		return -ESRCH;
+	post((struct weft_step *)mb, events);
+	weft__mbox_unref(mb);
+	return 0;
+}
+
 weft_pid_t weft_step_pid(weft_step_t *p) { return p ? p->mb.pid : 0; }
 
 void *weft_step_arg(weft_step_t *p) { return p ? p->arg : NULL; }

@@ -14,6 +14,7 @@
 #include "weft_net.h"
 
 #include "lwip.h"
+#include "lwip_sock.h"
 #include "lwip/inet_chksum.h"
 #include "lwip/ip.h"
 #include "lwip/netif.h"
@@ -125,10 +126,68 @@ static void test_tcp_input_without_input_netif(void **state)
 	weft_sock_close(k.ls);
 }
 
+/* A small segment waiting for its reader holds about its own size of
+ * lwIP's budget, not its frame's (net/lwip_tcp.c, weft__ltcp_fit): a 64-byte
+ * segment left in a 1,518-byte frame, as rx_main's pbuf_realloc leaves it,
+ * is copied into a block of its size and the frame freed; a segment that
+ * fills most of its frame stays where it is; and without room in the
+ * budget for the copy the frame stays, its bytes intact. */
+static void test_small_segment_kept_at_its_size(void **state)
+{
+	(void)state;
+	enum { FRAME = 1518, HDRS = 54, SMALL = 64, BIG = 1400 };
+	weft__lwip_lock_take();
+	size_t held0 = weft__lwip_mem_held(NULL);
+	struct pbuf *p = pbuf_alloc(PBUF_RAW, FRAME, PBUF_RAM);
+	assert_non_null(p);
+	pbuf_realloc(p, HDRS + SMALL);
+	assert_int_equal(pbuf_remove_header(p, HDRS), 0);
+	for (int i = 0; i < SMALL; i++)
+		((uint8_t *)p->payload)[i] = (uint8_t)(i * 7 + 1);
+	size_t in_frame = weft__lwip_mem_held(NULL) - held0;
+	struct pbuf *q = weft__ltcp_fit(p);
+	size_t fitted = weft__lwip_mem_held(NULL) - held0;
+	print_message("a %d-byte segment: %zu bytes held in its frame, %zu after\n", SMALL,
+		      in_frame, fitted);
+	assert_true(q != p);
+	assert_true(in_frame > FRAME);
+	/* The segment, a pbuf's header and the allocator's header, aligned. */
+	assert_true(fitted <= SMALL + sizeof(struct pbuf) + 64);
+	assert_int_equal(q->tot_len, SMALL);
+	for (int i = 0; i < SMALL; i++)
+		assert_int_equal(pbuf_get_at(q, (u16_t)i), (uint8_t)(i * 7 + 1));
+	pbuf_free(q);
+	assert_int_equal(weft__lwip_mem_held(NULL), held0);
+
+	/* Most of the frame: kept. */
+	p = pbuf_alloc(PBUF_RAW, FRAME, PBUF_RAM);
+	assert_non_null(p);
+	pbuf_realloc(p, HDRS + BIG);
+	assert_int_equal(pbuf_remove_header(p, HDRS), 0);
+	assert_ptr_equal(weft__ltcp_fit(p), p);
+	pbuf_free(p);
+
+	/* No room for the copy: the frame is kept. */
+	p = pbuf_alloc(PBUF_RAW, FRAME, PBUF_RAM);
+	assert_non_null(p);
+	pbuf_realloc(p, HDRS + SMALL);
+	assert_int_equal(pbuf_remove_header(p, HDRS), 0);
+	memset(p->payload, 0x5a, SMALL);
+	size_t budget = weft__lwip_budget();
+	weft__lwip_set_budget(weft__lwip_mem_held(NULL));
+	q = weft__ltcp_fit(p);
+	weft__lwip_set_budget(budget);
+	assert_ptr_equal(q, p);
+	assert_int_equal(pbuf_get_at(q, SMALL - 1), 0x5a);
+	pbuf_free(q);
+	weft__lwip_unlock();
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_tcp_input_without_input_netif),
+		cmocka_unit_test(test_small_segment_kept_at_its_size),
 	};
 	return WT_MAIN("lwip_input", tests, start, stop);
 }

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* What the runtime offers the layer above it inside the library, net/, and
  * nothing more: its lock, wait lists a caller parks on with a deadline,
- * waiting on an I/O source, service fibers, holding the runtime open, its
- * clock, and how it reads a configuration number. net/ includes this and
+ * waiting on an I/O source, service fibers, holding the runtime open,
+ * waking a step-process, its clock, and how it reads a configuration number. net/ includes this and
  * shim.h, never internal.h. Every call here may be made from a fiber or a
  * plain thread unless it says not. */
 #ifndef WEFT_SERVICE_H
@@ -124,5 +124,10 @@ bool weft__running(void);
  * timer and device fibers). weft_run does not wait for them; weft_shutdown
  * refuses (-EBUSY) while any is alive, so their owner stops them first. */
 int weft__spawn_service(weft_fiber_t *out, const char *name, weft_fn fn, void *arg);
+
+/* Give step-process pid events (WEFT_STEP_EV_* bits, below bit 7) and
+ * queue it if it was idle, as a message or its timer does (step.c): a
+ * socket it watches became ready. 0, or -ESRCH (no live step-process). */
+int weft__step_post_pid(weft_pid_t pid, unsigned events);
 
 #endif
