@@ -61,19 +61,26 @@ if [ -z "$S" ]; then
 fi
 [ -d "$S" ] || die "WEFT_RV_SESSION=$S is not a directory"
 
-alive() { [ -f "$S/qemu.pid" ] && kill -0 "$(cat "$S/qemu.pid")" 2>/dev/null; }
+# qemu.pid: timeout(1)'s pid and QEMU's.
+alive() {
+	local pid q
+	[ -f "$S/qemu.pid" ] && read -r pid q <"$S/qemu.pid" && kill -0 "${q:-$pid}" 2>/dev/null
+}
 
-# Stop the guest (its timeout(1), which passes the signal to QEMU).
+# Stop the guest: QEMU killed outright (a guest whose console nobody reads
+# can keep QEMU blocked in a write, deaf to SIGTERM; there is no disk to
+# save), then the timeout(1) above it.
 stop_vm() {
-	local pid i
+	local pid q i
 	[ -f "$S/qemu.pid" ] || return 0
-	pid=$(cat "$S/qemu.pid")
+	read -r pid q <"$S/qemu.pid"
+	[ -n "${q:-}" ] && kill -KILL "$q" 2>/dev/null
 	kill -TERM "$pid" 2>/dev/null
 	for i in $(seq 50); do
 		kill -0 "$pid" 2>/dev/null || break
-		sleep 0.2
+		sleep 0.1
 	done
-	kill -KILL "$pid" 2>/dev/null
+	kill -KILL "$pid" ${q:+"$q"} 2>/dev/null
 	rm -f "$S/qemu.pid" "$S/busy"
 }
 
@@ -142,7 +149,13 @@ boot() {
 		-device virtio-serial-pci -chardev "pipe,id=ctl,path=$S/ctl" \
 		-device virtconsole,chardev=ctl \
 		</dev/null >"$S/qemu.log" 2>&1 &
-	echo $! >"$S/qemu.pid"
+	local t=$! q="" i
+	disown "$t" # its end is stop_vm's business, not a job notice
+	for i in $(seq 50); do
+		q=$(pgrep -P "$t" -x qemu-system-ris) && break
+		sleep 0.1
+	done
+	echo "$t $q" >"$S/qemu.pid"
 	exec 3<>"$S/ctl.in" 4<>"$S/ctl.out"
 	# Up within 300 s (about 5 s on an idle machine).
 	local deadline=$(($(date +%s) + 300))
