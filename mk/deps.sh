@@ -454,7 +454,9 @@ cmd_rv_kernel() {
 	local kernel busybox
 	kernel=$(find "$tmp/root/boot" -name 'vmlinu[xz]-*' | head -n 1)
 	busybox=$(find "$tmp/root" -path '*bin/busybox' -type f | head -n 1)
-	[ -n "$kernel" ] && [ -n "$busybox" ] || die "no kernel or busybox in the packages (log: $log)"
+	if [ -z "$kernel" ] || [ -z "$busybox" ]; then
+		die "no kernel or busybox in the packages (log: $log)"
+	fi
 	# The base initramfs: busybox and the modules, flat in /lib/modules
 	# with their load order in /lib/modules/order (the guest's init adds
 	# itself: qemu/rv-kernel-init.sh).

@@ -63,20 +63,21 @@ fi
 
 # qemu.pid: timeout(1)'s pid and QEMU's.
 alive() {
-	local pid q
+	local pid q IFS=$' \t\n'
 	[ -f "$S/qemu.pid" ] && read -r pid q <"$S/qemu.pid" && kill -0 "${q:-$pid}" 2>/dev/null
 }
 
 # Stop the guest: QEMU killed outright (a guest whose console nobody reads
 # can keep QEMU blocked in a write, deaf to SIGTERM; there is no disk to
 # save), then the timeout(1) above it.
+# (IFS: a trap that comes during next_line's read keeps its empty IFS.)
 stop_vm() {
-	local pid q i
+	local pid q IFS=$' \t\n'
 	[ -f "$S/qemu.pid" ] || return 0
 	read -r pid q <"$S/qemu.pid"
 	[ -n "${q:-}" ] && kill -KILL "$q" 2>/dev/null
 	kill -TERM "$pid" 2>/dev/null
-	for i in $(seq 50); do
+	for _ in $(seq 50); do
 		kill -0 "$pid" 2>/dev/null || break
 		sleep 0.1
 	done
@@ -93,8 +94,9 @@ fi
 share=$(cd "${WEFT_RV_SHARE:-.}" && pwd -P)
 prog=$(cd "$(dirname "$1")" && pwd -P)/$(basename "$1")
 case $prog in "$share"/*) ;; *) die "$1 is not inside $share (WEFT_RV_SHARE)";; esac
-[ -f "$kdir/Image" ] && [ -f "$kdir/base.cpio.gz" ] ||
+if [ ! -f "$kdir/Image" ] || [ ! -f "$kdir/base.cpio.gz" ]; then
 	die "no riscv64 kernel in $kdir: mk/deps.sh rv-kernel fetches it"
+fi
 command -v qemu-system-riscv64 >/dev/null ||
 	die "qemu-system-riscv64 missing (mk/deps.sh bare installs it)"
 
@@ -149,9 +151,9 @@ boot() {
 		-device virtio-serial-pci -chardev "pipe,id=ctl,path=$S/ctl" \
 		-device virtconsole,chardev=ctl \
 		</dev/null >"$S/qemu.log" 2>&1 &
-	local t=$! q="" i
+	local t=$! q=""
 	disown "$t" # its end is stop_vm's business, not a job notice
-	for i in $(seq 50); do
+	for _ in $(seq 50); do
 		q=$(pgrep -P "$t" -x qemu-system-ris) && break
 		sleep 0.1
 	done
@@ -169,6 +171,7 @@ boot() {
 	exit 2
 }
 
+# shellcheck disable=SC2317 # called by the traps below
 finish() {
 	[ "$own" = 1 ] || return 0
 	stop_vm

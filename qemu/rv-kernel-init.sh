@@ -36,6 +36,7 @@ echo "@@weft-guest ready" >&3
 while :; do
 	set --
 	while :; do
+		# shellcheck disable=SC3045 # busybox's ash has read -t
 		IFS= read -r -t 600 line <&3 || poweroff -f
 		case $line in
 		"env "*) set -- "$@" "${line#env }" ;;
