@@ -207,8 +207,13 @@ while next_line 0; do
 		[ -n "${line%%"$marker"*}" ] && printf '%s\n' "${line%%"$marker"*}"
 		rm -f "$S/busy"
 		rc=${line##*"$marker"}
-		[ "$rc" -gt 128 ] && echo "run-rv-kernel: ${prog##*/} was killed by signal $((rc - 128))" \
-			"($(kill -l $((rc - 128)) 2>/dev/null))" >&2
+		# The guest's shell says 128+N for a program killed by signal N.
+		if [ "$rc" -gt 128 ] && [ "$rc" -le 192 ]; then
+			echo "run-rv-kernel: ${prog##*/} was killed by signal $((rc - 128))" \
+				"($(kill -l $((rc - 128)) 2>/dev/null))" >&2
+		elif [ "$rc" -ne 0 ]; then
+			echo "run-rv-kernel: ${prog##*/} exited with status $rc" >&2
+		fi
 		exit "$rc"
 		;;
 	esac
