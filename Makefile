@@ -385,6 +385,18 @@ $(O)/examples/%.checked: $(O)/examples/% $(O)/examples/%.itb $(BOARD_DTB) board/
 	$(Q)mk/check-image.sh $< board/$(BOARD)/board.h $(READELF) $(CC) $<.itb $(BOARD_DTB) "$(FIT_CONFIG)" \
 		&& touch $@
 
+# RUN_ON=kernel (linux-riscv64): the suites run on Debian's riscv64 kernel
+# under qemu-system-riscv64 (2 harts, one guest for the whole run) instead of
+# qemu-riscv64: qemu/run-rv-kernel.sh, the kernel cached by mk/deps.sh
+# rv-kernel.
+ifneq ($(RUN_ON),)
+ifneq ($(TARGET)/$(RUN_ON),linux-riscv64/kernel)
+$(error RUN_ON=kernel is the only RUN_ON, for TARGET=linux-riscv64)
+endif
+RUN := qemu/run-rv-kernel.sh
+CHECK_WRAP := qemu/run-rv-kernel.sh --session
+endif
+
 # Run this configuration's suites; prints "<name>: N passed, N failed".
 # WEFT_BOOTARGS=NAME=value... goes on a bare-metal image's command line;
 # WEFT_IO=uring runs a Linux target's suites on the io_uring reactor, and
@@ -393,7 +405,7 @@ $(O)/examples/%.checked: $(O)/examples/% $(O)/examples/%.itb $(BOARD_DTB) board/
 check: tests
 	@if [ "$(SHIM)" = bare ] && [ -z "$(RUN)" ]; then \
 		echo "$(TARGET): nothing here can run its images (make builds and checks them)" >&2; exit 1; fi
-	@WEFT_SHIM=$(SHIM) mk/run-tests.sh "$(TARGET)$(if $(VARIANT),-$(VARIANT))$(if $(WEFT_BOOTARGS), $(WEFT_BOOTARGS))$(if $(WEFT_IO), WEFT_IO=$(WEFT_IO))$(if $(QEMU_MEM), QEMU_MEM=$(QEMU_MEM))$(if $(QEMU_SMP), QEMU_SMP=$(QEMU_SMP))" \
+	@WEFT_SHIM=$(SHIM) $(CHECK_WRAP) mk/run-tests.sh "$(TARGET)$(if $(VARIANT),-$(VARIANT))$(if $(RUN_ON), RUN_ON=$(RUN_ON))$(if $(WEFT_BOOTARGS), $(WEFT_BOOTARGS))$(if $(WEFT_IO), WEFT_IO=$(WEFT_IO))$(if $(QEMU_MEM), QEMU_MEM=$(QEMU_MEM))$(if $(QEMU_SMP), QEMU_SMP=$(QEMU_SMP))" \
 		"$(VARIANT)" "$(RUN)" $(CHECK_TESTS)
 
 deps:
@@ -592,7 +604,8 @@ help:
 	'make test               every suite on every target and variant, and the checks (about 20 min)' \
 	'make [all]              the library, examples and benches for TARGET (default linux-x86_64)' \
 	'make lib                libweft.a (and libweft.so on linux-x86_64) for TARGET' \
-	'make check              the suites of one configuration (TARGET, VARIANT, WEFT_IO, QEMU_SMP, QEMU_MEM)' \
+	'make check              the suites of one configuration (TARGET, VARIANT, WEFT_IO, QEMU_SMP, QEMU_MEM;' \
+	'                        RUN_ON=kernel: linux-riscv64 on a riscv64 kernel under qemu-system-riscv64)' \
 	'make install            headers, libraries, pkg-config and CMake files (PREFIX, DESTDIR); uninstall' \
 	'                        (a bare-metal board: also its link script, device tree, image step)' \
 	'make bench              weft beside Go, Boost, nginx and an epoll server; bench-smoke: tiny sizes' \

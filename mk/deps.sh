@@ -24,6 +24,13 @@
 #                                    CMocka for picolibc.
 #   mk/deps.sh lwip                  Debian's lwIP source package into the cache
 #                                    (src/lwip): the Makefile's default LWIP_DIR.
+#   mk/deps.sh rv-kernel             linux-riscv64 on a riscv64 kernel (make
+#                                    TARGET=linux-riscv64 RUN_ON=kernel check):
+#                                    Debian's riscv64 kernel, the modules its
+#                                    guest loads and busybox-static, fetched with
+#                                    apt-get download for riscv64 and unpacked
+#                                    with dpkg-deb -x into rv-kernel/ (never
+#                                    installed); cpio for its initramfs.
 #   mk/deps.sh bench                 What `make bench` compares weft with: Go,
 #                                    Boost.Context and Boost.Fiber (g++), nginx,
 #                                    wrk, and gnuplot for the plot.
@@ -51,6 +58,8 @@
 #   ARCH-LIBC/cmocka/         include/cmocka.h, lib/libcmocka.a
 #   build/                    build directories;  log/  build logs
 #   stamps/                   one file per finished step (content = recipe key)
+#   rv-kernel/                Image, base.cpio.gz (busybox, modules), versions;
+#                             apt/ its private riscv64 apt state
 #
 # The system's apt setup is never changed: the deb-src list copies URIs, Suites,
 # Components and Signed-By from the system's own Debian `Types: deb` entry and
@@ -349,6 +358,130 @@ ensure_sources() {
 	stamp_set sources "$SRC_KEY"
 }
 
+# ---------------------------------------------------------------- rv-kernel
+
+# linux-riscv64's suites on a riscv64 kernel (qemu/run-rv-kernel.sh): Debian's
+# linux-image-riscv64 and busybox-static for riscv64, from the system's
+# Debian mirror in suite RV_SUITE (riscv64 is a release architecture from
+# Debian 13, trixie; Debian 12's debian-archive-keyring has its keys), with
+# a private apt state (its own sources, lists, status and cache, APT::
+# Architecture=riscv64: the system's apt state is not touched). Only the
+# kernel's Image, the modules RV_MODULES name (and what they depend on, in
+# load order) and busybox are kept.
+RV_SUITE=${WEFT_RV_SUITE:-trixie}
+# tun: the suites' TAP devices; 9p, 9pnet_virtio: the guest mounts the
+# tree over virtio-9p; veth, virtio_net: the network paths' links.
+RV_MODULES=(tun veth 9p 9pnet_virtio virtio_net)
+RV_KEY="recipe=$RECIPE suite=$RV_SUITE modules=${RV_MODULES[*]}"
+
+rv_apt() {
+	local a="$CACHE/rv-kernel/apt"
+	local sandbox=()
+	[ "$(id -u)" = 0 ] && sandbox=(-o APT::Sandbox::User=root)
+	"$1" -c "$a/apt.conf" \
+		-o Dir::Etc::SourceList="$a/riscv64.sources" \
+		-o Dir::Etc::SourceParts=/dev/null \
+		-o Dir::State::Lists="$a/lists" \
+		-o Dir::State::status="$a/status" \
+		-o Dir::Cache="$a/cache" \
+		-o APT::Architecture=riscv64 -o APT::Architectures=riscv64 \
+		"${sandbox[@]}" "${@:2}"
+}
+
+# rv_module_deps DIR NAME: NAME's .ko under DIR (the unpacked kernel's
+# modules), after the modules it depends on (their "depends=" in .modinfo),
+# one path a line, each once (RV_SEEN).
+declare -A RV_SEEN=()
+rv_module_deps() {
+	local dir="$1" m="$2" f d
+	[ -n "${RV_SEEN[$m]:-}" ] && return 0
+	RV_SEEN[$m]=1
+	f=$(find "$dir" \( -name "$m.ko" -o -name "$m.ko.xz" -o -name "${m//_/-}.ko.xz" \) | head -n 1)
+	[ -n "$f" ] || die "no module $m in the riscv64 kernel package"
+	for d in $(xz -dcf "$f" | strings | sed -n 's/^depends=//p' | tr , ' '); do
+		rv_module_deps "$dir" "$d"
+	done
+	printf '%s\n' "$f"
+}
+
+cmd_rv_kernel() {
+	ensure_packages apt dpkg cpio xz-utils binutils qemu-system-misc opensbi
+	local out="$CACHE/rv-kernel"
+	stamp_ok rv-kernel "$RV_KEY" && [ -f "$out/Image" ] && [ -f "$out/base.cpio.gz" ] && return 0
+	take_lock
+	stamp_ok rv-kernel "$RV_KEY" && [ -f "$out/Image" ] && [ -f "$out/base.cpio.gz" ] && return 0
+	local a="$out/apt" log="$CACHE/log/rv-kernel.log" stanza uris signed
+	mkdir -p "$a/lists/partial" "$a/cache/archives/partial" "$CACHE/log"
+	: >"$log"; : >"$a/status"
+	# As ensure_sources's: no caches under /var/cache/apt, no update hooks.
+	cat >"$a/apt.conf" <<-'EOF'
+	// written by weft mk/deps.sh rv-kernel
+	#clear APT::Update::Pre-Invoke;
+	#clear APT::Update::Post-Invoke;
+	#clear APT::Update::Post-Invoke-Success;
+	Dir::Cache::pkgcache "";
+	Dir::Cache::srcpkgcache "";
+	Acquire::Languages "none";
+	EOF
+	stanza=$(debian_src_stanza) || die "found no Debian archive entry in /etc/apt"
+	uris=${WEFT_RV_MIRROR:-$(printf '%s\n' "$stanza" | sed -n 's/^URIs: *//p')}
+	signed=$(printf '%s\n' "$stanza" | sed -n 's/^Signed-By: *//p')
+	cat >"$a/riscv64.sources" <<-EOF
+	# written by weft mk/deps.sh rv-kernel; used only with apt-get -o Dir::Etc::SourceList
+	Types: deb
+	URIs: $uris
+	Suites: $RV_SUITE
+	Components: main
+	Architectures: riscv64
+	Signed-By: ${signed:-/usr/share/keyrings/debian-archive-keyring.gpg}
+	EOF
+	say "fetching Debian $RV_SUITE riscv64 packages: linux-image-riscv64 busybox-static (log: $log)"
+	cat "$a/riscv64.sources" >>"$log"
+	run_logged "$log" "apt-get update (private riscv64 list)" rv_apt apt-get update
+	# linux-image-riscv64 is a metapackage: the kernel is what it depends on.
+	local image
+	image=$(rv_apt apt-cache show --no-all-versions linux-image-riscv64 |
+		sed -n 's/^Depends: *\(linux-image-[^ ,]*\).*/\1/p' | head -n 1)
+	[ -n "$image" ] || die "apt-cache show linux-image-riscv64 names no kernel package (log: $log)"
+	local tmp="$out/.fetch"
+	rm -rf "$tmp"; mkdir -p "$tmp/root"
+	run_logged "$log" "apt-get download $image busybox-static" \
+		in_dir "$tmp" rv_apt apt-get download "$image" busybox-static
+	local deb versions=""
+	for deb in "$tmp"/*.deb; do
+		run_logged "$log" "dpkg-deb -x $(basename "$deb")" dpkg-deb -x "$deb" "$tmp/root"
+		versions="$versions${versions:+, }$(dpkg-deb -f "$deb" Package) $(dpkg-deb -f "$deb" Version)"
+	done
+	local kernel busybox
+	kernel=$(find "$tmp/root/boot" -name 'vmlinu[xz]-*' | head -n 1)
+	busybox=$(find "$tmp/root" -path '*bin/busybox' -type f | head -n 1)
+	if [ -z "$kernel" ] || [ -z "$busybox" ]; then
+		die "no kernel or busybox in the packages (log: $log)"
+	fi
+	# The base initramfs: busybox and the modules, flat in /lib/modules
+	# with their load order in /lib/modules/order (the guest's init adds
+	# itself: qemu/rv-kernel-init.sh).
+	local ir="$tmp/initramfs" m f
+	mkdir -p "$ir/bin" "$ir/lib/modules"
+	cp "$busybox" "$ir/bin/busybox"
+	RV_SEEN=()
+	for m in "${RV_MODULES[@]}"; do rv_module_deps "$tmp/root" "$m"; done >"$tmp/modules"
+	while read -r f; do
+		m=$(basename "$f"); m=${m%.xz}
+		xz -dcf "$f" >"$ir/lib/modules/$m"
+		echo "${m%.ko}" >>"$ir/lib/modules/order"
+	done <"$tmp/modules"
+	(cd "$ir" && find . | LC_ALL=C sort | cpio -o -H newc -R 0:0 --quiet) | gzip -9 >"$tmp/base.cpio.gz"
+	rm -rf "$out/Image" "$out/base.cpio.gz"
+	mv "$kernel" "$out/Image"
+	mv "$tmp/base.cpio.gz" "$out/base.cpio.gz"
+	printf '%s\n' "$versions" >"$out/versions"
+	printf 'modules: %s\n' "$(tr '\n' ' ' <"$ir/lib/modules/order")" >>"$log"
+	rm -rf "$tmp"
+	stamp_set rv-kernel "$RV_KEY"
+	say "riscv64 kernel ready in $out: $versions"
+}
+
 # ---------------------------------------------------------------- cross
 
 triplet() { printf '%s-linux-gnu' "$1"; }
@@ -463,6 +596,7 @@ case "${1:-}" in
 	bare)  [ $# -eq 1 ] || usage; cmd_bare ;;
 	lwip)  [ $# -eq 1 ] || usage; ensure_packages dpkg-dev; ensure_sources ;;
 	bench) [ $# -eq 1 ] || usage; cmd_bench ;;
+	rv-kernel) [ $# -eq 1 ] || usage; cmd_rv_kernel ;;
 	flags) [ $# -eq 3 ] || usage; shift; cmd_flags "$@" ;;
 	-h|--help|help) usage ;;
 	*) usage ;;

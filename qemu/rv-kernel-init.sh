@@ -1,0 +1,52 @@
+#!/bin/busybox sh
+# SPDX-License-Identifier: MIT
+# /init of qemu/run-rv-kernel.sh's guest: Debian's riscv64 kernel, busybox
+# and the modules of the cache's base.cpio.gz (mk/deps.sh rv-kernel).
+# Mounts what a program expects (/proc, /sys, /dev, /dev/pts, /dev/shm,
+# /tmp), loads the modules (/lib/modules/order), brings lo up, mounts the
+# host's tree read-only at /weft (virtio-9p, tag "weft"), then serves the
+# host on /dev/hvc0 (a virtio console, raw), one program at a time:
+#   host: "env NAME=value" lines, "arg WORD" lines (the program's path in
+#         the guest first), then "go";  "stop" powers the guest off.
+#   guest: the program's output (stdout and stderr), then a line
+#         "@@weft-guest exit STATUS" (128+N for a program killed by signal N).
+# It first says "@@weft-guest ready"; after 600 s with no command (a host
+# that went away) it powers the guest off. The kernel's own messages go to
+# the serial console (ttyS0), not here.
+/bin/busybox mkdir -p /proc /sys /dev /tmp /weft
+/bin/busybox mount -t proc proc /proc
+/bin/busybox --install -s /bin
+export PATH=/bin HOME=/tmp
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev
+mkdir -p /dev/pts /dev/shm
+mount -t devpts devpts /dev/pts
+mount -t tmpfs tmpfs /dev/shm
+mount -t tmpfs tmpfs /tmp
+say() { echo "weft-guest: $*" >/dev/console; }
+while read -r m; do
+	insmod "/lib/modules/$m.ko" || say "insmod $m failed"
+done </lib/modules/order
+ip link set lo up || say "lo not up"
+mount -t 9p -o trans=virtio,version=9p2000.L,ro,msize=262144 weft /weft ||
+	say "no /weft (virtio-9p tag weft)"
+exec 3<>/dev/hvc0 || { say "no /dev/hvc0"; poweroff -f; }
+stty raw -echo <&3
+echo "@@weft-guest ready" >&3
+while :; do
+	set --
+	while :; do
+		# shellcheck disable=SC3045 # busybox's ash has read -t
+		IFS= read -r -t 600 line <&3 || poweroff -f
+		case $line in
+		"env "*) set -- "$@" "${line#env }" ;;
+		"arg "*) set -- "$@" "${line#arg }" ;;
+		go) break ;;
+		stop) poweroff -f ;;
+		esac
+	done
+	if [ $# -gt 0 ]; then
+		(cd /weft && exec env "$@") </dev/null >&3 2>&3
+		echo "@@weft-guest exit $?" >&3
+	fi
+done
