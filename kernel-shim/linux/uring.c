@@ -64,7 +64,7 @@ int shim_io_uring_oneshot;
 
 /* The SQ ring and the table, for submitters on any thread; the poller's
  * reaping takes it only for a poll that ended. */
-pthread_mutex_t uring__lock = PTHREAD_MUTEX_INITIALIZER;
+pthread_mutex_t shim_uring_lock = PTHREAD_MUTEX_INITIALIZER;
 static _Atomic int ringfd = -1;
 static void *ring_mem, *sqe_mem;
 static size_t ring_len, sqe_len;
@@ -78,7 +78,7 @@ static bool multishot;
  * NOP's completion: while set, a wake needs no NOP of its own. */
 static _Atomic int wake_pending;
 /* A waker found the lock held: its holder submits the NOP as it lets go
- * (uring__unlock). */
+ * (shim_uring_unlock). */
 static _Atomic int wake_wanted;
 static char why[200];
 
@@ -102,7 +102,7 @@ struct src {
 static struct src *tab;
 static size_t ntab;
 
-/* Completion sockets to report on the poller's next turn (uring__report:
+/* Completion sockets to report on the poller's next turn (shim_uring_report:
  * registered, or armed, while something is queued for them). A source is
  * listed once at most, so the list has room for every source of tab: it
  * grows with tab (grow), and a report never allocates, so none is lost
@@ -141,7 +141,7 @@ static uint32_t poll_mask(unsigned kind)
 
 /* Under lock: hand the kernel every SQE it has not taken. 0 or -errno; what
  * it refused stays in the ring for the next submission. */
-int uring__submit(void)
+int shim_uring_submit(void)
 {
 	for (;;) {
 		unsigned n = *sq_tail - load_acquire(sq_head);
@@ -157,31 +157,31 @@ int uring__submit(void)
 
 /* Under lock: the next SQE, zeroed, or NULL while the kernel refuses to
  * take what fills the ring (a batch of re-arms fills it: submitted first). */
-struct uring_sqe *uring__sqe_get(void)
+struct uring_sqe *shim_uring_sqe_get(void)
 {
 	uint32_t tail = *sq_tail;
 	if (tail - load_acquire(sq_head) >= sq_entries &&
-	    (uring__submit() < 0 || tail - load_acquire(sq_head) >= sq_entries))
+	    (shim_uring_submit() < 0 || tail - load_acquire(sq_head) >= sq_entries))
 		return NULL;
 	struct uring_sqe *s = &sqes[tail & sq_mask];
 	memset(s, 0, sizeof *s);
 	return s;
 }
 
-/* Under lock: publish the SQE uring__sqe_get gave. */
-void uring__sqe_put(void) { store_release(sq_tail, *sq_tail + 1); }
+/* Under lock: publish the SQE shim_uring_sqe_get gave. */
+void shim_uring_sqe_put(void) { store_release(sq_tail, *sq_tail + 1); }
 
 static int queue_poll(int src, uint32_t tag, unsigned kind, bool multi)
 {
-	struct uring_sqe *s = uring__sqe_get();
+	struct uring_sqe *s = shim_uring_sqe_get();
 	if (!s)
 		return -EAGAIN;
 	s->opcode = OP_POLL_ADD;
 	s->fd = src;
-	s->op_flags = poll_mask(kind & uring__sock_dirs(src));
+	s->op_flags = poll_mask(kind & shim_uring_sock_dirs(src));
 	s->len = multi ? POLL_ADD_MULTI : 0;
 	s->user_data = uring_ud(tag, kind, src);
-	uring__sqe_put();
+	shim_uring_sqe_put();
 	tab[src].polls |= (uint8_t)(1u << kind);
 	return 0;
 }
@@ -191,14 +191,14 @@ static int queue_poll(int src, uint32_t tag, unsigned kind, bool multi)
  * poll left behind would hold the file open after close). */
 static int queue_cancel(int src, uint32_t tag, unsigned kind)
 {
-	struct uring_sqe *s = uring__sqe_get();
+	struct uring_sqe *s = shim_uring_sqe_get();
 	if (!s)
 		return -EAGAIN;
 	s->opcode = OP_ASYNC_CANCEL;
 	s->fd = -1;
 	s->addr = uring_ud(tag, kind, src);
 	s->user_data = uring_ud(tag, K_CTL | kind, src);
-	uring__sqe_put();
+	shim_uring_sqe_put();
 	if ((size_t)src < ntab && tab[src].tag == tag)
 		tab[src].polls &= (uint8_t) ~(1u << kind);
 	return 0;
@@ -210,16 +210,16 @@ static int queue_cancel(int src, uint32_t tag, unsigned kind)
  * -EALREADY, and that handling looks at the fd again. */
 static int queue_update(int src, uint32_t tag)
 {
-	struct uring_sqe *s = uring__sqe_get();
+	struct uring_sqe *s = shim_uring_sqe_get();
 	if (!s)
 		return -EAGAIN;
 	s->opcode = OP_POLL_REMOVE;
 	s->fd = -1;
 	s->addr = uring_ud(tag, K_BOTH, src);
 	s->len = POLL_UPDATE_EVENTS | POLL_ADD_MULTI;
-	s->op_flags = poll_mask(uring__sock_dirs(src));
+	s->op_flags = poll_mask(shim_uring_sock_dirs(src));
 	s->user_data = uring_ud(0, K_CTL | K_BOTH, src);
-	uring__sqe_put();
+	shim_uring_sqe_put();
 	return 0;
 }
 
@@ -405,19 +405,19 @@ static int io_init(void)
 	in_use = (coop ? 1u << SF_COOP_TASKRUN : 0) | (multishot ? 1u << SF_MULTISHOT_POLL : 0);
 	atomic_store(&wake_pending, 0);
 	atomic_store(&wake_wanted, 0);
-	pthread_mutex_lock(&uring__lock);
+	pthread_mutex_lock(&shim_uring_lock);
 	atomic_store(&ringfd, (int)fd);
-	uring__sock_init((int)fd, multishot, has_op(&pr, OP_ACCEPT), has_op(&pr, OP_RECV));
-	uring__unlock();
+	shim_uring_sock_init((int)fd, multishot, has_op(&pr, OP_ACCEPT), has_op(&pr, OP_RECV));
+	shim_uring_unlock();
 	return 0;
 }
 
 static void io_fini(void)
 {
-	pthread_mutex_lock(&uring__lock);
+	pthread_mutex_lock(&shim_uring_lock);
 	int fd = atomic_load(&ringfd);
 	if (fd >= 0) {
-		uring__sock_fini(fd);
+		shim_uring_sock_fini(fd);
 		atomic_store(&ringfd, -1);
 		close(fd); /* cancels every poll */
 		unmap();
@@ -429,7 +429,7 @@ static void io_fini(void)
 		nready = cap_ready = 0;
 		atomic_store(&any_ready, false);
 	}
-	uring__unlock();
+	shim_uring_unlock();
 }
 
 /* What epoll_ctl refuses: not an fd (-EBADF), or a file that cannot be
@@ -487,14 +487,14 @@ static int look(int src, uint32_t tag, unsigned events)
 			e = queue_poll(src, tag, want, false);
 	}
 	if (!e)
-		e = uring__submit();
+		e = shim_uring_submit();
 	return e;
 }
 
 static void queue_wake(void);
 static void wake_reaped(void);
 
-void uring__report(int src)
+void shim_uring_report(int src)
 {
 	if ((size_t)src >= ntab || tab[src].listed)
 		return;
@@ -504,7 +504,7 @@ void uring__report(int src)
 	queue_wake();
 }
 
-void uring__remask(int src)
+void shim_uring_remask(int src)
 {
 	if ((size_t)src < ntab && tab[src].tag && (tab[src].polls & (1u << K_BOTH)))
 		(void)queue_update(src, tab[src].tag);
@@ -514,19 +514,19 @@ void uring__remask(int src)
  * on the poller's next turn: its look, as the kernel's for a poll. */
 static void look_queued(int src, unsigned events)
 {
-	if (uring__sock_ready(src) & (events | SHIM_IO_ERR))
-		uring__report(src);
+	if (shim_uring_sock_ready(src) & (events | SHIM_IO_ERR))
+		shim_uring_report(src);
 }
 
 static int io_add(int src, uint32_t tag)
 {
 	int e = check(src, tag);
 	if (!e) {
-		pthread_mutex_lock(&uring__lock);
+		pthread_mutex_lock(&shim_uring_lock);
 		e = look(src, tag, 0);
 		if (!e)
 			look_queued(src, SHIM_IO_IN);
-		uring__unlock();
+		shim_uring_unlock();
 	}
 	return e ? e : multishot ? 0 : 1;
 }
@@ -539,11 +539,11 @@ static int io_arm(int src, uint32_t tag, unsigned events)
 		return -ENOSYS;
 	if (src < 0 || src >= SRC_LIMIT || src == atomic_load(&ringfd) || !tag)
 		return -EBADF;
-	pthread_mutex_lock(&uring__lock);
+	pthread_mutex_lock(&shim_uring_lock);
 	int e = look(src, tag, events);
 	if (!e)
 		look_queued(src, events);
-	uring__unlock();
+	shim_uring_unlock();
 	return e;
 }
 
@@ -552,13 +552,13 @@ static int io_arm(int src, uint32_t tag, unsigned events)
  * that armed it), so the close that follows really closes it. */
 static void io_del(int src)
 {
-	pthread_mutex_lock(&uring__lock);
+	pthread_mutex_lock(&shim_uring_lock);
 	if (atomic_load(&ringfd) >= 0 && src >= 0 && (size_t)src < ntab) {
 		remove_all(src);
 		tab[src].tag = 0;
-		(void)uring__submit();
+		(void)shim_uring_submit();
 	}
-	uring__unlock();
+	shim_uring_unlock();
 }
 
 static unsigned events_of(uint32_t k)
@@ -632,7 +632,7 @@ static int wait_cqe(int fd, int64_t deadline)
 	}
 }
 
-int uring__take(struct uring_cqe *out, int64_t deadline)
+int shim_uring_take(struct uring_cqe *out, int64_t deadline)
 {
 	int r = wait_cqe(atomic_load(&ringfd), deadline);
 	uint32_t head = *cq_head;
@@ -645,14 +645,14 @@ int uring__take(struct uring_cqe *out, int64_t deadline)
 	return 1;
 }
 
-/* Under the lock: the reports uring__report asked for, into ev. */
+/* Under the lock: the reports shim_uring_report asked for, into ev. */
 static int reported(struct shim_io_event *ev, int max)
 {
 	int out = 0;
 	while (nready && out < max) {
 		int src = ready[--nready];
 		tab[src].listed = false;
-		unsigned e = tab[src].tag ? uring__sock_ready(src) : 0;
+		unsigned e = tab[src].tag ? shim_uring_sock_ready(src) : 0;
 		if (!e)
 			continue;
 		ev[out].src = src;
@@ -680,7 +680,7 @@ static int io_poll(struct shim_io_event *ev, int max, int64_t deadline)
 	bool locked = false, resubmit = false;
 	int out = 0;
 	if (listed) {
-		pthread_mutex_lock(&uring__lock);
+		pthread_mutex_lock(&shim_uring_lock);
 		locked = true;
 		out = reported(ev, max);
 	}
@@ -696,13 +696,13 @@ static int io_poll(struct shim_io_event *ev, int max, int64_t deadline)
 		uint32_t tag = (uint32_t)(c.user_data >> 32);
 		if (!locked && (kind >= K_SOCK || !(c.flags & CQE_F_MORE) ||
 				((kind & K_CTL) && tag && c.res == -EALREADY))) {
-			pthread_mutex_lock(&uring__lock);
+			pthread_mutex_lock(&shim_uring_lock);
 			locked = true;
 		}
 		unsigned e;
 		if (kind >= K_SOCK) {
 			/* A completion socket's: reported with its registration's tag. */
-			e = uring__sock_cqe(&c);
+			e = shim_uring_sock_cqe(&c);
 			tag = (size_t)src < ntab ? tab[src].tag : 0;
 			if (!tag)
 				continue;
@@ -726,8 +726,8 @@ static int io_poll(struct shim_io_event *ev, int max, int64_t deadline)
 	store_release(cq_head, head);
 	if (locked) {
 		if (resubmit)
-			(void)uring__submit();
-		uring__unlock();
+			(void)shim_uring_submit();
+		shim_uring_unlock();
 	}
 	return out;
 }
@@ -735,10 +735,10 @@ static int io_poll(struct shim_io_event *ev, int max, int64_t deadline)
 /* ---- The wake --------------------------------------------------------------
  * shim_io_wake may be called anywhere, a signal handler included
  * (weft_fiber_interrupt's kick of the workers), which may have stopped a
- * thread holding uring__lock: so it never waits for the lock. The waker
+ * thread holding shim_uring_lock: so it never waits for the lock. The waker
  * that sets wake_pending owns the next NOP. It raises wake_wanted, fences,
  * and tries the lock: taken, it submits the NOP itself; held, the holder
- * submits it as it lets go (uring__unlock: it looks at wake_wanted before
+ * submits it as it lets go (shim_uring_unlock: it looks at wake_wanted before
  * unlocking, and again after unlocking and a fence). The waker's store,
  * fence, try and the holder's unlock, fence, load are Dekker's handshake:
  * at least one of the two sees the other, so either the try succeeds or
@@ -762,31 +762,31 @@ static void submit_wake(void)
 {
 	if (!atomic_exchange(&wake_wanted, 0))
 		return;
-	struct uring_sqe *s = atomic_load(&ringfd) >= 0 ? uring__sqe_get() : NULL;
+	struct uring_sqe *s = atomic_load(&ringfd) >= 0 ? shim_uring_sqe_get() : NULL;
 	if (s) {
 		s->opcode = OP_NOP;
 		s->user_data = WAKE_UD;
-		uring__sqe_put();
+		shim_uring_sqe_put();
 	}
-	if (!s || uring__submit() < 0)
+	if (!s || shim_uring_submit() < 0)
 		atomic_exchange(&wake_pending, 0);
 }
 
-void uring__unlock(void)
+void shim_uring_unlock(void)
 {
 	for (;;) {
 		if (atomic_load(&wake_wanted))
 			submit_wake();
-		pthread_mutex_unlock(&uring__lock);
+		pthread_mutex_unlock(&shim_uring_lock);
 		full_fence();
 		/* A waker whose try failed while we held the lock, after the
 		 * look above: ours to serve, unless a new holder has it. */
-		if (!atomic_load(&wake_wanted) || pthread_mutex_trylock(&uring__lock) != 0)
+		if (!atomic_load(&wake_wanted) || pthread_mutex_trylock(&shim_uring_lock) != 0)
 			return;
 	}
 }
 
-/* Under the lock (uring__report): have the poller's wait end. */
+/* Under the lock (shim_uring_report): have the poller's wait end. */
 static void queue_wake(void)
 {
 	if (atomic_exchange(&wake_pending, 1))
@@ -808,8 +808,8 @@ static void io_wake(void)
 		return;
 	atomic_store(&wake_wanted, 1);
 	full_fence();
-	if (pthread_mutex_trylock(&uring__lock) == 0)
-		uring__unlock();
+	if (pthread_mutex_trylock(&shim_uring_lock) == 0)
+		shim_uring_unlock();
 }
 
 enum shim_feature shim_io_uring_why(const char **what)

@@ -132,32 +132,32 @@ static inline uint64_t uring_ud(uint32_t high, unsigned kind, int src)
 /* ---- uring.c, for uring_sock.c ------------------------------------------ */
 
 /* Held around every use of the SQ ring and of either file's tables. Taken
- * with pthread_mutex_lock, let go with uring__unlock, never with
+ * with pthread_mutex_lock, let go with shim_uring_unlock, never with
  * pthread_mutex_unlock: a wake that found the lock held is submitted by
  * its holder as it lets go (uring.c, the wake). */
-extern pthread_mutex_t uring__lock;
-void uring__unlock(void);
+extern pthread_mutex_t shim_uring_lock;
+void shim_uring_unlock(void);
 
 /* Under the lock: the next SQE, zeroed (NULL while the kernel refuses to
- * take more); uring__sqe_put publishes it; uring__submit hands the kernel
+ * take more); shim_uring_sqe_put publishes it; shim_uring_submit hands the kernel
  * what it has not taken (0 or -errno). */
-struct uring_sqe *uring__sqe_get(void);
-void uring__sqe_put(void);
-int uring__submit(void);
+struct uring_sqe *shim_uring_sqe_get(void);
+void shim_uring_sqe_put(void);
+int shim_uring_submit(void);
 
 /* Under the lock, before the poller runs (init, fini): wait up to the
  * absolute deadline for a completion and take it. 1, 0 at the deadline,
  * -errno. */
-int uring__take(struct uring_cqe *out, int64_t deadline);
+int shim_uring_take(struct uring_cqe *out, int64_t deadline);
 
 /* Under the lock: src's multishot poll, if it has one, updated to the
- * directions uring__sock_dirs now gives (a socket that became a completion
+ * directions shim_uring_sock_dirs now gives (a socket that became a completion
  * socket stops polling for IN). */
-void uring__remask(int src);
+void shim_uring_remask(int src);
 
 /* Under the lock, any thread: have the poller report src with what
- * uring__sock_ready says (a completion socket that must be looked at). */
-void uring__report(int src);
+ * shim_uring_sock_ready says (a completion socket that must be looked at). */
+void shim_uring_report(int src);
 
 /* ---- uring_sock.c, for uring.c ------------------------------------------- */
 
@@ -167,24 +167,24 @@ void uring__report(int src);
  * readiness and why. Without multishot polls (multishot false; uring.c
  * said so), neither; without IORING_OP_ACCEPT (op_accept false) or
  * IORING_OP_RECV (op_recv), not that one. */
-void uring__sock_init(int ringfd, bool multishot, bool op_accept, bool op_recv);
+void shim_uring_sock_init(int ringfd, bool multishot, bool op_accept, bool op_recv);
 
 /* Under the lock, before the ring closes: cancel every multishot and wait
  * (bounded) for their last completions, close what they leave. */
-void uring__sock_fini(int ringfd);
+void shim_uring_sock_fini(int ringfd);
 
 /* Under the lock, on the poller: a completion of kind >= K_SOCK. Returns
  * the SHIM_IO_* report it makes for src (0: none). */
-unsigned uring__sock_cqe(const struct uring_cqe *c);
+unsigned shim_uring_sock_cqe(const struct uring_cqe *c);
 
 /* Under the lock: what src reports by itself as a completion socket
  * (SHIM_IO_IN when data, an accepted fd, an end or an error is queued, or
  * its multishot ended: the caller tries), 0 for another source. */
-unsigned uring__sock_ready(int src);
+unsigned shim_uring_sock_ready(int src);
 
 /* Under the lock: the directions (1 IN, 2 OUT) src's readiness poll
  * watches: none for a listener whose accepts complete, OUT for a stream
  * whose receives do, both otherwise. */
-unsigned uring__sock_dirs(int src);
+unsigned shim_uring_sock_dirs(int src);
 
 #endif

@@ -150,7 +150,7 @@ static void reset(struct csock *c)
 
 static int arm(int fd, struct csock *c)
 {
-	struct uring_sqe *s = uring__sqe_get();
+	struct uring_sqe *s = shim_uring_sqe_get();
 	if (!s)
 		return -EAGAIN;
 	c->gen++;
@@ -167,10 +167,10 @@ static int arm(int fd, struct csock *c)
 		s->buf_index = BGID;
 		s->user_data = uring_ud(c->gen, K_RECV, fd);
 	}
-	uring__sqe_put();
+	shim_uring_sqe_put();
 	c->armed = true;
 	c->cancelling = false;
-	(void)uring__submit(); /* what it refuses goes with the next submission */
+	(void)shim_uring_submit(); /* what it refuses goes with the next submission */
 	return 0;
 }
 
@@ -179,12 +179,12 @@ static int arm(int fd, struct csock *c)
 static void arm_or_report(int fd, struct csock *c)
 {
 	if (arm(fd, c) < 0)
-		uring__report(fd);
+		shim_uring_report(fd);
 }
 
 static void cancel(int fd, struct csock *c)
 {
-	struct uring_sqe *s = uring__sqe_get();
+	struct uring_sqe *s = shim_uring_sqe_get();
 	if (!s)
 		return; /* the ring is full: the close's or the bound's next turn */
 	bool acc = c->mode == M_ACCEPT;
@@ -192,7 +192,7 @@ static void cancel(int fd, struct csock *c)
 	s->fd = -1;
 	s->addr = uring_ud(c->gen, acc ? K_ACCEPT : K_RECV, fd);
 	s->user_data = uring_ud(c->gen, acc ? K_CANCEL_ACCEPT : K_CANCEL_RECV, fd);
-	uring__sqe_put();
+	shim_uring_sqe_put();
 	c->cancelling = true;
 }
 
@@ -202,13 +202,13 @@ unsigned shim_io_uring_completions(void) { return atomic_load(&shim_uring_socks)
 
 int shim_uring_held(int fd)
 {
-	pthread_mutex_lock(&uring__lock);
+	pthread_mutex_lock(&shim_uring_lock);
 	struct csock *c = get(fd, false);
 	int n = fd < 0                     ? (int)nheld
 		: !c || c->mode < M_ACCEPT ? -1
 		: c->mode == M_ACCEPT      ? (int)c->nfd
 					   : (int)c->nbuf;
-	uring__unlock();
+	shim_uring_unlock();
 	return n;
 }
 
@@ -221,7 +221,7 @@ bool shim_uring_accept(int fd, int *res)
 {
 	if (!on(SHIM_URING_ACCEPT))
 		return false;
-	pthread_mutex_lock(&uring__lock);
+	pthread_mutex_lock(&shim_uring_lock);
 	struct csock *c = get(fd, false);
 	bool mine = c && c->mode == M_ACCEPT;
 	if (mine) {
@@ -239,7 +239,7 @@ bool shim_uring_accept(int fd, int *res)
 			mine = false;
 		}
 	}
-	uring__unlock();
+	shim_uring_unlock();
 	return mine;
 }
 
@@ -247,18 +247,18 @@ void shim_uring_accept_drained(int fd)
 {
 	if (!on(SHIM_URING_ACCEPT))
 		return;
-	pthread_mutex_lock(&uring__lock);
+	pthread_mutex_lock(&shim_uring_lock);
 	struct csock *c = get(fd, true);
 	if (c && c->mode == M_NONE) {
 		/* The accepted sockets inherit it: no setsockopt per accept. */
 		int one = 1;
 		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
 		c->mode = M_ACCEPT;
-		uring__remask(fd);
+		shim_uring_remask(fd);
 	}
 	if (c && c->mode == M_ACCEPT && !c->armed)
 		arm_or_report(fd, c);
-	uring__unlock();
+	shim_uring_unlock();
 }
 
 static size_t copy_out(struct csock *c, char *buf, size_t len)
@@ -287,7 +287,7 @@ bool shim_uring_recv(int fd, void *buf, size_t len, long *res)
 {
 	if (!on(SHIM_URING_RECV))
 		return false;
-	pthread_mutex_lock(&uring__lock);
+	pthread_mutex_lock(&shim_uring_lock);
 	struct csock *c = get(fd, false);
 	bool mine = c && c->mode == M_RECV;
 	if (mine) {
@@ -308,7 +308,7 @@ bool shim_uring_recv(int fd, void *buf, size_t len, long *res)
 			mine = false;
 		}
 	}
-	uring__unlock();
+	shim_uring_unlock();
 	return mine;
 }
 
@@ -316,7 +316,7 @@ void shim_uring_recv_drained(int fd)
 {
 	if (!on(SHIM_URING_RECV))
 		return;
-	pthread_mutex_lock(&uring__lock);
+	pthread_mutex_lock(&shim_uring_lock);
 	struct csock *c = get(fd, true);
 	if (c && c->mode == M_NONE) {
 		int type = 0;
@@ -325,18 +325,18 @@ void shim_uring_recv_drained(int fd)
 			getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &l) == 0 && type == SOCK_STREAM;
 		c->mode = stream ? M_RECV : M_PLAIN;
 		if (stream)
-			uring__remask(fd);
+			shim_uring_remask(fd);
 	}
 	if (c && c->mode == M_RECV && !c->armed && !c->eof)
 		arm_or_report(fd, c);
-	uring__unlock();
+	shim_uring_unlock();
 }
 
 void shim_uring_close(int fd)
 {
 	if (!on(SHIM_URING_ACCEPT | SHIM_URING_RECV))
 		return;
-	pthread_mutex_lock(&uring__lock);
+	pthread_mutex_lock(&shim_uring_lock);
 	struct csock *c = get(fd, false);
 	if (c && c->mode >= M_ACCEPT) {
 		if (c->nbuf) {
@@ -345,11 +345,11 @@ void shim_uring_close(int fd)
 		}
 		if (c->armed && !c->cancelling)
 			cancel(fd, c);
-		(void)uring__submit();
+		(void)shim_uring_submit();
 	}
 	if (c)
 		reset(c);
-	uring__unlock();
+	shim_uring_unlock();
 }
 
 /* ---- uring.c's calls --------------------------------------------------------- */
@@ -394,7 +394,7 @@ static bool transient(int res)
 	       res == -ECONNABORTED || res == -EPROTO;
 }
 
-unsigned uring__sock_cqe(const struct uring_cqe *q)
+unsigned shim_uring_sock_cqe(const struct uring_cqe *q)
 {
 	unsigned kind = (unsigned)(q->user_data >> 28) & 15;
 	int fd = (int)(q->user_data & (SRC_LIMIT - 1));
@@ -412,14 +412,14 @@ unsigned uring__sock_cqe(const struct uring_cqe *q)
 		 * socket is still open (a request left in the kernel would hold
 		 * a closed socket's file open: the peer would never see the
 		 * end). Once it has ended, -ENOENT stops this. */
-		struct uring_sqe *s = q->res == -EALREADY ? uring__sqe_get() : NULL;
+		struct uring_sqe *s = q->res == -EALREADY ? shim_uring_sqe_get() : NULL;
 		if (s) {
 			s->opcode = OP_ASYNC_CANCEL;
 			s->fd = -1;
 			s->addr = uring_ud(gen, acc ? K_ACCEPT : K_RECV, fd);
 			s->user_data = q->user_data;
-			uring__sqe_put();
-			(void)uring__submit();
+			shim_uring_sqe_put();
+			(void)shim_uring_submit();
 		}
 		return 0;
 	}
@@ -440,7 +440,7 @@ unsigned uring__sock_cqe(const struct uring_cqe *q)
 			ev |= SHIM_IO_IN;
 			if (c->nfd >= ACCEPT_MAX && more && !c->cancelling) {
 				cancel(fd, c);
-				(void)uring__submit();
+				(void)shim_uring_submit();
 			}
 		} else if (!transient(q->res)) {
 			c->err = q->res;
@@ -457,7 +457,7 @@ unsigned uring__sock_cqe(const struct uring_cqe *q)
 		ev |= SHIM_IO_IN;
 		if (c->nbuf >= SOCK_BUFS && more && !c->cancelling) {
 			cancel(fd, c);
-			(void)uring__submit();
+			(void)shim_uring_submit();
 		}
 	} else if (q->res == 0) {
 		c->eof = true;
@@ -469,7 +469,7 @@ unsigned uring__sock_cqe(const struct uring_cqe *q)
 	return ev;
 }
 
-unsigned uring__sock_ready(int src)
+unsigned shim_uring_sock_ready(int src)
 {
 	struct csock *c = get(src, false);
 	if (!c || c->mode < M_ACCEPT)
@@ -484,7 +484,7 @@ unsigned uring__sock_ready(int src)
 	return ev;
 }
 
-unsigned uring__sock_dirs(int src)
+unsigned shim_uring_sock_dirs(int src)
 {
 	struct csock *c = get(src, false);
 	if (!c)
@@ -540,7 +540,7 @@ static void probe(bool try_acc, bool try_rcv, int *acc, int *rcv)
 	for (unsigned k = 0; k < 2; k++) {
 		if (!(k ? try_rcv : try_acc))
 			continue;
-		struct uring_sqe *s = uring__sqe_get(), *x;
+		struct uring_sqe *s = shim_uring_sqe_get(), *x;
 		if (!s)
 			goto out;
 		s->opcode = k ? OP_RECV : OP_ACCEPT;
@@ -550,22 +550,22 @@ static void probe(bool try_acc, bool try_rcv, int *acc, int *rcv)
 		s->buf_index = BGID;
 		s->op_flags = k ? 0 : SOCK_NONBLOCK | SOCK_CLOEXEC;
 		s->user_data = uring_ud(0, K_PROBE, (int)k);
-		uring__sqe_put();
-		if (!(x = uring__sqe_get()))
+		shim_uring_sqe_put();
+		if (!(x = shim_uring_sqe_get()))
 			goto out;
 		x->opcode = OP_ASYNC_CANCEL;
 		x->fd = -1;
 		x->addr = uring_ud(0, K_PROBE, (int)k);
 		x->user_data = uring_ud(1, K_PROBE, (int)k);
-		uring__sqe_put();
+		shim_uring_sqe_put();
 		want += 2;
 	}
-	if (uring__submit() < 0)
+	if (shim_uring_submit() < 0)
 		goto out;
 	int64_t deadline = shim_now() + 2000000000;
 	while (want) {
 		struct uring_cqe q;
-		if (uring__take(&q, deadline) <= 0)
+		if (shim_uring_take(&q, deadline) <= 0)
 			break;
 		unsigned kind = (unsigned)(q.user_data >> 28) & 15;
 		if (kind != K_PROBE)
@@ -603,7 +603,7 @@ static const char *reason(int res, char *buf, size_t cap)
 	return buf;
 }
 
-void uring__sock_init(int ringfd, bool multishot, bool op_accept, bool op_recv)
+void shim_uring_sock_init(int ringfd, bool multishot, bool op_accept, bool op_recv)
 {
 	atomic_store(&shim_uring_socks, 0);
 	if (!multishot)
@@ -645,7 +645,7 @@ void uring__sock_init(int ringfd, bool multishot, bool op_accept, bool op_recv)
 	atomic_store(&shim_uring_socks, got);
 }
 
-void uring__sock_fini(int ringfd)
+void shim_uring_sock_fini(int ringfd)
 {
 	(void)ringfd;
 	atomic_store(&shim_uring_socks, 0);
@@ -659,18 +659,18 @@ void uring__sock_fini(int ringfd)
 				cancel((int)fd, c);
 		}
 	}
-	(void)uring__submit();
+	(void)shim_uring_submit();
 	int64_t deadline = shim_now() + 1000000000;
 	while (armed) {
 		struct uring_cqe q;
-		if (uring__take(&q, deadline) <= 0)
+		if (shim_uring_take(&q, deadline) <= 0)
 			break;
 		unsigned kind = (unsigned)(q.user_data >> 28) & 15;
 		if (kind < K_SOCK)
 			continue;
 		int fd = (int)(q.user_data & (SRC_LIMIT - 1));
 		bool was = (size_t)fd < ncs && cs[fd].armed;
-		(void)uring__sock_cqe(&q);
+		(void)shim_uring_sock_cqe(&q);
 		if (was && !cs[fd].armed)
 			armed--;
 		if ((size_t)fd < ncs)
