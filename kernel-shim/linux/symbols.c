@@ -30,7 +30,7 @@ struct module {
 	char path[256]; /* "" for the program itself: /proc/self/exe */
 	uintptr_t bias; /* what the loader added to the file's addresses */
 	int tried;
-	const ElfW(Sym) *syms;
+	const ElfW(Sym) * syms;
 	size_t nsyms;
 	const char *strs;
 	size_t strsz;
