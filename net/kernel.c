@@ -278,8 +278,12 @@ static weft__lock_t *k_wait_lock(struct weft_sock *s)
 	return weft__io_lock();
 }
 
+/* A select waiting to read takes the reports a read after a short one
+ * would wait for (k_read): that read must try first. */
 static int k_wait_poll(struct weft_sock *s, unsigned events)
 {
+	if (events & WEFT_IO_IN)
+		atomic_store_explicit(&K(s)->emptied, false, memory_order_relaxed);
 	return weft__io_ready_poll(K(s)->fd, events);
 }
 

@@ -54,8 +54,8 @@ struct sel {
 	weft_sock_t *s;
 	unsigned events;
 	int64_t deadline;
-	int got;   /* the channel's element, if received */
-	int r;     /* weft_select's return */
+	int got; /* the channel's element, if received */
+	int r;   /* weft_select's return */
 	int res[2];
 };
 
@@ -64,7 +64,9 @@ static void *select_fiber(void *arg)
 	struct sel *x = arg;
 	weft_select_case_t c[2] = {
 		{.op = WEFT_SELECT_RECV, .chan = x->ch, .elem = &x->got},
-		{.op = WEFT_SELECT_READY, .waitable = weft_sock_waitable(x->s), .events = x->events},
+		{.op = WEFT_SELECT_READY,
+		 .waitable = weft_sock_waitable(x->s),
+		 .events = x->events},
 	};
 	x->r = weft_select(c, 2, x->deadline);
 	x->res[0] = c[0].result;
@@ -106,8 +108,13 @@ static void test_socket_wins(void **state)
 	(void)state;
 	weft_sock_t *c, *s;
 	tcp_pair(&c, &s);
-	struct sel x = {.ch = chan(), .s = s, .events = WEFT_IO_IN, .deadline = wt_ms(LONG_MS),
-			.got = -1};
+	/* A short read first: the socket's queue was emptied, so its next read
+	 * would wait for news before trying; the select takes that news. */
+	char b[8];
+	assert_int_equal(weft_sock_write(c, "xy", 2, wt_ms(LONG_MS)), 2);
+	assert_int_equal(weft_sock_read(s, b, sizeof b, wt_ms(LONG_MS)), 2);
+	struct sel x = {
+		.ch = chan(), .s = s, .events = WEFT_IO_IN, .deadline = wt_ms(LONG_MS), .got = -1};
 	weft_fiber_t f = start_select(&x);
 	assert_int_equal(weft_sock_write(c, "abcd", 4, wt_ms(LONG_MS)), 4);
 	wt_join(f);
@@ -129,8 +136,8 @@ static void test_channel_wins(void **state)
 	(void)state;
 	weft_sock_t *c, *s;
 	tcp_pair(&c, &s);
-	struct sel x = {.ch = chan(), .s = s, .events = WEFT_IO_IN, .deadline = wt_ms(LONG_MS),
-			.got = -1};
+	struct sel x = {
+		.ch = chan(), .s = s, .events = WEFT_IO_IN, .deadline = wt_ms(LONG_MS), .got = -1};
 	weft_fiber_t f = start_select(&x);
 	int v = 42;
 	assert_int_equal(weft_chan_send(x.ch, &v, wt_ms(LONG_MS)), 0);
@@ -188,8 +195,11 @@ static void test_ready_before(void **state)
 	 * new coming (level, not edge). */
 	assert_int_equal(weft_sock_write(c, "abcdef", 6, wt_ms(LONG_MS)), 6);
 	for (int i = 0; i < 2; i++) {
-		struct sel x = {.ch = ch, .s = s, .events = WEFT_IO_IN,
-				.deadline = wt_ms(LONG_MS), .got = -1};
+		struct sel x = {.ch = ch,
+				.s = s,
+				.events = WEFT_IO_IN,
+				.deadline = wt_ms(LONG_MS),
+				.got = -1};
 		wt_run_fiber(select_fiber, &x);
 		assert_int_equal(x.r, 1);
 		assert_true(x.res[1] & WEFT_IO_IN);
@@ -203,8 +213,8 @@ static void test_ready_before(void **state)
 	/* Both cases ready: either may be chosen, and exactly one is. */
 	int v = 7;
 	assert_int_equal(weft_chan_send(ch, &v, wt_ms(LONG_MS)), 0);
-	struct sel both = {.ch = ch, .s = c, .events = WEFT_IO_OUT, .deadline = wt_ms(LONG_MS),
-			   .got = -1};
+	struct sel both = {
+		.ch = ch, .s = c, .events = WEFT_IO_OUT, .deadline = wt_ms(LONG_MS), .got = -1};
 	wt_run_fiber(select_fiber, &both);
 	assert_true(both.r == 0 || both.r == 1);
 	if (both.r == 0)
@@ -224,8 +234,8 @@ static void test_end_of_stream_and_close(void **state)
 	weft_chan_t *ch = chan();
 	/* The peer shuts down writing while the select waits: readable (a
 	 * read returns the end at once). */
-	struct sel x = {.ch = ch, .s = s, .events = WEFT_IO_IN, .deadline = wt_ms(LONG_MS),
-			.got = -1};
+	struct sel x = {
+		.ch = ch, .s = s, .events = WEFT_IO_IN, .deadline = wt_ms(LONG_MS), .got = -1};
 	weft_fiber_t f = start_select(&x);
 	assert_int_equal(weft_sock_shutdown(c, WEFT_SHUT_WR), 0);
 	wt_join(f);
@@ -236,8 +246,8 @@ static void test_end_of_stream_and_close(void **state)
 	/* Closing the socket under a select wakes it with -EBADF. */
 	weft_sock_t *c2, *s2;
 	tcp_pair(&c2, &s2);
-	struct sel y = {.ch = ch, .s = s2, .events = WEFT_IO_IN, .deadline = wt_ms(LONG_MS),
-			.got = -1};
+	struct sel y = {
+		.ch = ch, .s = s2, .events = WEFT_IO_IN, .deadline = wt_ms(LONG_MS), .got = -1};
 	f = start_select(&y);
 	assert_int_equal(weft_sock_close(s2), 0);
 	wt_join(f);
@@ -271,8 +281,8 @@ static void test_beside_a_reader(void **state)
 	struct rd r = {.s = s};
 	weft_fiber_t rf = wt_spawn_named(read_fiber, &r, "reader");
 	assert_true(wt_wait_parked("reader", is_lwip() ? "wait list" : "fd"));
-	struct sel x = {.ch = ch, .s = s, .events = WEFT_IO_IN, .deadline = wt_ms(LONG_MS),
-			.got = -1};
+	struct sel x = {
+		.ch = ch, .s = s, .events = WEFT_IO_IN, .deadline = wt_ms(LONG_MS), .got = -1};
 	if (is_lwip()) {
 		/* lwIP: both wait; data wakes both, the reader takes it. */
 		weft_fiber_t f = start_select(&x);
@@ -305,8 +315,8 @@ static void test_udp_and_listener(void **state)
 	weft_addr_t a = lo(0), l;
 	assert_int_equal(weft_tcp_listen(&ls, &a, 0), 0);
 	assert_int_equal(weft_sock_local(ls, &l), 0);
-	struct sel x = {.ch = ch, .s = ls, .events = WEFT_IO_IN, .deadline = wt_ms(LONG_MS),
-			.got = -1};
+	struct sel x = {
+		.ch = ch, .s = ls, .events = WEFT_IO_IN, .deadline = wt_ms(LONG_MS), .got = -1};
 	weft_fiber_t f = start_select(&x);
 	assert_int_equal(weft_tcp_connect(&c, &l, wt_ms(LONG_MS)), 0);
 	wt_join(f);
@@ -319,8 +329,8 @@ static void test_udp_and_listener(void **state)
 	assert_int_equal(weft_udp_bind(&u1, &ua), 0);
 	assert_int_equal(weft_udp_bind(&u2, &ua), 0);
 	assert_int_equal(weft_sock_local(u2, &u2a), 0);
-	struct sel y = {.ch = ch, .s = u2, .events = WEFT_IO_IN, .deadline = wt_ms(LONG_MS),
-			.got = -1};
+	struct sel y = {
+		.ch = ch, .s = u2, .events = WEFT_IO_IN, .deadline = wt_ms(LONG_MS), .got = -1};
 	f = start_select(&y);
 	assert_int_equal(weft_udp_sendto(u1, "xy", 2, &u2a, wt_ms(LONG_MS)), 2);
 	wt_join(f);
@@ -344,8 +354,9 @@ static void test_bad_cases(void **state)
 	assert_null(weft_sock_waitable(NULL));
 	const unsigned bad_ev[] = {0, WEFT_IO_IN | WEFT_IO_OUT, WEFT_IO_ERR, 8};
 	for (size_t i = 0; i < 4; i++) {
-		weft_select_case_t cs = {
-			.op = WEFT_SELECT_READY, .waitable = weft_sock_waitable(s), .events = bad_ev[i]};
+		weft_select_case_t cs = {.op = WEFT_SELECT_READY,
+					 .waitable = weft_sock_waitable(s),
+					 .events = bad_ev[i]};
 		assert_int_equal(weft_select(&cs, 1, 0), -EINVAL);
 	}
 	weft_select_case_t none = {.op = WEFT_SELECT_READY, .events = WEFT_IO_IN};
@@ -355,8 +366,9 @@ static void test_bad_cases(void **state)
 	weft_sock_t *cc[6], *ss[6];
 	for (int i = 0; i < 6; i++) {
 		tcp_pair(&cc[i], &ss[i]);
-		many[2 * i] = (weft_select_case_t){
-			.op = WEFT_SELECT_READY, .waitable = weft_sock_waitable(ss[i]), .events = WEFT_IO_IN};
+		many[2 * i] = (weft_select_case_t){.op = WEFT_SELECT_READY,
+						   .waitable = weft_sock_waitable(ss[i]),
+						   .events = WEFT_IO_IN};
 		many[2 * i + 1] = (weft_select_case_t){.op = WEFT_SELECT_NONE};
 	}
 	assert_int_equal(weft_sock_write(cc[4], "a", 1, wt_ms(LONG_MS)), 1);
