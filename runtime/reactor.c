@@ -366,6 +366,13 @@ void weft__io_ready_arm(int src, unsigned events, struct weft__waiter *w)
 {
 	struct iorec *r = &tab[src]; /* poll made it */
 	w->data = (void *)(uintptr_t)events;
+	if (((events & WEFT_IO_IN) && r->rd) || ((events & WEFT_IO_OUT) && r->wr)) {
+		/* The same select's other case on src, same direction: that one
+		 * waits, this one is busy, as poll would have said. */
+		if (weft__waiter_claim(w))
+			weft__waiter_complete(w, -EBUSY);
+		return;
+	}
 	if (events & WEFT_IO_IN)
 		r->rd = w;
 	if (events & WEFT_IO_OUT)
