@@ -86,7 +86,7 @@ static void *dns_main(void *arg)
 		if (n == -ETIMEDOUT)
 			continue;
 		if (n < 0)
-			return NULL; /* closed: the group is over */
+			return NULL; /* cancelled by dns_stop: the group is over */
 		char name[256];
 		size_t end = n >= 12 ? qname(q, (size_t)n, name, sizeof name) : 0;
 		if (!end || end > (size_t)n)
@@ -105,12 +105,13 @@ static void *dns_main(void *arg)
 		memset(r + 8, 0, 4);
 		size_t m = end;
 		if (known) {
-			const uint8_t ans[] = {0xc0, 12,  0, 1, 0, 1, 0, 0, 1, 44, /* TTL 300 */
-					       0,    4,   10, 9, 8, 7};
+			const uint8_t ans[] = {0xc0, 12, 0,  1, 0, 1, 0, 0, 1, 44, /* TTL 300 */
+					       0,    4,  10, 9, 8, 7};
 			memcpy(r + m, ans, sizeof ans);
 			m += sizeof ans;
 		}
-		weft_udp_sendto(dns_sock, r, m, &from, wt_ms(LONG_MS));
+		if (weft_udp_sendto(dns_sock, r, m, &from, wt_ms(LONG_MS)) == -ECANCELED)
+			return NULL;
 	}
 }
 
@@ -123,12 +124,16 @@ static int dns_start(void)
 	return weft_fiber_spawn(&dns_fiber, NULL, dns_main, NULL);
 }
 
+/* Stop the server fiber first (a cancellation ends its wait), then close
+ * its socket: a handle is not used once closed. */
 static void dns_stop(void)
 {
+	if (dns_fiber) {
+		weft_fiber_cancel(dns_fiber);
+		weft_fiber_join(dns_fiber, wt_ms(30000), NULL);
+	}
 	if (dns_sock)
 		weft_sock_close(dns_sock);
-	if (dns_fiber)
-		weft_fiber_join(dns_fiber, wt_ms(30000), NULL);
 	dns_sock = NULL;
 	dns_fiber = 0;
 }
@@ -224,12 +229,12 @@ static int resolve(const char *s, weft_addr_t *out, int64_t deadline)
 	return x.r;
 }
 
-#define EXPECT_ADDR(got, IP, PORT)                                                            \
-	do {                                                                                  \
-		weft_addr_t g_ = (got);                                                       \
-		char b_[32];                                                                  \
-		if (g_.ip != (IP) || g_.port != (PORT))                                       \
-			fail_msg("%s = %s", #got, weft_addr_format(&g_, b_, sizeof b_));      \
+#define EXPECT_ADDR(got, IP, PORT)                                                       \
+	do {                                                                             \
+		weft_addr_t g_ = (got);                                                  \
+		char b_[32];                                                             \
+		if (g_.ip != (IP) || g_.port != (PORT))                                  \
+			fail_msg("%s = %s", #got, weft_addr_format(&g_, b_, sizeof b_)); \
 	} while (0)
 
 /* ---- Tests ------------------------------------------------------------------ */
@@ -268,9 +273,9 @@ static void test_malformed(void **state)
 	char label64[70];
 	memset(label64, 'b', 64);
 	strcpy(label64 + 64, ".test");
-	const char *bad[] = {"",          ":80",       "host:",     "host:65536", "host:-1",
-			     "host:8x",   "a..b",      ".a",        "a b",        "a_b.test",
-			     "host:1:2",  "1.2.3.4:x", "\xc3\xa9.t", longname,     label64};
+	const char *bad[] = {"",         ":80",       "host:",      "host:65536", "host:-1",
+			     "host:8x",  "a..b",      ".a",         "a b",        "a_b.test",
+			     "host:1:2", "1.2.3.4:x", "\xc3\xa9.t", longname,     label64};
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
 		int r = weft_addr_resolve(bad[i], &a, wt_ms(LONG_MS));
 		if (r != -EINVAL)
