@@ -25,7 +25,8 @@ static bool name_ok(const char *h, size_t n)
 			label = 0;
 			continue;
 		}
-		bool alnum = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+		bool alnum =
+			(c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
 		if (!alnum && c != '-')
 			return false;
 		if (++label > 63)
