@@ -464,21 +464,29 @@ WEFT_API int weft_future_race(weft_future_t *const *fs, size_t n, int64_t deadli
 
 /* ---- Select ------------------------------------------------------------ */
 
+/* Something select can wait on that another header makes: weft_net.h's
+ * weft_sock_waitable (a socket). Valid as long as what it came from. */
+typedef struct weft_waitable weft_waitable_t;
+
 enum {
 	WEFT_SELECT_NONE = 0, /* an empty case: ignored (as a nil channel in Go) */
 	WEFT_SELECT_SEND,     /* send *elem on chan */
 	WEFT_SELECT_RECV,     /* receive from chan into elem */
 	WEFT_SELECT_FUTURE,   /* future settles */
+	WEFT_SELECT_READY,    /* waitable becomes ready for events */
 };
 
 typedef struct weft_select_case {
-	int op;                /* WEFT_SELECT_* */
-	weft_chan_t *chan;     /* SEND, RECV */
-	void *elem;            /* SEND: the element (only read); RECV: the buffer */
-	weft_future_t *future; /* FUTURE */
-	void *value;           /* out, FUTURE resolved: its value */
-	int result;            /* out, the chosen case: 0; -EPIPE (channel closed);
-				* a FUTURE's rejection error */
+	int op;                    /* WEFT_SELECT_* */
+	weft_chan_t *chan;         /* SEND, RECV */
+	void *elem;                /* SEND: the element (only read); RECV: the buffer */
+	weft_future_t *future;     /* FUTURE */
+	void *value;               /* out, FUTURE resolved: its value */
+	int result;                /* out, the chosen case: 0; -EPIPE (channel closed);
+				* a FUTURE's rejection error; READY: the ready
+				* events (> 0), or the waitable's error */
+	weft_waitable_t *waitable; /* READY */
+	unsigned events;           /* READY: WEFT_IO_IN or WEFT_IO_OUT (one) */
 } weft_select_case_t;
 
 /* Wait until one of the n cases can proceed, perform exactly that one, and
@@ -486,11 +494,19 @@ typedef struct weft_select_case {
  * resolved FUTURE). Ready cases: a send that a receiver or buffer room
  * takes, a receive with an element buffered or a sender waiting, a send or
  * receive on a closed channel (result -EPIPE: after the buffer is drained, as
- * weft_chan_recv), a settled future. When several are ready, each is equally
+ * weft_chan_recv), a settled future, a waitable ready for its events. A
+ * READY case performs nothing: it says (result) that the call it stands for
+ * would not wait now, as poll(2) does, and like poll's that may be stale by
+ * the time the caller acts, so read or write with a deadline (0 tries once).
+ * Its result is the events (WEFT_IO_IN or WEFT_IO_OUT, with WEFT_IO_ERR for
+ * an error or the end of a stream), or an error of the waitable's (a socket's:
+ * -EBADF closed, -EBUSY another fiber reads, or writes, or selects on it
+ * for that direction). When several are ready, each is equally
  * likely to be chosen. While it waits, elem must stay valid; a case that was
  * not chosen has sent or taken nothing. Returns -ETIMEDOUT (none ready by the
  * deadline; deadline 0 tries once), -ECANCELED (nothing was done), -EINVAL
- * (cases NULL with n > 0, an unknown op, a NULL chan, elem or future),
+ * (cases NULL with n > 0, an unknown op, a NULL chan, elem, future or
+ * waitable, READY's events not exactly one of WEFT_IO_IN and WEFT_IO_OUT),
  * -ENOMEM (n above 8 and no memory). n 0, or only NONE cases, waits for the
  * deadline or a cancellation. -EINVAL also for n above INT_MAX. */
 WEFT_API int weft_select(weft_select_case_t *cases, size_t n, int64_t deadline);

@@ -43,6 +43,27 @@ WEFT_API int weft_addr_parse(const char *s, weft_addr_t *out);
 /* Format as "a.b.c.d:port" into buf; returns buf. cap >= 22 always fits. */
 WEFT_API char *weft_addr_format(const weft_addr_t *a, char *buf, size_t cap);
 
+/* Resolve "host" or "host:port" (port 0-65535; absent means 0) to an IPv4
+ * address. A numeric address (as weft_addr_parse) and "localhost" (any
+ * case, a final dot allowed: 127.0.0.1) need no network and work with the
+ * stack down; any other name (letters, digits, '-' and '.', at most 253)
+ * is asked of the stack that is up: the host's resolver (/etc/hosts, DNS)
+ * on a helper thread for "kernel", lwIP's DNS client and the server of
+ * weft_net_config_t.dns for "lwip". Returns 0 and *out (the first IPv4
+ * address); -EINVAL (s or out NULL, a malformed name or port); -ESRCH (a
+ * name, and the stack is down); -ENOENT (no such name, or it has no IPv4
+ * address; on "lwip" also when the server never answered within lwIP's
+ * retries, about 7 s); -EAGAIN ("kernel": the resolver reached no server;
+ * "lwip": lwIP's 8 queries in flight are all taken); -EDESTADDRREQ
+ * ("lwip": no DNS server configured); -ETIMEDOUT (the deadline came
+ * first; deadline 0 only answers names "lwip" has cached); -ECANCELED;
+ * -ENOMEM; -EIO (another failure of the host's resolver). A lookup given
+ * up on (deadline, cancellation) runs on without its caller: on "kernel"
+ * it holds a helper thread (weft_offload's, at most 4) until the resolver
+ * returns, and weft_shutdown waits for it; on "lwip" lwIP finishes it and
+ * caches the answer. weft_net_fini refuses while a resolve runs. */
+WEFT_API int weft_addr_resolve(const char *s, weft_addr_t *out, int64_t deadline);
+
 /* ---- The stack ---------------------------------------------------------- */
 
 typedef struct weft_net_config {
@@ -62,6 +83,10 @@ typedef struct weft_net_config {
 	/* lwIP's default gateway; NULL = $WEFT_GW, or else 10.0.2.2 for
 	 * "virtio", none otherwise. */
 	const char *gw;
+	/* lwIP's DNS server for weft_addr_resolve, "a.b.c.d"; NULL = $WEFT_DNS,
+	 * or else 10.0.2.3 for "virtio" (QEMU's user network), none otherwise.
+	 * The kernel stack uses the host's resolver and ignores it. */
+	const char *dns;
 } weft_net_config_t;
 
 /* Bring the stack up; the runtime must be running. cfg may be NULL.
@@ -69,7 +94,7 @@ typedef struct weft_net_config {
  * quarter of the free RAM on bare metal, no bound on Linux): beyond it lwIP drops
  * frames and refuses connections (mem_failed below).
  * Returns 0; -EALREADY; -ESRCH (runtime not running); -EINVAL (unknown stack
- * or netif, malformed address or none for a device, $WEFT_NET_MEM_KB
+ * or netif, malformed address (ip, gw, dns) or none for a device, $WEFT_NET_MEM_KB
  * malformed or out of range);
  * -ENOSYS (no kernel sockets on this target); -ENOMEM; and when the
  * interface cannot be opened: -ENODEV (no such interface, not Ethernet, no
@@ -82,7 +107,8 @@ typedef struct weft_net_config {
 WEFT_API int weft_net_init(const weft_net_config_t *cfg);
 
 /* Take the stack down. Every socket must be closed first. Returns 0,
- * -ESRCH (not up), -EBUSY (sockets are still open: nothing changes). */
+ * -ESRCH (not up), -EBUSY (sockets are still open, or a weft_addr_resolve
+ * runs: nothing changes). */
 WEFT_API int weft_net_fini(void);
 
 /* "kernel", "lwip", or NULL when the stack is down. */
@@ -160,6 +186,26 @@ WEFT_API int weft_sock_shutdown(weft_sock_t *s, int how);
  * accepted. Wakes fibers blocked on s with -EBADF. The handle is invalid
  * afterwards. Returns 0 or -EINVAL (s NULL). */
 WEFT_API int weft_sock_close(weft_sock_t *s);
+
+/* s as a weft_select case (weft.h's WEFT_SELECT_READY), valid until s is
+ * closed; NULL for s NULL:
+ *   weft_select_case_t c = {.op = WEFT_SELECT_READY,
+ *                           .waitable = weft_sock_waitable(s),
+ *                           .events = WEFT_IO_IN};
+ * WEFT_IO_IN: a read, accept or recvfrom would not wait (data, a
+ * connection, a datagram, the end of the stream or an error: the last two
+ * add WEFT_IO_ERR); WEFT_IO_OUT: a write or sendto would take some bytes
+ * (or fail at once, with WEFT_IO_ERR). A listener is never writable. The
+ * case performs nothing, and what it reports may be stale when the caller
+ * acts (another fiber read first): read or write with a deadline. It waits
+ * as a reader (writer) does: on "kernel" it takes s's one slot of that
+ * direction, so it gets -EBUSY while another fiber reads (writes, selects
+ * on) s that way, and a read started while it waits gets -EBUSY; on "lwip"
+ * it waits beside them. Closing s wakes it with -EBADF. On "kernel" a
+ * select with deadline 0 sees only the readiness the runtime has been
+ * told of (a socket no fiber has waited on yet: none); with a deadline it
+ * looks at s as it waits. */
+WEFT_API weft_waitable_t *weft_sock_waitable(weft_sock_t *s);
 
 /* The local and the peer address. 0, -ENOTCONN, -EINVAL. */
 WEFT_API int weft_sock_local(weft_sock_t *s, weft_addr_t *out);

@@ -299,4 +299,14 @@ int shim_sock_name(int fd, struct shim_sockaddr *local);
 int shim_sock_peer(int fd, struct shim_sockaddr *peer);
 int shim_sock_close(int fd);
 
+/* ---- Names ----------------------------------------------------------------
+ * The host's resolver (Linux: getaddrinfo, so /etc/hosts and the DNS servers
+ * of /etc/resolv.conf). Blocking, for as long as the resolver takes: the
+ * runtime calls it on a helper thread only. name is a host name, not an
+ * address. 0 and *ip (the first IPv4 address, network byte order); -ENOENT
+ * (no such name, or it has no IPv4 address); -EAGAIN (no answer now: no
+ * server reached, or it failed); -ENOMEM; -EIO (anything else); -ENOSYS
+ * (no resolver: bare metal). */
+int shim_resolve(const char *name, uint32_t *ip);
+
 #endif

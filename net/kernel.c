@@ -270,6 +270,34 @@ static void k_destroy(struct weft_sock *s)
 	free(s);
 }
 
+/* ---- weft_select: the reactor's slots for fd ---------------------------------- */
+
+static weft__lock_t *k_wait_lock(struct weft_sock *s)
+{
+	(void)s;
+	return weft__io_lock();
+}
+
+/* A select waiting to read takes the reports a read after a short one
+ * would wait for (k_read): that read must try first. */
+static int k_wait_poll(struct weft_sock *s, unsigned events)
+{
+	if (events & WEFT_IO_IN)
+		atomic_store_explicit(&K(s)->emptied, false, memory_order_relaxed);
+	return weft__io_ready_poll(K(s)->fd, events);
+}
+
+static void k_wait_arm(struct weft_sock *s, unsigned events, struct weft__waiter *w)
+{
+	weft__io_ready_arm(K(s)->fd, events, w);
+}
+
+static void k_wait_disarm(struct weft_sock *s, unsigned events, struct weft__waiter *w)
+{
+	(void)events;
+	weft__io_ready_disarm(K(s)->fd, w);
+}
+
 const struct net_ops weft__net_kernel = {
 	.name = "kernel",
 	.init = k_init,
@@ -287,4 +315,9 @@ const struct net_ops weft__net_kernel = {
 	.recvfrom = k_recvfrom,
 	.abort = k_abort,
 	.destroy = k_destroy,
+	.resolve = weft__kernel_resolve,
+	.wait_lock = k_wait_lock,
+	.wait_poll = k_wait_poll,
+	.wait_arm = k_wait_arm,
+	.wait_disarm = k_wait_disarm,
 };

@@ -82,6 +82,13 @@ size_t weft__lwip_block_bytes(const void *p);
  * call that asked, which starts the next such period at now. */
 size_t weft__lwip_mem_held(size_t *peak);
 
+/* lwIP's DNS client (lwip_dns.c): its server from cfg->dns or $WEFT_DNS
+ * (10.0.2.3 for "virtio" by default, none otherwise), under the lwIP
+ * lock; 0 or -EINVAL (malformed). down forgets the queries lwIP has not
+ * answered. */
+int weft__lwip_dns_up(const weft_net_config_t *cfg, const char *netif);
+void weft__lwip_dns_down(void);
+
 /* The device interface (lwip_netif.c): open spec ("tap:NAME",
  * "packet:NAME", "virtio") with cfg's addresses, or close it. */
 struct ip4_addr;

@@ -165,6 +165,9 @@ int weft__lwip_up(const weft_net_config_t *cfg)
 		return -EINVAL;
 	if (cfg->gw && (weft_addr_parse(cfg->gw, &g) || g.port))
 		return -EINVAL;
+	weft_addr_t d;
+	if (cfg->dns && (weft_addr_parse(cfg->dns, &d) || d.port || !d.ip))
+		return -EINVAL;
 	if (weft__lwip_mem_config())
 		return -EINVAL;
 	weft__lwip_lock_take();
@@ -179,7 +182,10 @@ int weft__lwip_up(const weft_net_config_t *cfg)
 		 * the clock leapt there. */
 		sys_restart_timeouts();
 	}
+	int dns = weft__lwip_dns_up(cfg, spec);
 	weft__unlock(&weft__lwip_lock);
+	if (dns)
+		return dns;
 	atomic_store(&stopping, 0);
 	int err = loop ? 0 : weft__lwip_dev_open(spec, cfg);
 	if (!err)
@@ -196,6 +202,9 @@ void weft__lwip_down(void)
 	atomic_store(&stopping, 1);
 	weft__lwip_stop_fiber(&timer_fiber);
 	weft__lwip_dev_close();
+	weft__lwip_lock_take();
+	weft__lwip_dns_down();
+	weft__unlock(&weft__lwip_lock);
 }
 
 void weft__lwip_stats(weft_net_stats_t *out)

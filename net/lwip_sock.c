@@ -47,9 +47,17 @@ int weft__lsock_err(err_t e)
 
 void weft__lsock_wake(struct weft__waiter **q, int res)
 {
-	struct weft__waiter *w = weft__waitq_pop(q);
-	if (w)
-		weft__waiter_complete(w, res);
+	/* Every waiter: the one reader or writer (sock.c allows one of each),
+	 * which looks again at what it waits for, and the selects waiting on
+	 * the socket, each of which must win its claim and is told the events
+	 * it waited for (w->data) or res's error. */
+	struct weft__waiter *w;
+	while ((w = weft__waitq_pop(q))) {
+		if (!w->claim)
+			weft__waiter_complete(w, res);
+		else if (weft__waiter_claim(w))
+			weft__waiter_complete(w, res < 0 ? res : (int)(uintptr_t)w->data);
+	}
 }
 
 void weft__lsock_ready(struct lsock *s)
@@ -134,6 +142,62 @@ static int l_watch(struct weft_sock *sk, weft_pid_t pid)
 
 static void l_destroy(struct weft_sock *sk) { free(sk); }
 
+/* ---- weft_select: the socket's waiter lists, under the lwIP lock ------------------- */
+
+static weft__lock_t *l_wait_lock(struct weft_sock *s)
+{
+	(void)s;
+	return &weft__lwip_lock;
+}
+
+/* What a read (accept, recvfrom) or a write would find without waiting. */
+static int l_wait_poll(struct weft_sock *sk, unsigned events)
+{
+	struct lsock *s = L(sk);
+	weft__lwip_flush(); /* loopback traffic still queued counts */
+	unsigned err = s->err ? WEFT_IO_ERR : 0;
+	if (events == WEFT_IO_IN) {
+		switch (sk->kind) {
+		case NK_LISTEN:
+			return s->acc_head || !s->pcb ? WEFT_IO_IN : 0;
+		case NK_UDP:
+			return s->qlen ? WEFT_IO_IN : 0;
+		default:
+			if (s->rx_eof || s->err || !s->pcb)
+				return (int)(WEFT_IO_IN | WEFT_IO_ERR);
+			return s->rx || s->shut_rd ? WEFT_IO_IN : 0;
+		}
+	}
+	switch (sk->kind) {
+	case NK_LISTEN:
+		return 0; /* nothing to write, ever */
+	case NK_UDP:
+		return WEFT_IO_OUT; /* lwIP's sendto never waits */
+	default:
+		if (s->err || s->shut_wr || !s->pcb)
+			return (int)(WEFT_IO_OUT | err);
+		if (!s->connected)
+			return 0;
+		return tcp_sndbuf(s->pcb) > 0 && tcp_sndqueuelen(s->pcb) < TCP_SND_QUEUELEN - 4
+			       ? WEFT_IO_OUT
+			       : 0;
+	}
+}
+
+static void l_wait_arm(struct weft_sock *sk, unsigned events, struct weft__waiter *w)
+{
+	struct lsock *s = L(sk);
+	w->data = (void *)(uintptr_t)events;
+	weft__waitq_push(events == WEFT_IO_IN ? &s->rdq : &s->wrq, w);
+}
+
+static void l_wait_disarm(struct weft_sock *sk, unsigned events, struct weft__waiter *w)
+{
+	struct lsock *s = L(sk);
+	if (w->next) /* a waker that lost the claim has taken it off */
+		weft__waitq_remove(events == WEFT_IO_IN ? &s->rdq : &s->wrq, w);
+}
+
 const struct net_ops weft__net_lwip = {
 	.name = "lwip",
 	.init = l_init,
@@ -153,4 +217,9 @@ const struct net_ops weft__net_lwip = {
 	.abort = l_abort,
 	.destroy = l_destroy,
 	.stats = weft__lwip_stats,
+	.resolve = weft__lwip_resolve,
+	.wait_lock = l_wait_lock,
+	.wait_poll = l_wait_poll,
+	.wait_arm = l_wait_arm,
+	.wait_disarm = l_wait_disarm,
 };

@@ -27,8 +27,9 @@ struct weft_sock {
 	int kind;
 	_Atomic int refs;
 	_Atomic int closed;
-	_Atomic int rd_busy; /* a reader, acceptor or receiver is inside */
-	_Atomic int wr_busy; /* a writer or sender is inside */
+	_Atomic int rd_busy;     /* a reader, acceptor or receiver is inside */
+	_Atomic int wr_busy;     /* a writer or sender is inside */
+	struct weft_waitable wa; /* weft_select's READY case (sock.c) */
 };
 
 struct net_ops {
@@ -58,6 +59,16 @@ struct net_ops {
 	int (*watch)(struct weft_sock *s, weft_pid_t pid);
 	/* Add the stack's own counters (frames). */
 	void (*stats)(weft_net_stats_t *out);
+	/* A host name (checked, not numeric, not "localhost") to its IPv4
+	 * address, network byte order; deadline normalised (resolve.c). */
+	int (*resolve)(const char *name, uint32_t *ip, int64_t deadline);
+	/* weft_select on s (sock.c's waitable), as struct weft__waitable_ops
+	 * says: the lock, and under it poll (s not closed), arm, disarm.
+	 * events: WEFT_IO_IN or WEFT_IO_OUT. */
+	weft__lock_t *(*wait_lock)(struct weft_sock *s);
+	int (*wait_poll)(struct weft_sock *s, unsigned events);
+	void (*wait_arm)(struct weft_sock *s, unsigned events, struct weft__waiter *w);
+	void (*wait_disarm)(struct weft_sock *s, unsigned events, struct weft__waiter *w);
 };
 
 extern const struct net_ops weft__net_kernel;
@@ -65,6 +76,19 @@ extern const struct net_ops weft__net_lwip;
 
 /* Initialise the header of a socket a stack has just made. */
 void weft__sock_init(struct weft_sock *s, const struct net_ops *ops, int kind);
+
+/* The stack for a call that holds no socket (a resolve): NULL when it is
+ * down; otherwise weft_net_fini refuses (-EBUSY) until the matching
+ * weft__net_release. */
+const struct net_ops *weft__net_hold(void);
+void weft__net_release(void);
+
+/* The stacks' resolvers (kernel_resolve.c, lwip_dns.c). */
+int weft__kernel_resolve(const char *name, uint32_t *ip, int64_t deadline);
+int weft__lwip_resolve(const char *name, uint32_t *ip, int64_t deadline);
+/* For tests: what the kernel stack's helper thread calls to look a name up
+ * (shim_resolve unless a test puts a lookup of its own there). */
+extern int (*weft__kresolve_fn)(const char *name, uint32_t *ip);
 
 /* Shared counters. */
 struct net_counters {

@@ -13,6 +13,7 @@
 static const struct net_ops *_Atomic stack; /* read without the lock */
 static weft__lock_t stack_lock = WEFT__LOCK_INIT;
 static _Atomic int64_t nsockets;
+static _Atomic int64_t nheld; /* calls inside without a socket: resolves */
 struct net_counters weft__net_count;
 
 /* ---- Addresses ----------------------------------------------------------- */
@@ -147,7 +148,7 @@ int weft_net_fini(void)
 		weft__unlock(&stack_lock);
 		return -ESRCH;
 	}
-	if (atomic_load(&nsockets) != 0) {
+	if (atomic_load(&nsockets) != 0 || atomic_load(&nheld) != 0) {
 		weft__unlock(&stack_lock);
 		return -EBUSY;
 	}
@@ -157,6 +158,18 @@ int weft_net_fini(void)
 	weft__unlock(&stack_lock);
 	return 0;
 }
+
+const struct net_ops *weft__net_hold(void)
+{
+	weft__lock(&stack_lock);
+	const struct net_ops *ops = stack;
+	if (ops)
+		atomic_fetch_add(&nheld, 1);
+	weft__unlock(&stack_lock);
+	return ops;
+}
+
+void weft__net_release(void) { atomic_fetch_sub(&nheld, 1); }
 
 const char *weft_net_stack(void)
 {
@@ -185,9 +198,12 @@ int weft_net_stats(weft_net_stats_t *out)
 
 /* ---- Lifetime ------------------------------------------------------------ */
 
+static const struct weft__waitable_ops sock_waitable;
+
 void weft__sock_init(struct weft_sock *s, const struct net_ops *ops, int kind)
 {
 	s->ops = ops;
+	s->wa.ops = &sock_waitable;
 	s->kind = kind;
 	atomic_store(&s->refs, 1);
 	atomic_store(&s->closed, 0);
@@ -229,6 +245,58 @@ static void leave(struct weft_sock *s, _Atomic int *busy)
 		atomic_store(busy, 0);
 	unref(s);
 }
+
+/* ---- weft_select's READY case ----------------------------------------------
+ * A select holds a reference for as long as it looks at s, as a call does,
+ * and takes the direction it waits for the way the stack's waiting call
+ * does (the reactor's slot, lwIP's one waiter list), not rd_busy/wr_busy:
+ * it may wait beside a reader on lwIP, and gets -EBUSY beside one on the
+ * kernel stack. Closing wakes it with -EBADF. */
+
+static struct weft_sock *of_wa(struct weft_waitable *wa)
+{
+	return (struct weft_sock *)((char *)wa - offsetof(struct weft_sock, wa));
+}
+
+static void wa_hold(struct weft_waitable *wa) { atomic_fetch_add(&of_wa(wa)->refs, 1); }
+static void wa_release(struct weft_waitable *wa) { unref(of_wa(wa)); }
+
+static weft__lock_t *wa_lock(struct weft_waitable *wa)
+{
+	struct weft_sock *s = of_wa(wa);
+	return s->ops->wait_lock(s);
+}
+
+static int wa_poll(struct weft_waitable *wa, unsigned events)
+{
+	struct weft_sock *s = of_wa(wa);
+	if (atomic_load(&s->closed))
+		return -EBADF;
+	return s->ops->wait_poll(s, events);
+}
+
+static void wa_arm(struct weft_waitable *wa, unsigned events, struct weft__waiter *w)
+{
+	struct weft_sock *s = of_wa(wa);
+	s->ops->wait_arm(s, events, w);
+}
+
+static void wa_disarm(struct weft_waitable *wa, unsigned events, struct weft__waiter *w)
+{
+	struct weft_sock *s = of_wa(wa);
+	s->ops->wait_disarm(s, events, w);
+}
+
+static const struct weft__waitable_ops sock_waitable = {
+	.hold = wa_hold,
+	.release = wa_release,
+	.lock = wa_lock,
+	.poll = wa_poll,
+	.arm = wa_arm,
+	.disarm = wa_disarm,
+};
+
+weft_waitable_t *weft_sock_waitable(weft_sock_t *s) { return s ? &s->wa : NULL; }
 
 /* ---- Calls ----------------------------------------------------------------- */
 

@@ -56,9 +56,9 @@ static void helper_main(void *unused)
 	}
 }
 
-int weft_offload(weft_fn fn, void *arg, void **result)
+int weft__offload_start(weft_fn fn, void *arg, weft_future_t **out)
 {
-	if (!fn)
+	if (!fn || !out)
 		return -EINVAL;
 	if (!atomic_load(&weft__rt.running))
 		return -ESRCH;
@@ -96,7 +96,16 @@ int weft_offload(weft_fn fn, void *arg, void **result)
 	atomic_fetch_add(&q_seq, 1);
 	weft__unlock(&q_lock);
 	shim_wake(&q_seq, 1);
+	*out = done;
+	return 0;
+}
 
+int weft_offload(weft_fn fn, void *arg, void **result)
+{
+	weft_future_t *done;
+	int err = weft__offload_start(fn, arg, &done);
+	if (err)
+		return err;
 	/* Wait it out: the job cannot be recalled, and arg must outlive it. */
 	bool cancelled = false;
 	void *r = NULL;

@@ -174,12 +174,17 @@ static void slot_clear(struct iorec *r, struct weft__waiter *w)
 		atomic_fetch_sub_explicit(&nwaiting, 1, memory_order_relaxed);
 }
 
-/* Complete w with the events it asked for among ev, or with err. */
-static void finish(struct iorec *r, struct weft__waiter *w, unsigned ev, int err)
+/* Complete w with the events it asked for among ev, or with err. A select's
+ * waiter (claim) that another case or its deadline has settled is only
+ * dropped: false, and what it was to get is kept. */
+static bool finish(struct iorec *r, struct weft__waiter *w, unsigned ev, int err)
 {
 	slot_clear(r, w);
+	if (!weft__waiter_claim(w))
+		return false;
 	unsigned want = (unsigned)(uintptr_t)w->data | WEFT_IO_ERR;
 	weft__waiter_complete(w, err ? err : (int)(ev & want));
+	return true;
 }
 
 /* A new waiter: workers asleep on their futex do not poll. An idle worker
@@ -302,12 +307,13 @@ static void dispatch(const struct shim_io_event *e)
 	unsigned ev = e->events, taken = 0;
 	struct weft__waiter *rd = r->rd, *wr = r->wr;
 	if (rd && (ev & ((unsigned)(uintptr_t)rd->data | WEFT_IO_ERR))) {
-		taken |= (unsigned)(uintptr_t)rd->data;
-		finish(r, rd, ev, 0);
+		unsigned want = (unsigned)(uintptr_t)rd->data;
+		if (finish(r, rd, ev, 0))
+			taken |= want;
 	}
 	if (wr && wr != rd && (ev & (WEFT_IO_OUT | WEFT_IO_ERR))) {
-		taken |= WEFT_IO_OUT;
-		finish(r, wr, ev, 0);
+		if (finish(r, wr, ev, 0))
+			taken |= WEFT_IO_OUT;
 	}
 	keep(r, ev & ~taken);
 	note_end(r, ev);
@@ -321,6 +327,68 @@ static void dispatch(const struct shim_io_event *e)
 		if (wr && wr != rd)
 			finish(r, wr, WEFT_IO_ERR, 0);
 	}
+}
+
+/* ---- Select cases on a source (service.h) ---------------------------------- */
+
+weft__lock_t *weft__io_lock(void) { return &io_lock; }
+
+int weft__io_ready_poll(int src, unsigned events)
+{
+	if (src < 0 || !events || (events & ~IO_ALL))
+		return -EINVAL;
+	if (!atomic_load(&weft__rt.running))
+		return -ESRCH;
+	if (!io_ready) {
+		int err = shim_io_init();
+		if (err)
+			return err;
+		io_ready = true;
+	}
+	struct iorec *r = rec_get(src, true);
+	if (!r)
+		return -ENOMEM;
+	if (r->dead)
+		return -EBADF;
+	if (((events & WEFT_IO_IN) && r->rd) || ((events & WEFT_IO_OUT) && r->wr))
+		return -EBUSY;
+	bool fresh;
+	int err = reg(src, r, &fresh);
+	if (err)
+		return err;
+	unsigned got = take(r, events);
+	if ((events & WEFT_IO_IN) && r->ended)
+		got |= WEFT_IO_IN | WEFT_IO_ERR;
+	return (int)got;
+}
+
+void weft__io_ready_arm(int src, unsigned events, struct weft__waiter *w)
+{
+	struct iorec *r = &tab[src]; /* poll made it */
+	w->data = (void *)(uintptr_t)events;
+	if (((events & WEFT_IO_IN) && r->rd) || ((events & WEFT_IO_OUT) && r->wr)) {
+		/* The same select's other case on src, same direction: that one
+		 * waits, this one is busy, as poll would have said. */
+		if (weft__waiter_claim(w))
+			weft__waiter_complete(w, -EBUSY);
+		return;
+	}
+	if (events & WEFT_IO_IN)
+		r->rd = w;
+	if (events & WEFT_IO_OUT)
+		r->wr = w;
+	atomic_fetch_add_explicit(&nwaiting, 1, memory_order_relaxed);
+	int err = shim_io_arm(src, r->tag, interest(r));
+	if (err)
+		finish(r, w, 0, err);
+	need_poller();
+}
+
+void weft__io_ready_disarm(int src, struct weft__waiter *w)
+{
+	struct iorec *r = rec_get(src, false);
+	if (r)
+		slot_clear(r, w);
 }
 
 bool weft__io_pending(void) { return atomic_load_explicit(&nwaiting, memory_order_relaxed) > 0; }

@@ -14,7 +14,13 @@
  * select that another case has already completed; it drops that waiter and
  * tries the next. After waking, the caller takes the locks again: the one
  * waiter marked done is the chosen case, and the rest are withdrawn. A
- * deadline or a cancellation wins the same CAS, so then no case completes. */
+ * deadline or a cancellation wins the same CAS, so then no case completes.
+ *
+ * A READY case waits on something the runtime does not own (a socket of
+ * net/): its owner's operations (struct weft__waitable_ops, service.h) give
+ * its lock, look at it, and queue and withdraw the waiter, whose waker
+ * claims it as a channel's does. It performs nothing, so being chosen
+ * costs it nothing but the report. */
 #include <limits.h>
 #include <stdlib.h>
 
@@ -72,6 +78,8 @@ static bool valid(const weft_select_case_t *c)
 		return c->chan && c->elem;
 	case WEFT_SELECT_FUTURE:
 		return c->future;
+	case WEFT_SELECT_READY:
+		return c->waitable && (c->events == WEFT_IO_IN || c->events == WEFT_IO_OUT);
 	default:
 		return false;
 	}
@@ -87,6 +95,13 @@ static bool try_case(weft_select_case_t *c)
 		c->result = weft__future_outcome(f, &c->value);
 		return true;
 	}
+	if (c->op == WEFT_SELECT_READY) {
+		int r = c->waitable->ops->poll(c->waitable, c->events);
+		if (r == 0)
+			return false;
+		c->result = r;
+		return true;
+	}
 	int r = weft__chan_try(c->chan, c->op == WEFT_SELECT_SEND, c->elem);
 	if (r == -EAGAIN)
 		return false;
@@ -96,7 +111,9 @@ static bool try_case(weft_select_case_t *c)
 
 static void arm(weft_select_case_t *c, struct weft__waiter *w)
 {
-	if (c->op == WEFT_SELECT_FUTURE)
+	if (c->op == WEFT_SELECT_READY)
+		c->waitable->ops->arm(c->waitable, c->events, w);
+	else if (c->op == WEFT_SELECT_FUTURE)
 		weft__waitq_push(&((struct weft__future *)c->future)->waiters, w);
 	else
 		weft__chan_enqueue(c->chan, c->op == WEFT_SELECT_SEND, w);
@@ -104,7 +121,9 @@ static void arm(weft_select_case_t *c, struct weft__waiter *w)
 
 static void disarm(weft_select_case_t *c, struct weft__waiter *w)
 {
-	if (c->op != WEFT_SELECT_FUTURE) {
+	if (c->op == WEFT_SELECT_READY) {
+		c->waitable->ops->disarm(c->waitable, c->events, w);
+	} else if (c->op != WEFT_SELECT_FUTURE) {
 		weft__chan_dequeue(c->chan, c->op == WEFT_SELECT_SEND, w);
 	} else if (w->next) {
 		weft__waitq_remove(&((struct weft__future *)c->future)->waiters, w);
@@ -164,6 +183,9 @@ int weft_select(weft_select_case_t *cases, size_t n, int64_t deadline)
 		if (c->op == WEFT_SELECT_FUTURE) {
 			weft_future_retain(c->future); /* as await does */
 			slots[i].lock = &((struct weft__future *)c->future)->lock;
+		} else if (c->op == WEFT_SELECT_READY) {
+			c->waitable->ops->hold(c->waitable);
+			slots[i].lock = c->waitable->ops->lock(c->waitable);
 		} else {
 			slots[i].lock = weft__chan_lock(c->chan);
 		}
@@ -214,9 +236,12 @@ int weft_select(weft_select_case_t *cases, size_t n, int64_t deadline)
 			r = -EINTR;
 	}
 
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
 		if (cases[i].op == WEFT_SELECT_FUTURE)
 			weft_future_destroy(cases[i].future);
+		else if (cases[i].op == WEFT_SELECT_READY)
+			cases[i].waitable->ops->release(cases[i].waitable);
+	}
 	if (slots != stack_slots) {
 		free(slots);
 		free(locks);

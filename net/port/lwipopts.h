@@ -42,7 +42,6 @@
 #define LWIP_DHCP 0
 #define LWIP_AUTOIP 0
 #define LWIP_IGMP 0
-#define LWIP_DNS 0
 #define IP_REASSEMBLY 1
 #define IP_FRAG 1
 #define ARP_TABLE_SIZE 64
@@ -78,6 +77,14 @@
 #define LWIP_SINGLE_NETIF 0
 #define LWIP_NETIF_STATUS_CALLBACK 0
 #define LWIP_NETIF_LINK_CALLBACK 0
+
+/* DNS: lwIP's client for weft_addr_resolve (net/lwip_dns.c), IPv4
+ * answers, one server (weft_net_config_t.dns). Queries in flight at once,
+ * abandoned ones included until lwIP gives up on them (about 7 s of
+ * retries): DNS_TABLE_SIZE; beyond, a resolve says -EAGAIN. */
+#define LWIP_DNS 1
+#define DNS_TABLE_SIZE 8
+#define DNS_MAX_SERVERS 1
 
 #define LWIP_STATS 0
 #define LWIP_CHKSUM_ALGORITHM 3

@@ -30,7 +30,17 @@ struct weft__waiter {
 			* waker must win weft__unpark before completing it */
 };
 
+void weft__waitq_push(struct weft__waiter **head, struct weft__waiter *w);
+/* Take w off the list (next and prev become NULL). */
+void weft__waitq_remove(struct weft__waiter **head, struct weft__waiter *w);
 struct weft__waiter *weft__waitq_pop(struct weft__waiter **head);
+
+/* Decide whether the waker may complete w, just taken off its list (under its
+ * primitive's lock). A plain waiter always; a claim waiter only if this call
+ * wakes its owner: one whose park has ended another way (another case won,
+ * the deadline passed, a cancellation) is dropped, and its owner, finding it
+ * neither queued nor done, knows it lost. */
+bool weft__waiter_claim(struct weft__waiter *w);
 
 /* Complete w (under its primitive's lock): done, result, and wake (a claim
  * waiter was woken by its claim). */
@@ -46,6 +56,46 @@ int weft__waiter_wait(weft__lock_t *lock, struct weft__waiter **head, struct wef
  * weft__park_begin_why. */
 int weft__waiter_wait_unlocked(weft__lock_t *lock, struct weft__waiter **head,
 			       struct weft__waiter *w, int64_t deadline, const char *why);
+
+/* ---- Blocking work (offload.c) ------------------------------------------ */
+
+/* Queue fn(arg) for a helper thread, as weft_offload does, without waiting:
+ * *done (the caller's reference, for weft_future_destroy) resolves with
+ * what fn returned. A caller that stops waiting (a deadline) destroys *done
+ * and leaves: the job still runs, so what fn touches must not be the
+ * caller's (net/resolve.c's jobs own their state with the caller, and
+ * whichever of the two ends last frees it). 0, -EINVAL (fn or done NULL),
+ * -ENOMEM, -EAGAIN (no helper thread), -ESRCH (runtime not running). */
+int weft__offload_start(weft_fn fn, void *arg, weft_future_t **done);
+
+/* ---- Waitables (select.c) -------------------------------------------------
+ * What weft_select waits on that the runtime does not own (weft.h's
+ * WEFT_SELECT_READY): net/'s sockets. The owner embeds a struct
+ * weft_waitable and fills in its operations; select calls them as it does
+ * its own cases: hold before anything, then lock (every case's lock, in
+ * address order), poll, and if no case is ready arm, park, disarm, and
+ * release last. events is WEFT_IO_IN or WEFT_IO_OUT. */
+struct weft_waitable;
+struct weft__waitable_ops {
+	/* Keep the object alive until release (no lock held). */
+	void (*hold)(struct weft_waitable *wa);
+	void (*release)(struct weft_waitable *wa);
+	/* The lock its readiness changes and its waiters are queued under. */
+	weft__lock_t *(*lock)(struct weft_waitable *wa);
+	/* Lock held: the ready events (> 0, WEFT_IO_ERR added for an error),
+	 * 0 if none, or -errno that ends the case (-EBADF closed, -EBUSY
+	 * another caller waits in that direction). */
+	int (*poll)(struct weft_waitable *wa, unsigned events);
+	/* Lock held, poll said 0: queue w (a claim waiter; w->data holds
+	 * events). Its waker must win weft__waiter_claim and then complete it
+	 * with the ready events or -errno, as poll's. */
+	void (*arm)(struct weft_waitable *wa, unsigned events, struct weft__waiter *w);
+	/* Lock held: take w off wherever it is still queued. */
+	void (*disarm)(struct weft_waitable *wa, unsigned events, struct weft__waiter *w);
+};
+struct weft_waitable {
+	const struct weft__waitable_ops *ops;
+};
 
 /* ---- Configuration (runtime.c) ------------------------------------------ */
 
@@ -101,6 +151,18 @@ void weft__io_forget(int src);
  * the number is really closed). This closes the window between a caller's
  * last look at "closed" and its wait. */
 void weft__io_close(int src);
+
+/* For a waitable on src (the kernel stack's sockets): the lock of the
+ * reactor's slots, and under it poll, arm and disarm as struct
+ * weft__waitable_ops says. A select case takes src's slot of its direction
+ * as a waiting caller does (-EBUSY from poll when taken). poll answers with
+ * what the reactor was told and not yet given to anyone (and IN with ERR
+ * once src reported its end); arm has the shim look at src again, so a
+ * select that waits sees readiness that came before it (level). */
+weft__lock_t *weft__io_lock(void);
+int weft__io_ready_poll(int src, unsigned events);
+void weft__io_ready_arm(int src, unsigned events, struct weft__waiter *w);
+void weft__io_ready_disarm(int src, struct weft__waiter *w);
 
 /* A subsystem that must be stopped before the runtime (the network stack)
  * holds it: weft_shutdown refuses with -EBUSY while a hold is taken. */

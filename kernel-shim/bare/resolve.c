@@ -1,0 +1,12 @@
+/* SPDX-License-Identifier: MIT */
+/* Names on bare metal: there is no host resolver (lwIP's DNS client, in
+ * net/, is the bare-metal path), so shim_resolve says so. */
+#include <errno.h>
+
+#include "shim.h"
+
+int shim_resolve(const char *name, uint32_t *ip)
+{
+	(void)name, (void)ip;
+	return -ENOSYS;
+}
