@@ -18,16 +18,21 @@
 #include "testutil.h"
 #if WT_LINUX
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <net/if.h>
 #include <netinet/in.h>
 #include <stdatomic.h>
+#include <spawn.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/time.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "dwmac.h"
 #include "dwmac_model.h"
+#include "http/request.h"
 #include "shim.h"
 #include "weft_net.h"
 
@@ -650,6 +655,175 @@ static void test_tcp_through_loss_and_full_rings(void **state)
 	assert_int_equal(weft_net_fini(), 0);
 }
 
+/* ---- HTTP with curl ------------------------------------------------------------ */
+
+#define BIG_PATH "/big"
+#define BIG_LEN (384 * 1024 + 77)
+
+static unsigned char big(size_t i)
+{
+	uint32_t x = (uint32_t)i * 2654435761u;
+	return (unsigned char)(x >> 24 ^ x >> 11);
+}
+
+struct http {
+	weft_sock_t *ls;
+	int requests, conns, status; /* status: what the parser refused, or 0 */
+	long r_accept;
+};
+
+/* One request on s: its head read and parsed with httpd's parser
+ * (examples/http/request.c), then the answer: the BIG_LEN bytes of big()
+ * for BIG_PATH, 404 for anything else. 1 served (keep the connection), 0
+ * the peer closed or wants to, -1 an error. */
+static int http_one(struct http *h, weft_sock_t *s, char *buf, size_t cap, size_t *len)
+{
+	size_t scan = 0, end;
+	while (!(end = http_head_end(buf, *len, &scan))) {
+		if (*len == cap)
+			return -1;
+		ssize_t k = weft_sock_read(s, buf + *len, cap - *len,
+					   weft_deadline_in(LONG_S * 1000000000LL));
+		if (k <= 0)
+			return k == 0 && *len == 0 ? 0 : -1;
+		*len += (size_t)k;
+	}
+	struct http_req r;
+	int st = http_parse_head(buf, end, &r);
+	if (st) {
+		h->status = st;
+		return -1;
+	}
+	int found = r.target_len == strlen(BIG_PATH) && !memcmp(r.target, BIG_PATH, r.target_len);
+	char head[160];
+	int n = snprintf(head, sizeof head,
+			 "HTTP/1.1 %s\r\nContent-Type: application/octet-stream\r\n"
+			 "Content-Length: %d\r\n\r\n",
+			 found ? "200 OK" : "404 Not Found", found ? BIG_LEN : 0);
+	if (weft_sock_write(s, head, (size_t)n, weft_deadline_in(LONG_S * 1000000000LL)) != n)
+		return -1;
+	unsigned char b[4096];
+	for (size_t at = 0; found && at < BIG_LEN;) {
+		size_t k = BIG_LEN - at < sizeof b ? BIG_LEN - at : sizeof b;
+		for (size_t i = 0; i < k; i++)
+			b[i] = big(at + i);
+		if (weft_sock_write(s, b, k, weft_deadline_in(LONG_S * 1000000000LL)) != (ssize_t)k)
+			return -1;
+		at += k;
+	}
+	h->requests++;
+	memmove(buf, buf + end, *len - end);
+	*len -= end;
+	return r.close ? 0 : 1;
+}
+
+/* lwIP's side: connections, one at a time, until two requests are served. */
+static void *http_server(void *arg)
+{
+	struct http *h = arg;
+	static char buf[8192];
+	while (h->requests < 2 && h->conns < 4) {
+		weft_sock_t *s;
+		weft_addr_t peer;
+		h->r_accept = weft_tcp_accept(h->ls, &s, &peer,
+					      weft_deadline_in(3 * LONG_S * 1000000000LL));
+		if (h->r_accept)
+			return NULL;
+		h->conns++;
+		size_t len = 0;
+		while (http_one(h, s, buf, sizeof buf, &len) == 1)
+			;
+		weft_sock_close(s);
+	}
+	return NULL;
+}
+
+/* Run argv (PATH searched) and wait for it: its exit status, or -1. Its
+ * standard output goes to /dev/null if quiet. */
+static int run(int quiet, char *const argv[])
+{
+	pid_t pid;
+	posix_spawn_file_actions_t fa;
+	if (posix_spawn_file_actions_init(&fa))
+		return -1;
+	if (quiet)
+		posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+	int e = posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	if (e)
+		return -1;
+	int st;
+	while (waitpid(pid, &st, 0) < 0)
+		if (errno != EINTR)
+			return -1;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* A file's bytes against big(): -1 all there and equal, else the first
+ * offset that differs (or the length, if it is short or long). */
+static long check_big(const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return 0;
+	long at = 0, bad = -1;
+	int c;
+	while ((c = getc(f)) != EOF) {
+		if (bad < 0 && (at >= BIG_LEN || (unsigned char)c != big((size_t)at)))
+			bad = at;
+		at++;
+	}
+	fclose(f);
+	return bad >= 0 ? bad : at == BIG_LEN ? -1 : at;
+}
+
+/* curl, the kernel's TCP under it, fetches 384 KiB twice on one
+ * connection from an HTTP server on lwIP, through the driver and its
+ * model; both bodies arrive byte for byte. Skips without curl. */
+static void test_http_with_curl(void **state)
+{
+	(void)state;
+	if (run(1, (char *const[]){"curl", "--version", NULL}) != 0) {
+		print_message("no curl on this machine: nothing to be the real client\n");
+		skip();
+	}
+	if (up())
+		skip();
+	struct http h = {0};
+	weft_addr_t any = {.port = PORT + 3};
+	assert_int_equal(weft_tcp_listen(&h.ls, &any, 4), 0);
+	weft_fiber_t f = wt_spawn(http_server, &h);
+	char dir[] = "/tmp/weft-dwmac-httpXXXXXX";
+	assert_non_null(mkdtemp(dir));
+	char out1[64], out2[64], url[64];
+	snprintf(out1, sizeof out1, "%s/1", dir);
+	snprintf(out2, sizeof out2, "%s/2", dir);
+	snprintf(url, sizeof url, "http://%s:%d%s", WEFT_IP_, PORT + 3, BIG_PATH);
+	int rc = run(0, (char *const[]){"curl", "-sS", "--fail", "--noproxy", "*", "--max-time",
+					"30", "-o", out1, url, "-o", out2, url, NULL});
+	long bad1 = check_big(out1), bad2 = check_big(out2);
+	unlink(out1);
+	unlink(out2);
+	rmdir(dir);
+	wt_join(f);
+	assert_int_equal(rc, 0);
+	assert_int_equal(bad1, -1);
+	assert_int_equal(bad2, -1);
+	assert_int_equal(h.r_accept, 0);
+	assert_int_equal(h.status, 0);
+	assert_int_equal(h.requests, 2);
+	assert_int_equal(weft_sock_close(h.ls), 0);
+	struct dwmac_stats st;
+	dwmac_stats(g.d, &st);
+	print_message("dwmac: %d requests on %d connection(s), %llu frames in, %llu out\n",
+		      h.requests, h.conns, (unsigned long long)st.rx_frames,
+		      (unsigned long long)st.tx_frames);
+	/* Two bodies of BIG_LEN in segments of at most 1460 bytes. */
+	assert_true(st.tx_frames >= 2 * BIG_LEN / 1460);
+	assert_int_equal(st.rx_errors, 0);
+	assert_int_equal(weft_net_fini(), 0);
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 #else
 #define T(f)               \
@@ -664,6 +838,7 @@ int main(void)
 		T(test_tcp_echo_with_kernel_client),
 		T(test_udp_echo_with_kernel_client),
 		T(test_tcp_through_loss_and_full_rings),
+		T(test_http_with_curl),
 	};
 #if WT_LINUX
 	return WT_MAIN("dwmac-lwip", tests, NULL, NULL);
