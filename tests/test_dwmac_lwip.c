@@ -11,7 +11,9 @@
  * source. TCP and UDP echo, lwIP's side in fibers, the kernel's through
  * its sockets; a TCP transfer while the receive ring is made full, the
  * transmit ring is made full and the model's wire loses frames (the
- * wrappers cause each, deterministically, by count). It needs
+ * wrappers cause each, deterministically, by count); HTTP with curl as
+ * the client; and a second driver instance on the model's wire in the
+ * kernel's place, relaying to the TAP (relay mode). It needs
  * /dev/net/tun and CAP_NET_ADMIN, and skips without them. Linux only. */
 #include <string.h>
 
@@ -655,6 +657,49 @@ static void test_tcp_through_loss_and_full_rings(void **state)
 	assert_int_equal(weft_net_fini(), 0);
 }
 
+/* ---- Two driver instances ------------------------------------------------------- */
+
+/* Two instances of the driver on the model's wire: lwIP's device (a) and
+ * a second one (b, its own model device) that stands in for the kernel's
+ * network card, relaying between the wire and the TAP. lwIP has one
+ * device interface per process (net/lwip_netif.c: "one device at a
+ * time"), so lwIP cannot be on both ends; the kernel's TCP is on the
+ * other. 256 KiB each way, every frame through both drivers, both rings
+ * of each and the non-coherent memory twice. */
+static void test_two_devices_relayed(void **state)
+{
+	(void)state;
+	g.relay = 1;
+	if (up())
+		skip();
+	transfer(256 * 1024);
+	struct dwmac_stats sa, sb;
+	dwmac_stats(g.d, &sa);
+	dwmac_stats(g.b, &sb);
+	struct dm_counters ma, mb;
+	dm_counters(g.m, &ma);
+	dm_counters(g.mb, &mb);
+	print_message("a: %llu frames in, %llu out; b: %llu in (to the TAP: %lu), %llu out "
+		      "(from the TAP: %lu)\n",
+		      (unsigned long long)sa.rx_frames, (unsigned long long)sa.tx_frames,
+		      (unsigned long long)sb.rx_frames, g.relayed_out,
+		      (unsigned long long)sb.tx_frames, g.relayed_in);
+	/* Every frame lwIP sent went a -> wire -> b -> TAP; every frame the
+	 * kernel sent, TAP -> b -> wire -> a. */
+	assert_true(sa.tx_frames >= 2 * 256 * 1024 / 1460 / 2);
+	assert_int_equal(ma.tx_frames, sa.tx_frames);
+	assert_int_equal(mb.rx_frames + mb.rx_filtered + mb.rx_missed, ma.tx_frames);
+	assert_int_equal(mb.rx_missed, 0);
+	assert_int_equal(sb.rx_frames, g.relayed_out);
+	assert_int_equal(sb.tx_frames, g.relayed_in);
+	assert_int_equal(mb.tx_frames, sb.tx_frames);
+	assert_int_equal(ma.rx_frames + ma.rx_filtered + ma.rx_missed, mb.tx_frames);
+	assert_true(sa.rx_frames >= 2 * 256 * 1024 / 1460 / 2);
+	assert_int_equal(sa.rx_errors + sb.rx_errors, 0);
+	assert_int_equal(ma.bus_errors + mb.bus_errors, 0);
+	assert_int_equal(weft_net_fini(), 0);
+}
+
 /* ---- HTTP with curl ------------------------------------------------------------ */
 
 #define BIG_PATH "/big"
@@ -839,6 +884,7 @@ int main(void)
 		T(test_udp_echo_with_kernel_client),
 		T(test_tcp_through_loss_and_full_rings),
 		T(test_http_with_curl),
+		T(test_two_devices_relayed),
 	};
 #if WT_LINUX
 	return WT_MAIN("dwmac-lwip", tests, NULL, NULL);
