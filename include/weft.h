@@ -49,7 +49,7 @@
  * version may change the ABI: the shared library's SONAME is
  * libweft.so.0.MINOR (libweft.so.MAJOR from 1 on). */
 #define WEFT_VERSION_MAJOR 0
-#define WEFT_VERSION_MINOR 1
+#define WEFT_VERSION_MINOR 2
 #define WEFT_VERSION_PATCH 0
 /* The three in one number, MAJOR * 10000 + MINOR * 100 + PATCH. */
 #define WEFT_VERSION (WEFT_VERSION_MAJOR * 10000 + WEFT_VERSION_MINOR * 100 + WEFT_VERSION_PATCH)
