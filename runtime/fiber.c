@@ -5,7 +5,6 @@
 #include <string.h>
 
 #include "internal.h"
-#include "process.h"
 
 static _Noreturn void finish(struct weft__fiber *self, void *result)
 {
@@ -284,9 +283,12 @@ int weft_fiber_exit(void *result)
 weft_fiber_t weft_fiber_self(void)
 {
 	struct weft__worker *w = weft__worker_self();
-	/* A step callback runs on a runner fiber that is not its own: it has
-	 * a pid (weft_step_pid) and no fiber. */
-	return w && w->cur && !weft__step_current() ? w->cur->handle : 0;
+	if (!w || !w->cur)
+		return 0;
+	/* A runner fiber runs nothing but step callbacks, and a callback has
+	 * a pid (weft_step_pid) and no fiber of its own. */
+	struct weft__fiber_cold *c = weft__cold(w->cur);
+	return c && c->step_runner ? 0 : w->cur->handle;
 }
 
 const char *weft_fiber_name(void)

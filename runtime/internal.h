@@ -1,9 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* The runtime's private headers, one per mechanism, each beside its .c:
  * what a file of runtime/ (and a test of its internals) includes. The
- * processes' files (mailbox.c, pid.c, step.c, hooks.c for a mailbox's
- * end, fiber.c for weft_fiber_self in a step callback) include process.h
- * too. Nothing here is OS- or CPU-specific. */
+ * processes' files (mailbox.c, pid.c, step.c, and hooks.c for a mailbox's
+ * end) include process.h too. Nothing here is OS- or CPU-specific. */
 #ifndef WEFT_INTERNAL_H
 #define WEFT_INTERNAL_H
 
