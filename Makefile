@@ -150,7 +150,7 @@ LWIP_CFLAGS := -std=gnu11 $(WARN) -Wno-unused-parameter $(CFLAGS) $(CFLAGS_ARCH)
 
 LIB := $(O)/libweft.a
 # The version, from include/weft.h's WEFT_VERSION_*. While the major is 0
-# each minor may change the ABI, so the SONAME carries it (libweft.so.0.1);
+# each minor may change the ABI, so the SONAME carries it (libweft.so.0.2);
 # from 1 on, the major alone (docs/decisions/library-versions.md).
 weft_version_part = $(shell sed -n 's/^\#define WEFT_VERSION_$(1) \([0-9]*\)$$/\1/p' include/weft.h)
 WEFT_MAJOR := $(call weft_version_part,MAJOR)

@@ -70,7 +70,7 @@ static void in_fiber(weft_fn fn, void *arg)
 	weft_fiber_t f;
 	int err = weft_fiber_spawn(&f, NULL, fn, arg);
 	if (!err)
-		err = weft_fiber_join(f, -1, NULL);
+		err = weft_fiber_join(f, -1, NULL, NULL);
 	if (err)
 		die("root fiber", err);
 }
@@ -173,7 +173,7 @@ static void *spawner(void *arg)
 				die("spawn", err);
 		}
 		for (long i = 0; i < b; i++)
-			weft_fiber_join(f[i], -1, NULL);
+			weft_fiber_join(f[i], -1, NULL, NULL);
 	}
 	spawn_ns = (double)(weft_now() - t0) / (double)spawn_n;
 	return NULL;
@@ -269,9 +269,9 @@ static void row_chan(long n, unsigned workers)
 	weft_fiber_t a, b;
 	weft_fiber_spawn(&b, NULL, ponger, NULL);
 	weft_fiber_spawn(&a, NULL, pinger, &n);
-	weft_fiber_join(a, -1, NULL);
+	weft_fiber_join(a, -1, NULL, NULL);
 	weft_chan_close(ping);
-	weft_fiber_join(b, -1, NULL);
+	weft_fiber_join(b, -1, NULL, NULL);
 	stop();
 	weft_chan_destroy(ping);
 	weft_chan_destroy(pong);
@@ -316,11 +316,11 @@ static void *yield_root(void *arg)
 		if (weft_fiber_spawn(&f[i], NULL, yielder, NULL))
 			die("spawn", -1);
 	for (long i = 0; i < nf; i++)
-		weft_fiber_join(f[i], -1, NULL);
+		weft_fiber_join(f[i], -1, NULL, NULL);
 	yield_ns = (double)(weft_now() - t0) / (double)(nf * yields);
 	if (sleeper) {
 		weft_fiber_cancel(sleeper);
-		weft_fiber_join(sleeper, -1, NULL);
+		weft_fiber_join(sleeper, -1, NULL, NULL);
 	}
 	free(f);
 	return NULL;
@@ -381,7 +381,7 @@ static void *ring_root(void *arg)
 	run->ns = (double)(weft_now() - t0) / (double)(run->laps * ring_r);
 	weft_chan_close(ring_ch[1]);
 	for (long i = 1; i < ring_r; i++)
-		weft_fiber_join(f[i], -1, NULL);
+		weft_fiber_join(f[i], -1, NULL, NULL);
 	free(f);
 	return NULL;
 }
@@ -420,7 +420,7 @@ static void *tree_node(void *arg)
 	if (weft_fiber_spawn(&a, NULL, tree_node, (void *)(intptr_t)(depth - 1)) ||
 	    weft_fiber_spawn(&b, NULL, tree_node, (void *)(intptr_t)(depth - 1)))
 		die("tree spawn", -1);
-	if (weft_fiber_join(a, -1, &ra) || weft_fiber_join(b, -1, &rb))
+	if (weft_fiber_join(a, -1, &ra, NULL) || weft_fiber_join(b, -1, &rb, NULL))
 		die("tree join", -1);
 	return (void *)(1 + (intptr_t)ra + (intptr_t)rb);
 }
@@ -437,7 +437,7 @@ static void *tree_root(void *arg)
 	void *count;
 	int64_t t0 = weft_now();
 	if (weft_fiber_spawn(&f, NULL, tree_node, (void *)(intptr_t)run->depth) ||
-	    weft_fiber_join(f, -1, &count))
+	    weft_fiber_join(f, -1, &count, NULL))
 		die("tree root", -1);
 	int64_t t1 = weft_now();
 	if ((intptr_t)count != ((intptr_t)2 << run->depth) - 1)
@@ -575,7 +575,7 @@ static void row_idle(long n, unsigned workers)
 	long rss1 = proc_kb("VmRSS");
 	weft_future_resolve(gate, NULL);
 	stop();
-	weft_future_destroy(gate);
+	weft_future_release(gate);
 	printf("bench: idle %.1f B\n", (double)(rss1 - rss0) / (double)n);
 }
 

@@ -58,8 +58,8 @@ static double yield_switch_ns(long n)
 	int64_t t0 = weft_now();
 	weft_fiber_spawn(&a, NULL, yielder, NULL);
 	weft_fiber_spawn(&b, NULL, yielder, NULL);
-	weft_fiber_join(a, -1, NULL);
-	weft_fiber_join(b, -1, NULL);
+	weft_fiber_join(a, -1, NULL, NULL);
+	weft_fiber_join(b, -1, NULL, NULL);
 	int64_t t1 = weft_now();
 	return (double)(t1 - t0) / (2.0 * n); /* each round switches twice */
 }

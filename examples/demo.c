@@ -90,7 +90,7 @@ int main(void)
 	weft_future_resolve(all_done, NULL);
 	weft_run();
 	printf("%ld primes below %d (expected 7837)\n", total, COUNTERS * RANGE);
-	weft_future_destroy(all_done);
+	weft_future_release(all_done);
 	weft_chan_destroy(results);
 	weft_shutdown();
 	return total == 7837 ? 0 : 1;

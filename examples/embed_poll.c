@@ -184,9 +184,9 @@ int main(void)
 	int err = host_loop();
 	/* Both have finished: join without waiting (deadline 0). */
 	void *r = (void *)1;
-	if (weft_fiber_join(sum_fiber, 0, &r) != 0 || r != NULL)
+	if (weft_fiber_join(sum_fiber, 0, &r, NULL) != 0 || r != NULL)
 		err = 1;
-	if (weft_fiber_join(tick_fiber, 0, NULL) != 0)
+	if (weft_fiber_join(tick_fiber, 0, NULL, NULL) != 0)
 		err = 1;
 	weft_chan_destroy(nums);
 	if (weft_shutdown() != 0)

@@ -52,7 +52,7 @@ int main(void)
 	long total = 0;
 	for (int i = 0; i < 4; i++) {
 		void *r;
-		weft_fiber_join(workers[i], -1, &r);
+		weft_fiber_join(workers[i], -1, &r, NULL);
 		total += (long)(intptr_t)r;
 	}
 	weft_run();

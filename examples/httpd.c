@@ -167,7 +167,7 @@ static void sv_conn(struct conn *c, int kind)
 		if (c->next)
 			c->next->prev = c->prev;
 	}
-	weft_fiber_join(c->fiber, weft_deadline_in(5000 * MS), NULL);
+	weft_fiber_join(c->fiber, weft_deadline_in(5000 * MS), NULL, NULL);
 	free(c); /* its fiber no longer touches it once it has told EV_DONE */
 	atomic_fetch_sub(&n_open, 1);
 }
@@ -197,7 +197,7 @@ static void *supervise(void *arg)
 			sv_stop();
 			break;
 		case EV_ACCEPTOR_DONE:
-			weft_fiber_join(acceptor, -1, NULL);
+			weft_fiber_join(acceptor, -1, NULL, NULL);
 			sv.acceptor_done = 1;
 			sv_stop(); /* if the listener failed, nothing more will come */
 			break;
@@ -205,7 +205,7 @@ static void *supervise(void *arg)
 	}
 	if (watcher) {
 		weft_fiber_cancel(watcher);
-		weft_fiber_join(watcher, -1, NULL);
+		weft_fiber_join(watcher, -1, NULL, NULL);
 	}
 	return NULL;
 }
@@ -691,7 +691,7 @@ int main(void)
 	printf("httpd: serving http://%s/ (stack %s)\n",
 	       weft_addr_format(&cfg.addr, name, sizeof name), weft_net_stack());
 	fflush(stdout);
-	weft_fiber_join(sup, -1, NULL);
+	weft_fiber_join(sup, -1, NULL, NULL);
 	weft_run();
 	printf("httpd: stopped: %" PRIu64 " connections, %" PRIu64 " requests, %" PRIu64
 	       " errors, %" PRIu64 " refused\n",

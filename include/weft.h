@@ -20,9 +20,13 @@
  *  - A stream that has ended (a channel closed and drained, a generator
  *    that has returned) answers -EPIPE, every time.
  *  - What weft_<object>_create makes, weft_<object>_destroy ends (sockets:
- *    weft_sock_close). destroy returns 0, or -EBUSY while the object is in
+ *    weft_sock_close; futures, which are shared: weft_future_release drops
+ *    one reference). destroy returns 0, or -EBUSY while the object is in
  *    use, freeing nothing (a safety net: destroy only once no call on it
  *    can still be running); destroy(NULL) is a no-op returning 0.
+ *  - One name for each thing: a suffix means one thing wherever it is
+ *    (_site: the caller's file and line, which a macro of the short name
+ *    passes; _at, _until: a deadline).
  *  - Names are weft_<object>_<verb>; the runtime's own calls (init, run,
  *    now, select, dump...) are weft_<verb>.
  * This header is the contract; docs/api.md is the guide that follows it.
@@ -45,7 +49,7 @@
  * version may change the ABI: the shared library's SONAME is
  * libweft.so.0.MINOR (libweft.so.MAJOR from 1 on). */
 #define WEFT_VERSION_MAJOR 0
-#define WEFT_VERSION_MINOR 1
+#define WEFT_VERSION_MINOR 2
 #define WEFT_VERSION_PATCH 0
 /* The three in one number, MAJOR * 10000 + MINOR * 100 + PATCH. */
 #define WEFT_VERSION (WEFT_VERSION_MAJOR * 10000 + WEFT_VERSION_MINOR * 100 + WEFT_VERSION_PATCH)
@@ -221,7 +225,7 @@ WEFT_API int weft_sleep_until(int64_t deadline);
 
 /* A fiber's one identity: a 64-bit value never reused in the process (0
  * names no fiber), taken by every call that acts on a fiber: join and
- * detach, cancel, weft_fiber_interrupt, weft_msg_send (it is the fiber's
+ * detach, cancel, weft_fiber_interrupt, weft_mailbox_send (it is the fiber's
  * pid) and what diagnostics print. The spawner owns the fiber's record
  * through it (weft_fiber_spawn with out): only the owner joins or detaches,
  * once. Anyone else may use the value while the fiber lives, and after: a
@@ -268,21 +272,23 @@ enum {
  * WEFT_FLS_* mode; flags other than WEFT_ATTR_*; a supervisor channel whose
  * elements are not sizeof(weft_exit_t)), -ENOMEM (no memory for the fiber, its stack or a
  * local-storage table: the runtime keeps running), -ESRCH (runtime not running). The macro records the spawn site
- * for diagnostics. */
+ * for diagnostics; a wrapper of its own can pass its caller's to
+ * weft_fiber_spawn_site. */
 #define weft_fiber_spawn(out, attr, fn, arg) \
-	weft_fiber_spawn_at((out), (attr), (fn), (arg), __FILE__, __LINE__)
-WEFT_API int weft_fiber_spawn_at(weft_fiber_t *out, const weft_attr_t *attr, weft_fn fn, void *arg,
-				 const char *file, int line);
+	weft_fiber_spawn_site((out), (attr), (fn), (arg), __FILE__, __LINE__)
+WEFT_API int weft_fiber_spawn_site(weft_fiber_t *out, const weft_attr_t *attr, weft_fn fn,
+				   void *arg, const char *file, int line);
 
 /* Wait until fiber f has finished and collect what fn returned (or what it
- * passed to weft_fiber_exit) into *result (result may be NULL); f is then
+ * passed to weft_fiber_exit) into *result (result may be NULL) and its exit
+ * status (below, "exit status") into *status (status may be NULL); f is then
  * released: its record is freed and f names nothing from then on. Only the
  * spawner that received f (or whoever it passed f to) joins. Joining awaits
  * the fiber's future. Returns 0; -ETIMEDOUT or -ECANCELED (f stays held:
  * join again later); -ESRCH (f is not held: never valid, already joined or
  * detached, or spawned with out NULL); -EDEADLK (f is the caller); -EBUSY
  * (another caller is already joining f). */
-WEFT_API int weft_fiber_join(weft_fiber_t f, int64_t deadline, void **result);
+WEFT_API int weft_fiber_join(weft_fiber_t f, int64_t deadline, void **result, int *status);
 
 /* Give up the ownership of f: the fiber's memory is freed as soon as it
  * finishes (f names it until then). Returns 0, -ESRCH (f is not held: as
@@ -298,7 +304,8 @@ WEFT_API int weft_fiber_detach(weft_fiber_t f);
  * one that holds cancellation off, at the first after its hold ends.
  * Returns 0; -ESRCH (not a held handle); -EALREADY (f has already finished:
  * nothing to cancel). Anyone may cancel f, held or detached; -ESRCH once it
- * has finished and been joined, or finished detached. */
+ * has finished and been joined, or finished detached. From fibers and plain
+ * threads; from a signal or interrupt handler, weft_fiber_interrupt. */
 WEFT_API int weft_fiber_cancel(weft_fiber_t f);
 
 /* Let other runnable fibers run; the caller is queued behind them. From a
@@ -334,13 +341,17 @@ WEFT_API int weft_fiber_unpin(void);
 WEFT_API int weft_fiber_cancel_hold(void);
 WEFT_API int weft_fiber_cancel_release(void);
 
-/* End the calling fiber with result, as if fn had returned it. Only from a
+/* End the calling fiber with result, as if fn had returned it; its exit
+ * status is decided as for a return (to end with an error:
+ * weft_fiber_set_status(err), then weft_fiber_exit(NULL)). Only from a
  * fiber (from a plain thread it returns -EPERM; from a local-storage
  * destructor run by the fiber's own exit, -EALREADY). */
 WEFT_API int weft_fiber_exit(void *result);
 
 /* The calling fiber's weft_fiber_t (also its pid), or 0 from a plain
- * thread. The caller does not own it (it must not join or detach itself). */
+ * thread and in a step-process's callback (it runs on no fiber of its own:
+ * its pid is weft_step_pid). The caller does not own it (it must not join
+ * or detach itself). */
 WEFT_API weft_fiber_t weft_fiber_self(void);
 
 /* The calling fiber's name ("" if none), or NULL from a plain thread. */
@@ -360,8 +371,8 @@ WEFT_API weft_future_t *weft_future_retain(weft_future_t *f);
 
 /* Drop the caller's reference (create's, or one from retain); the last one
  * frees the future. Waiters hold their own reference while they wait, so
- * destroying during an await is safe. Returns 0 (NULL: a no-op). */
-WEFT_API int weft_future_destroy(weft_future_t *f);
+ * releasing during an await is safe. Returns 0 (NULL: a no-op). */
+WEFT_API int weft_future_release(weft_future_t *f);
 
 /* Settle with a value and wake every waiter. Returns 0, -EINVAL (f NULL),
  * -EALREADY (already settled: the first settlement stands). */
@@ -590,18 +601,15 @@ WEFT_API unsigned weft_sem_value(weft_sem_t *s);
  * weft_fiber_t; a step-process (below) has one of its own, from the same
  * space (they never collide). Never reused in the process; 0 is never a
  * pid. A fiber's mailbox (about 90 bytes) is made the first time a message
- * is sent to it or it uses its own (weft_msg_recv, weft_mailbox_*): a fiber
- * that never uses messages costs nothing more. Plain threads have no pid;
- * they can send. */
+ * is sent to it or it uses its own (weft_mailbox_recv, _set_cap, _len): a fiber
+ * that never uses messages costs nothing more. A process's own pid:
+ * weft_fiber_self() in a fiber, weft_step_pid(p) in a step callback. Plain
+ * threads have no pid; they can send. */
 typedef uint64_t weft_pid_t;
 
 #define WEFT_MSG_MAX (64 * 1024) /* bytes in one message */
 #define WEFT_MAILBOX_CAP 64      /* messages a mailbox holds, by default */
 #define WEFT_MAILBOX_CAP_MAX 65536
-
-/* The calling process's pid: in a step callback the step-process's, else
- * weft_fiber_self() (0 from a plain thread). */
-WEFT_API weft_pid_t weft_pid_self(void);
 
 /* Copy len bytes from msg (NULL if len is 0) into pid's mailbox: a message
  * is a copy, and msg may be reused at once. Any fiber or plain thread may
@@ -615,7 +623,7 @@ WEFT_API weft_pid_t weft_pid_self(void);
  * (len above WEFT_MSG_MAX); -ENOMEM (for the message, or for the fiber's
  * first mailbox). In a step callback it never waits (as
  * deadline 0). */
-WEFT_API int weft_msg_send(weft_pid_t pid, const void *msg, size_t len, int64_t deadline);
+WEFT_API int weft_mailbox_send(weft_pid_t pid, const void *msg, size_t len, int64_t deadline);
 
 /* Take the oldest message from the calling fiber's mailbox (in a step
  * callback: the step-process's), copy it into buf (cap bytes) and its length
@@ -625,7 +633,7 @@ WEFT_API int weft_msg_send(weft_pid_t pid, const void *msg, size_t len, int64_t 
  * a larger buffer); -EINVAL (buf NULL with cap > 0); -EPERM (a plain thread:
  * it has no mailbox); -ENOMEM (no mailbox yet, and no memory for one). In a
  * step callback it never waits (as deadline 0). */
-WEFT_API int weft_msg_recv(void *buf, size_t cap, size_t *len, int64_t deadline);
+WEFT_API int weft_mailbox_recv(void *buf, size_t cap, size_t *len, int64_t deadline);
 
 /* Bound the calling process's mailbox to cap messages (1 to
  * WEFT_MAILBOX_CAP_MAX); messages already queued stay, and senders waiting
@@ -640,8 +648,8 @@ WEFT_API size_t weft_mailbox_len(void);
  * of a stack (about 140 bytes in all). Runner fibers, at most one per
  * worker, call them: init once, first; then step whenever events have
  * arrived; then close once, last. A step-process is never called on two
- * workers at once, and its callbacks must not block: weft_msg_send and
- * weft_msg_recv in them never wait; other waiting calls (sleep, channels, join)
+ * workers at once, and its callbacks must not block: weft_mailbox_send and
+ * weft_mailbox_recv in them never wait; other waiting calls (sleep, channels, join)
  * would hold a runner up. weft_run waits for step-processes as for fibers
  * (a runner counts as a fiber while any step-process lives). */
 typedef struct weft_step weft_step_t;
@@ -654,7 +662,7 @@ enum {
 /* The events step is called with (several may come together). They say
  * why it was called, not what is there now: a receive may find nothing. */
 enum {
-	WEFT_STEP_EV_MSG = 1,    /* a message arrived: weft_msg_recv until -ETIMEDOUT */
+	WEFT_STEP_EV_MSG = 1,    /* a message arrived: weft_mailbox_recv until -ETIMEDOUT */
 	WEFT_STEP_EV_TIMER = 2,  /* the deadline of weft_step_wake_at has passed */
 	WEFT_STEP_EV_CANCEL = 4, /* weft_step_cancel, or a graceful shutdown */
 };
@@ -667,7 +675,7 @@ typedef struct weft_step_ops {
 	 * last call. Returns as init. Required. */
 	int (*step)(weft_step_t *p, unsigned events);
 	/* Called last, once, whichever callback ended it; its mailbox no
-	 * longer takes messages, but weft_msg_recv still drains what is queued
+	 * longer takes messages, but weft_mailbox_recv still drains what is queued
 	 * (the rest is freed after). NULL: nothing to do. */
 	void (*close)(weft_step_t *p);
 } weft_step_ops_t;
@@ -735,9 +743,9 @@ WEFT_API void *weft_fls_get(weft_fls_key_t key);
  * a destructor run by its exit), -ENOMEM (nothing changed). */
 WEFT_API int weft_fls_set(weft_fls_key_t key, void *value);
 
-/* A fiber's exit status, decided when it ends (returns, weft_fiber_exit,
- * weft_fiber_fail): the one set by weft_fiber_set_status or weft_fiber_fail
- * if any; otherwise -ECANCELED if a cancellation request was made for it
+/* A fiber's exit status, decided when it ends (fn returns, or
+ * weft_fiber_exit), and given by weft_fiber_join, weft_gen_destroy and the
+ * supervisor report: the one set by weft_fiber_set_status if any; otherwise -ECANCELED if a cancellation request was made for it
  * before it ended (weft_fiber_cancel, weft_shutdown_grace; delivered or
  * not); otherwise 0 (ok). A request not yet delivered when it ends is
  * dropped then: its destructors and supervisor report are interrupted only
@@ -747,18 +755,10 @@ WEFT_API int weft_fls_set(weft_fls_key_t key, void *value);
  * runtime would record: 0 (ok: e.g. a cancellation was handled and the
  * fiber finished its work) or a negative number (an error, -errno by
  * convention; -ECANCELED means cancelled). The last call wins. Returns 0,
- * -EINVAL (status > 0), -EPERM (plain thread). */
+ * -EINVAL (status > 0), -EPERM (plain thread), -EALREADY (the fiber is
+ * ending: called from a destructor run by its exit, after its status was
+ * decided). */
 WEFT_API int weft_fiber_set_status(int status);
-
-/* End the calling fiber with status err (< 0) and result NULL. From a fiber
- * it does not return unless err >= 0 (-EINVAL) or the fiber is already
- * ending (-EALREADY: called from a destructor run by its exit); from a plain
- * thread it returns -EPERM. weft_fiber_exit also returns -EALREADY there. */
-WEFT_API int weft_fiber_fail(int err);
-
-/* weft_fiber_join, also giving the fiber's exit status in *status (status
- * may be NULL). Same returns. */
-WEFT_API int weft_fiber_join_status(weft_fiber_t f, int64_t deadline, void **result, int *status);
 
 /* What a supervised fiber (attr->supervisor) sends on its supervisor
  * channel as it ends: after its local-storage destructors and after its
@@ -774,7 +774,7 @@ WEFT_API int weft_fiber_join_status(weft_fiber_t f, int64_t deadline, void **res
 typedef struct weft_exit {
 	weft_fiber_t fiber; /* the fiber (its pid too; a send to it fails) */
 	int status;         /* its exit status: 0, -ECANCELED, or an error */
-	void *result;       /* what it returned (NULL after weft_fiber_fail) */
+	void *result;       /* what it returned, or passed to weft_fiber_exit */
 } weft_exit_t;
 
 /* Generators: a fiber that yields values to whoever resumes it, one at a
@@ -788,15 +788,14 @@ typedef struct weft_gen weft_gen_t;
  * *out (to be ended with weft_gen_destroy), or what weft_fiber_spawn returns
  * (-EINVAL also for out NULL). */
 #define weft_gen_create(out, attr, fn, arg) \
-	weft_gen_create_at((out), (attr), (fn), (arg), __FILE__, __LINE__)
-WEFT_API int weft_gen_create_at(weft_gen_t **out, const weft_attr_t *attr, weft_fn fn, void *arg,
-				const char *file, int line);
+	weft_gen_create_site((out), (attr), (fn), (arg), __FILE__, __LINE__)
+WEFT_API int weft_gen_create_site(weft_gen_t **out, const weft_attr_t *attr, weft_fn fn, void *arg,
+				  const char *file, int line);
 
 /* Resume g (unless it is already running: a previous next timed out) and
  * wait for its next value. Returns 0 and the value in *value (value may be
  * NULL); -EPIPE once it has ended (the end of the stream, as a channel's),
- * with what fn returned (or passed to weft_fiber_exit; NULL after
- * weft_fiber_fail) in *value, again on every later call; -ETIMEDOUT or -ECANCELED (the generator runs on: the
+ * with what fn returned (or passed to weft_fiber_exit) in *value, again on every later call; -ETIMEDOUT or -ECANCELED (the generator runs on: the
  * value it yields is kept for the next call; deadline 0 resumes it and
  * returns at once unless a value is already waiting); -EBUSY (another next
  * or a destroy is in progress on g); -EDEADLK (called by g's own fiber);
@@ -940,8 +939,10 @@ WEFT_API int weft_dump_to(weft_dump_fn fn, void *ctx);
  * between weft_init and the end of weft_shutdown); waking a parked fiber is
  * left to the workers, which it wakes. Returns 0, -EALREADY (the fiber has
  * finished), -ESRCH (f names no fiber now: never valid, or finished and
- * joined or detached). (From a fiber or plain thread, weft_fiber_cancel
- * does the same.) */
+ * joined or detached). The same request as weft_fiber_cancel's, for the
+ * places that one cannot be called from; from a fiber or a plain thread
+ * call weft_fiber_cancel, which wakes a parked fiber itself instead of
+ * leaving it to a worker's sweep of every fiber. */
 WEFT_API int weft_fiber_interrupt(weft_fiber_t f);
 
 #ifdef __cplusplus

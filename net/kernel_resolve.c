@@ -54,7 +54,7 @@ int weft__kernel_resolve(const char *name, uint32_t *ip, int64_t deadline)
 		return err;
 	}
 	err = weft_future_await(done, deadline, NULL);
-	weft_future_destroy(done);
+	weft_future_release(done);
 	if (!err) {
 		err = j->err;
 		*ip = j->ip;

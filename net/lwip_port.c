@@ -72,7 +72,7 @@ void weft__lwip_stop_fiber(weft_fiber_t *f)
 	if (!*f)
 		return;
 	weft_fiber_cancel(*f);
-	weft_fiber_join(*f, -1, NULL);
+	weft_fiber_join(*f, -1, NULL, NULL);
 	*f = 0;
 }
 

@@ -168,7 +168,7 @@ static int run(weft_future_t *const *pub, size_t n, int64_t deadline, int kind, 
 static void release_all(weft_future_t *const *fs, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
-		weft_future_destroy(fs[i]);
+		weft_future_release(fs[i]);
 }
 
 int weft_future_all(weft_future_t *const *fs, size_t n, int64_t deadline, void **values,

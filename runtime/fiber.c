@@ -37,8 +37,8 @@ void weft__fiber_main(void *arg)
 
 static int spawn(weft_fiber_t *out, const weft_attr_t *attr, weft_fn fn, void *arg,
 		 const char *file, int line, unsigned flags);
-int weft_fiber_spawn_at(weft_fiber_t *out, const weft_attr_t *attr, weft_fn fn, void *arg,
-			const char *file, int line)
+int weft_fiber_spawn_site(weft_fiber_t *out, const weft_attr_t *attr, weft_fn fn, void *arg,
+			  const char *file, int line)
 {
 	return spawn(out, attr, fn, arg, file, line, 0);
 }
@@ -217,12 +217,7 @@ static bool claim(struct weft__fiber *f)
 
 static void unclaim(struct weft__fiber *f) { atomic_fetch_and(&f->life, ~(uint32_t)FL_JOINING); }
 
-int weft_fiber_join(weft_fiber_t h, int64_t deadline, void **result)
-{
-	return weft_fiber_join_status(h, deadline, result, NULL);
-}
-
-int weft_fiber_join_status(weft_fiber_t h, int64_t deadline, void **result, int *status)
+int weft_fiber_join(weft_fiber_t h, int64_t deadline, void **result, int *status)
 {
 	struct weft__fiber *f;
 	int err = weft__fiber_lookup(h, true, &f);
@@ -285,23 +280,15 @@ int weft_fiber_exit(void *result)
 	finish(w->cur, result);
 }
 
-int weft_fiber_fail(int err)
-{
-	struct weft__worker *w = weft__worker_self();
-	if (!w || !w->cur)
-		return -EPERM;
-	if (err >= 0)
-		return -EINVAL;
-	if (atomic_load_explicit(&w->cur->life, memory_order_relaxed) & FL_ENDING)
-		return -EALREADY;
-	w->cur->status = err;
-	finish(w->cur, NULL);
-}
-
 weft_fiber_t weft_fiber_self(void)
 {
 	struct weft__worker *w = weft__worker_self();
-	return w && w->cur ? w->cur->handle : 0;
+	if (!w || !w->cur)
+		return 0;
+	/* A runner fiber runs nothing but step callbacks, and a callback has
+	 * a pid (weft_step_pid) and no fiber of its own. */
+	struct weft__fiber_cold *c = weft__cold(w->cur);
+	return c && c->step_runner ? 0 : w->cur->handle;
 }
 
 const char *weft_fiber_name(void)

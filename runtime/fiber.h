@@ -191,7 +191,7 @@ void weft__fiber_unref_n(struct weft__fiber *f, int n);
 
 /* fiber.c: where every fiber starts (through weft__rt.fiber_main). */
 void weft__fiber_main(void *arg);
-/* weft_fiber_spawn_at for a fiber that will need its cold block (a
+/* weft_fiber_spawn_site for a fiber that will need its cold block (a
  * generator's): made at the spawn, where -ENOMEM can still be told. */
 int weft__spawn_cold(weft_fiber_t *out, const weft_attr_t *attr, weft_fn fn, void *arg,
 		     const char *file, int line);

@@ -10,7 +10,7 @@
  * reaching another fiber. Generations have 40 bits; a slot whose
  * generation would wrap is retired with its record instead of reused, so
  * no value is ever issued twice. Bit 63 is never set: it marks the pids of
- * step-processes, which share weft_msg_send with fibers.
+ * step-processes, which share weft_mailbox_send with fibers.
  *
  * Each fiber record owns its slot for good (a free record's handle is
  * WEFT__HANDLE_FREE | slot + 1, which no lookup matches), and records are never returned

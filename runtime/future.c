@@ -98,7 +98,7 @@ weft_future_t *weft_future_retain(weft_future_t *pub)
 	return pub;
 }
 
-int weft_future_destroy(weft_future_t *pub)
+int weft_future_release(weft_future_t *pub)
 {
 	struct heap_future *h = (struct heap_future *)pub;
 	if (h && atomic_fetch_sub_explicit(&h->refs, 1, memory_order_acq_rel) == 1)
@@ -127,7 +127,7 @@ int weft_future_await(weft_future_t *pub, int64_t deadline, void **value)
 	struct weft__future *f = (struct weft__future *)pub;
 	weft_future_retain(pub);
 	int r = weft__future_wait(f, deadline, value);
-	weft_future_destroy(pub);
+	weft_future_release(pub);
 	return r;
 }
 

@@ -8,7 +8,7 @@
  *   RUNNING  resumed: fn runs until its next yield or its end
  *   YIELDED  a value waits for the resumer; the generator waits to be resumed
  *   DONE     fn has ended (the fiber's exit path, weft__gen_exit: a return,
- *            weft_fiber_exit and weft_fiber_fail all end up there)
+ *            and weft_fiber_exit both end up there)
  * A next that times out leaves the state as it is, so the value yielded
  * meanwhile is the next call's. Close stops a generator that has not ended:
  * one waiting in gwait is woken there with -ECANCELED; one that is running
@@ -93,8 +93,8 @@ void weft__gen_exit(struct weft__fiber *self, void *result)
 	weft__unlock(&g->lock);
 }
 
-int weft_gen_create_at(weft_gen_t **out, const weft_attr_t *attr, weft_fn fn, void *arg,
-		       const char *file, int line)
+int weft_gen_create_site(weft_gen_t **out, const weft_attr_t *attr, weft_fn fn, void *arg,
+			 const char *file, int line)
 {
 	if (!out || !fn)
 		return -EINVAL;
@@ -213,7 +213,7 @@ int weft_gen_destroy(weft_gen_t *g, int64_t deadline, int *status)
 	if (cancel)
 		(void)weft_fiber_cancel(g->fiber); /* -EALREADY: it has just ended */
 	int st;
-	int r = weft_fiber_join_status(g->fiber, deadline, NULL, &st);
+	int r = weft_fiber_join(g->fiber, deadline, NULL, &st);
 	if (r) {
 		weft__lock(&g->lock);
 		g->busy = 0;

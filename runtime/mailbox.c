@@ -5,7 +5,7 @@
  * mailbox.
  *
  * A fiber gets its mailbox the first time a message is sent to it or it
- * uses its own (weft_msg_recv, weft_mailbox_*): a fiber that never uses
+ * uses its own (weft_mailbox_recv, weft_mailbox_*): a fiber that never uses
  * messages costs one pointer. The fiber's exit path (weft__mbox_exit, before
  * its result settles) swaps that pointer for WEFT__MBOX_GONE and closes the
  * mailbox, so a send after the fiber has ended fails with -ESRCH.
@@ -197,12 +197,6 @@ void weft__mbox_exit(struct weft__fiber *self)
 
 /* ---- The API ------------------------------------------------------------ */
 
-weft_pid_t weft_pid_self(void)
-{
-	struct weft__mbox *mb = weft__step_current();
-	return mb ? mb->pid : weft_fiber_self();
-}
-
 /* The mailbox of the process pid names, with a reference: a step-process's
  * from the registry, a fiber's through the fiber table (made if it has
  * none). -ESRCH (no such process, or it has ended), -ENOMEM. */
@@ -224,7 +218,7 @@ static int mbox_get(weft_pid_t pid, struct weft__mbox **out)
 	return e;
 }
 
-int weft_msg_send(weft_pid_t to, const void *msg, size_t len, int64_t deadline)
+int weft_mailbox_send(weft_pid_t to, const void *msg, size_t len, int64_t deadline)
 {
 	if (!msg && len)
 		return -EINVAL;
@@ -271,7 +265,7 @@ int weft_msg_send(weft_pid_t to, const void *msg, size_t len, int64_t deadline)
 	return r;
 }
 
-int weft_msg_recv(void *buf, size_t cap, size_t *len, int64_t deadline)
+int weft_mailbox_recv(void *buf, size_t cap, size_t *len, int64_t deadline)
 {
 	if (!buf && cap)
 		return -EINVAL;

@@ -51,7 +51,7 @@ static void helper_main(void *unused)
 		}
 		void *r = j->fn(j->arg);
 		weft_future_resolve(j->done, r);
-		weft_future_destroy(j->done);
+		weft_future_release(j->done);
 		free(j);
 	}
 }
@@ -83,8 +83,8 @@ int weft__offload_start(weft_fn fn, void *arg, weft_future_t **out)
 	}
 	if (err) {
 		weft__unlock(&q_lock);
-		weft_future_destroy(done);
-		weft_future_destroy(done);
+		weft_future_release(done);
+		weft_future_release(done);
 		free(j);
 		return err;
 	}
@@ -113,7 +113,7 @@ int weft_offload(weft_fn fn, void *arg, void **result)
 		cancelled = true;
 	if (cancelled)
 		weft__cancel_repend(weft__self());
-	weft_future_destroy(done);
+	weft_future_release(done);
 	if (result)
 		*result = r;
 	return err;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* The registry of step-process pids: from a pid to its mailbox, for
- * weft_msg_send (a fiber's pid is its weft_fiber_t, found through the fiber
+ * weft_mailbox_send (a fiber's pid is its weft_fiber_t, found through the fiber
  * table). A step-process's pid is WEFT__PID_STEP plus a number from one
  * counter, never reused. Sixteen shards, each a hash table under its own lock that
  * doubles as it fills; a lookup takes a reference on the mailbox before it

@@ -13,7 +13,7 @@
  * unregister its mailbox, so that a send from then on fails with -ESRCH. */
 void weft__mbox_exit(struct weft__fiber *self);
 
-/* One message: copied in by weft_msg_send, out by weft_msg_recv. */
+/* One message: copied in by weft_mailbox_send, out by weft_mailbox_recv. */
 struct weft__msg {
 	struct weft__msg *next;
 	size_t len;
@@ -41,7 +41,7 @@ struct weft__mbox {
 void weft__mbox_init(struct weft__mbox *mb, uint64_t pid, bool step);
 
 /* pid.c: give a step-process's mailbox a new pid (WEFT__PID_STEP set) and
- * publish it under that pid: from then on weft_msg_send finds it (0 or
+ * publish it under that pid: from then on weft_mailbox_send finds it (0 or
  * -ENOMEM); take it out again. */
 int weft__pid_register(struct weft__mbox *mb);
 void weft__pid_unregister(struct weft__mbox *mb);

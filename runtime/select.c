@@ -238,7 +238,7 @@ int weft_select(weft_select_case_t *cases, size_t n, int64_t deadline)
 
 	for (size_t i = 0; i < n; i++) {
 		if (cases[i].op == WEFT_SELECT_FUTURE)
-			weft_future_destroy(cases[i].future);
+			weft_future_release(cases[i].future);
 		else if (cases[i].op == WEFT_SELECT_READY)
 			cases[i].waitable->ops->release(cases[i].waitable);
 	}

@@ -13,6 +13,8 @@ int weft_fiber_set_status(int status)
 		return -EPERM;
 	if (status > 0)
 		return -EINVAL;
+	if (atomic_load_explicit(&self->life, memory_order_relaxed) & FL_ENDING)
+		return -EALREADY; /* a destructor run by its exit: status decided */
 	self->status = status;
 	return 0;
 }

@@ -23,7 +23,7 @@
 /* Join f, woken by this thread just before, within WT_WAKE_MS. */
 static inline void wt_join_soon(weft_fiber_t f)
 {
-	assert_int_equal(weft_fiber_join(f, wt_ms(WT_WAKE_MS), NULL), 0);
+	assert_int_equal(weft_fiber_join(f, wt_ms(WT_WAKE_MS), NULL, NULL), 0);
 }
 
 #if WT_LINUX

@@ -86,8 +86,8 @@ static void *producer(void *arg)
 		CHECK(weft_chan_send(wd->buf, &i, wt_ms(60000)) == 0);
 	}
 	for (long i = 1; i <= NMSG; i++) {
-		CHECK(TRY(weft_msg_send(wd->consumer, &i, sizeof i, wt_ms(60000))) == 0);
-		CHECK(TRY(weft_msg_send(wd->step, &i, sizeof i, wt_ms(60000))) == 0);
+		CHECK(TRY(weft_mailbox_send(wd->consumer, &i, sizeof i, wt_ms(60000))) == 0);
+		CHECK(TRY(weft_mailbox_send(wd->step, &i, sizeof i, wt_ms(60000))) == 0);
 	}
 	for (int i = 0; i < NFUT; i++)
 		CHECK(weft_future_resolve(wd->fut[i], (void *)(intptr_t)(i + 1)) == 0);
@@ -119,7 +119,8 @@ static void *consumer(void *arg)
 	}
 	for (int k = 0; k < NMSG; k++) {
 		size_t len = 0;
-		CHECK(TRY(weft_msg_recv(&v, sizeof v, &len, wt_ms(60000))) == 0 && len == sizeof v);
+		CHECK(TRY(weft_mailbox_recv(&v, sizeof v, &len, wt_ms(60000))) == 0 &&
+		      len == sizeof v);
 		wd->sum_msg += v;
 	}
 	void *vals[NFUT];
@@ -148,7 +149,7 @@ static int step_fn(weft_step_t *p, unsigned events)
 	struct world *wd = weft_step_arg(p);
 	long v;
 	if (events & WEFT_STEP_EV_MSG)
-		while (weft_msg_recv(&v, sizeof v, NULL, 0) == 0) {
+		while (weft_mailbox_recv(&v, sizeof v, NULL, 0) == 0) {
 			wd->sum_step += v;
 			atomic_fetch_add(&wd->step_got, 1);
 		}
@@ -189,8 +190,8 @@ static void scenario(struct world *wd)
 	CHECK(r == -EPIPE);
 	CHECK(weft_gen_destroy(g, wt_ms(60000), NULL) == 0);
 
-	CHECK(weft_fiber_join(c, wt_ms(60000), NULL) == 0);
-	CHECK(weft_fiber_join(p, wt_ms(60000), NULL) == 0);
+	CHECK(weft_fiber_join(c, wt_ms(60000), NULL, NULL) == 0);
+	CHECK(weft_fiber_join(p, wt_ms(60000), NULL, NULL) == 0);
 	CHECK(weft_waitgroup_wait(wd->wg, wt_ms(60000)) == 0);
 	CHECK(weft_run() == 0); /* the step-process has ended too */
 
@@ -201,7 +202,7 @@ static void scenario(struct world *wd)
 	CHECK(weft_chan_destroy(wd->rv) == 0);
 	CHECK(weft_chan_destroy(wd->buf) == 0);
 	for (int i = 0; i < NFUT; i++)
-		CHECK(weft_future_destroy(wd->fut[i]) == 0);
+		CHECK(weft_future_release(wd->fut[i]) == 0);
 	CHECK(weft_mutex_destroy(wd->mu) == 0);
 	CHECK(weft_sem_destroy(wd->sem) == 0);
 	CHECK(weft_waitgroup_destroy(wd->wg) == 0);
@@ -292,7 +293,7 @@ static void *spawn_many(void *arg)
 	stacks[0] = wt_alloc_stacks() - before; /* asked while none had run */
 	for (long i = 0; i < NLAZY; i++) {
 		void *r = NULL;
-		if (weft_fiber_join(kids[i], -1, &r) != 0 || r != (void *)(i + 1))
+		if (weft_fiber_join(kids[i], -1, &r, NULL) != 0 || r != (void *)(i + 1))
 			return (void *)2;
 	}
 	stacks[1] = wt_alloc_stacks() - before; /* once all had run, one by one */
@@ -307,7 +308,7 @@ static void test_spawned_fiber_holds_no_stack(void **state)
 	weft_fiber_t f;
 	assert_int_equal(weft_fiber_spawn(&f, NULL, spawn_many, stacks), 0);
 	void *r = (void *)-1;
-	assert_int_equal(weft_fiber_join(f, -1, &r), 0);
+	assert_int_equal(weft_fiber_join(f, -1, &r, NULL), 0);
 	assert_null(r);
 	/* At most the one spawn makes sure of for the worker's cache (the
 	 * pools were emptied by the shutdown): 2,000 fibers spawned and not
@@ -353,7 +354,8 @@ static void *starve_main(void *arg)
 	 * channel; the sender's first run asks the shim, and is refused. */
 	wt_alloc_fail_next_stack();
 	void *a = NULL, *b = NULL;
-	if (weft_fiber_join(st->waiter, -1, &a) != 0 || weft_fiber_join(st->sender, -1, &b) != 0)
+	if (weft_fiber_join(st->waiter, -1, &a, NULL) != 0 ||
+	    weft_fiber_join(st->sender, -1, &b, NULL) != 0)
 		return (void *)2;
 	return a == (void *)42 && b == (void *)1 ? NULL : (void *)3;
 }
@@ -368,7 +370,7 @@ static void test_fiber_without_stack_waits_for_one(void **state)
 	weft_fiber_t f;
 	assert_int_equal(weft_fiber_spawn(&f, NULL, starve_main, &st), 0);
 	void *r = (void *)-1;
-	assert_int_equal(weft_fiber_join(f, -1, &r), 0);
+	assert_int_equal(weft_fiber_join(f, -1, &r, NULL), 0);
 	assert_null(r);
 	/* the sender's first run was refused once, and it ran all the same */
 	assert_int_equal(atomic_load(&weft__starves) - starves, 1);
@@ -404,7 +406,7 @@ static intptr_t fill_cache_on_0(void)
 				     NULL) != 0)
 			return 2;
 	for (int i = 0; i < 4; i++)
-		if (weft_fiber_join(k[i], -1, NULL) != 0)
+		if (weft_fiber_join(k[i], -1, NULL, NULL) != 0)
 			return 3;
 	return 0;
 }
@@ -455,7 +457,7 @@ static void *starve_on_1(void *arg)
 	weft__stack_cache_drain(weft__worker_self());
 	weft__stack_trim(0);
 	wt_alloc_stack_room(0); /* the shim is out of stacks */
-	return weft_fiber_join(f, -1, NULL) == 0 ? NULL : (void *)3;
+	return weft_fiber_join(f, -1, NULL, NULL) == 0 ? NULL : (void *)3;
 }
 
 static void test_starved_fiber_gets_stacks_given_back(void **state)
@@ -468,8 +470,8 @@ static void test_starved_fiber_gets_stacks_given_back(void **state)
 	assert_int_equal(weft_fiber_spawn(&a, NULL, busy_on_0, &g), 0);
 	assert_int_equal(weft_fiber_spawn(&b, NULL, starve_on_1, &g), 0);
 	void *ra = (void *)-1, *rb = (void *)-1;
-	assert_int_equal(weft_fiber_join(a, -1, &ra), 0);
-	assert_int_equal(weft_fiber_join(b, -1, &rb), 0);
+	assert_int_equal(weft_fiber_join(a, -1, &ra, NULL), 0);
+	assert_int_equal(weft_fiber_join(b, -1, &rb, NULL), 0);
 	wt_alloc_stack_room(-1);
 	assert_null(ra);
 	assert_null(rb);
@@ -557,10 +559,10 @@ static void *retry_starve_1(void *arg)
 	weft__stack_trim(0);
 	wt_alloc_on_stack_refused(retry_hold, rt);
 	wt_alloc_stack_room(0); /* the shim is out of stacks */
-	rt->joined = weft_fiber_join(f, wt_ms(RETRY_WAIT_MS), NULL);
+	rt->joined = weft_fiber_join(f, wt_ms(RETRY_WAIT_MS), NULL, NULL);
 	/* Lost, it is found again once a fiber has run here: let it end. */
 	wt_alloc_stack_room(-1);
-	return rt->joined == 0 || weft_fiber_join(f, -1, NULL) == 0 ? NULL : (void *)3;
+	return rt->joined == 0 || weft_fiber_join(f, -1, NULL, NULL) == 0 ? NULL : (void *)3;
 }
 
 static void test_refused_retry_sees_stacks_given_back(void **state)
@@ -572,8 +574,8 @@ static void test_refused_retry_sees_stacks_given_back(void **state)
 	assert_int_equal(weft_fiber_spawn(&a, NULL, retry_busy_0, &rt), 0);
 	assert_int_equal(weft_fiber_spawn(&b, NULL, retry_starve_1, &rt), 0);
 	void *ra = (void *)-1, *rb = (void *)-1;
-	assert_int_equal(weft_fiber_join(a, -1, &ra), 0);
-	assert_int_equal(weft_fiber_join(b, -1, &rb), 0);
+	assert_int_equal(weft_fiber_join(a, -1, &ra, NULL), 0);
+	assert_int_equal(weft_fiber_join(b, -1, &rb, NULL), 0);
 	wt_alloc_on_stack_refused(NULL, NULL);
 	wt_alloc_stack_room(-1);
 	assert_null(ra); /* worker 1 was held in its second refusal */

@@ -185,7 +185,7 @@ static void *server(void *arg)
 	}
 	CHECK(weft_sock_close(w->ls) == 0);
 	for (int i = 0; i < w->nconn; i++)
-		CHECK(weft_fiber_join(w->handler[i], far(), NULL) == 0);
+		CHECK(weft_fiber_join(w->handler[i], far(), NULL, NULL) == 0);
 	return NULL;
 }
 
@@ -280,12 +280,12 @@ static void *conduct(void *arg)
 		CHECK(TRY(weft_fiber_spawn(&cf[i], NULL, client, &w->cli[i])) == 0);
 	}
 	for (int i = 0; i < NCLI; i++)
-		CHECK(weft_fiber_join(cf[i], far(), NULL) == 0);
+		CHECK(weft_fiber_join(cf[i], far(), NULL, NULL) == 0);
 	CHECK(weft_fiber_cancel(sf) == 0); /* the acceptor gets -ECANCELED */
-	CHECK(weft_fiber_join(sf, far(), NULL) == 0);
+	CHECK(weft_fiber_join(sf, far(), NULL, NULL) == 0);
 	for (int i = 0; w->ballast && i < BALLAST; i++) {
 		CHECK(weft_fiber_cancel(bf[i]) == 0);
-		CHECK(weft_fiber_join(bf[i], far(), NULL) == 0);
+		CHECK(weft_fiber_join(bf[i], far(), NULL, NULL) == 0);
 	}
 
 	/* Every byte of every client, echoed once. */
@@ -343,7 +343,7 @@ static void scenario(struct world *w, bool lwip, bool warm)
 	/* conduct's every wait is bounded: this is a backstop. When it
 	 * fires, what every fiber waits on is shown (the first failed check
 	 * alone would not say). */
-	int joined = weft_fiber_join(f, weft_deadline_in(BACKSTOP_S * 1000000000LL), NULL);
+	int joined = weft_fiber_join(f, weft_deadline_in(BACKSTOP_S * 1000000000LL), NULL, NULL);
 	if (joined != 0) {
 		print_message("conduct not done after %d s of its clock: every fiber:\n",
 			      BACKSTOP_S);

@@ -35,7 +35,7 @@ static void test_switches_under_branch_protection(void **state)
 		assert_int_equal(weft_fiber_spawn(&f[i], NULL, yield_some, (void *)(intptr_t)i), 0);
 	for (int i = 0; i < 16; i++) {
 		void *r;
-		assert_int_equal(weft_fiber_join(f[i], -1, &r), 0);
+		assert_int_equal(weft_fiber_join(f[i], -1, &r, NULL), 0);
 		assert_int_equal((intptr_t)r, i);
 	}
 }
@@ -52,9 +52,12 @@ static uintptr_t guard_lo, guard_hi;
  * archive members are laid out together, so that is weft's code. */
 static void guard_weft_pages(void)
 {
-	uintptr_t fns[] = {(uintptr_t)arch_switch,         (uintptr_t)weft__ctx_switch,
-			   (uintptr_t)weft_fiber_spawn_at, (uintptr_t)weft_fiber_yield,
-			   (uintptr_t)weft__run,           (uintptr_t)weft_init};
+	uintptr_t fns[] = {(uintptr_t)arch_switch,
+			   (uintptr_t)weft__ctx_switch,
+			   (uintptr_t)weft_fiber_spawn_site,
+			   (uintptr_t)weft_fiber_yield,
+			   (uintptr_t)weft__run,
+			   (uintptr_t)weft_init};
 	uintptr_t lo = fns[0], hi = fns[0];
 	for (size_t i = 1; i < sizeof fns / sizeof fns[0]; i++) {
 		lo = fns[i] < lo ? fns[i] : lo;

@@ -38,7 +38,7 @@ static void test_cancel_finished_already(void **state)
 	assert_int_equal(r, -EALREADY);
 	assert_int_equal(weft_fiber_cancel(f), -EALREADY);
 	void *res = NULL;
-	assert_int_equal(weft_fiber_join(f, wt_ms(10000), &res), 0);
+	assert_int_equal(weft_fiber_join(f, wt_ms(10000), &res, NULL), 0);
 	assert_ptr_equal(res, (void *)0x42);
 }
 
@@ -52,7 +52,7 @@ static void test_cancel_bad_handles(void **state)
 
 	weft_fiber_t f;
 	assert_int_equal(weft_fiber_spawn(&f, NULL, ret_arg, NULL), 0);
-	assert_int_equal(weft_fiber_join(f, wt_ms(10000), NULL), 0);
+	assert_int_equal(weft_fiber_join(f, wt_ms(10000), NULL, NULL), 0);
 	assert_int_equal(weft_fiber_cancel(f), -ESRCH);
 
 	/* Detached: still cancellable while it lives (test_fiber's
@@ -74,7 +74,7 @@ static void test_cancel_bad_handles(void **state)
 	assert_int_equal(weft_fiber_cancel(f), -ESRCH);
 	assert_int_equal(weft_fiber_cancel(g), -ESRCH);
 	void *res = NULL;
-	assert_int_equal(weft_fiber_join(h, wt_ms(10000), &res), 0);
+	assert_int_equal(weft_fiber_join(h, wt_ms(10000), &res, NULL), 0);
 	assert_ptr_equal(res, (void *)0x42);
 }
 
@@ -116,7 +116,7 @@ static void test_cancel_sleeping(void **state)
 	assert_true(wt_wait_parked("target", "sleep"));
 	assert_int_equal(weft_fiber_cancel(f), 0);
 	void *res = NULL;
-	assert_int_equal(weft_fiber_join(f, wt_ms(10000), &res), 0);
+	assert_int_equal(weft_fiber_join(f, wt_ms(10000), &res, NULL), 0);
 	assert_ptr_equal(res, (void *)0x5);
 	check_sleep_far(&b);
 }
@@ -131,7 +131,7 @@ static void *join_target(void *arg)
 {
 	struct joiner *j = arg;
 	atomic_store(&j->started, 1);
-	j->r = weft_fiber_join(j->target, wt_ms(60000), NULL);
+	j->r = weft_fiber_join(j->target, wt_ms(60000), NULL, NULL);
 	return NULL;
 }
 
@@ -151,15 +151,15 @@ static void test_cancel_joining(void **state)
 	jf = wt_spawn_named(join_target, &j, "target");
 	assert_true(wt_wait_parked("target", "join"));
 	assert_int_equal(weft_fiber_cancel(jf), 0);
-	assert_int_equal(weft_fiber_join(jf, wt_ms(10000), NULL), 0);
+	assert_int_equal(weft_fiber_join(jf, wt_ms(10000), NULL, NULL), 0);
 	assert_int_equal(j.r, -ECANCELED);
 	/* The joined fiber's handle is still held and nobody is joining it. */
-	assert_int_equal(weft_fiber_join(target, 0, NULL), -ETIMEDOUT);
+	assert_int_equal(weft_fiber_join(target, 0, NULL, NULL), -ETIMEDOUT);
 	assert_int_equal(weft_future_resolve(gate, NULL), 0);
 	void *res = (void *)1;
-	assert_int_equal(weft_fiber_join(target, wt_ms(10000), &res), 0);
+	assert_int_equal(weft_fiber_join(target, wt_ms(10000), &res, NULL), 0);
 	assert_ptr_equal(res, NULL); /* its await returned 0 */
-	weft_future_destroy(gate);
+	weft_future_release(gate);
 }
 
 struct awaiter {
@@ -199,8 +199,8 @@ static void test_cancel_awaiting(void **state)
 	 * keeping the request, as it must). */
 	assert_true(wt_wait_flag(&a.first_done));
 	assert_int_equal(weft_future_resolve(a.fut, (void *)0x99), 0);
-	assert_int_equal(weft_fiber_join(f, wt_ms(10000), NULL), 0);
-	weft_future_destroy(a.fut);
+	assert_int_equal(weft_fiber_join(f, wt_ms(10000), NULL, NULL), 0);
+	weft_future_release(a.fut);
 	assert_int_equal(a.r, -ECANCELED);
 	assert_int_equal(a.r_again, 0);
 	assert_ptr_equal(a.value_again, (void *)0x99);
@@ -231,7 +231,7 @@ static void test_cancel_receiving(void **state)
 	weft_fiber_t f = wt_spawn_named(recv_one, &rc, "target");
 	assert_true(wt_wait_parked("target", "chan recv"));
 	assert_int_equal(weft_fiber_cancel(f), 0);
-	assert_int_equal(weft_fiber_join(f, wt_ms(10000), NULL), 0);
+	assert_int_equal(weft_fiber_join(f, wt_ms(10000), NULL, NULL), 0);
 	assert_int_equal(rc.r, -ECANCELED);
 	assert_int_equal(rc.value, -1);
 	int x = 7;
@@ -274,7 +274,7 @@ static void test_cancel_sending(void **state)
 	int v = 0;
 	assert_int_equal(weft_chan_recv(sd.out, &v, wt_ms(10000)), 0);
 	assert_int_equal(v, 22);
-	assert_int_equal(weft_fiber_join(f, wt_ms(10000), NULL), 0);
+	assert_int_equal(weft_fiber_join(f, wt_ms(10000), NULL, NULL), 0);
 	assert_int_equal(sd.r, -ECANCELED);
 	assert_int_equal(sd.r_sleep, 0);
 	assert_true(sd.sleep_woke >= sd.sleep_deadline);
@@ -319,7 +319,7 @@ static void test_cancel_fd_waiting(void **state)
 	 * complete it first (completion wins): wait for it. */
 	assert_true(wt_wait_flag(&fw.first_done));
 	assert_int_equal(wt_write(p[1], "x", 1), 1);
-	assert_int_equal(weft_fiber_join(f, wt_ms(10000), NULL), 0);
+	assert_int_equal(weft_fiber_join(f, wt_ms(10000), NULL, NULL), 0);
 	assert_int_equal(fw.r, -ECANCELED);
 	assert_int_equal(fw.r_sleep, 0);
 	assert_true(fw.r_again > 0 && (fw.r_again & WEFT_IO_IN));
@@ -375,7 +375,7 @@ static void *spin_then_block(void *arg)
 		b->first = weft_chan_send(b->rendezvous, &x, d);
 		break;
 	case OP_JOIN:
-		b->first = weft_fiber_join(b->target, d, NULL);
+		b->first = weft_fiber_join(b->target, d, NULL, NULL);
 		break;
 	}
 	/* The request was delivered once: cleanup can block. */
@@ -413,7 +413,7 @@ static void run_busy(enum op op, int requests)
 	for (int i = 0; i < requests; i++)
 		assert_int_equal(weft_fiber_cancel(f), 0);
 	atomic_store(&b.go, 1);
-	assert_int_equal(weft_fiber_join(f, wt_ms(30000), NULL), 0);
+	assert_int_equal(weft_fiber_join(f, wt_ms(30000), NULL, NULL), 0);
 	assert_int_equal(b.spin_timeout, 0);
 	assert_int_equal(b.first, -ECANCELED);
 	assert_int_equal(b.r_sleep, 0);
@@ -428,9 +428,9 @@ static void run_busy(enum op op, int requests)
 	assert_int_equal(weft_chan_recv(b.rendezvous, &x, 0), -ETIMEDOUT);
 	if (op == OP_JOIN) {
 		assert_int_equal(weft_future_resolve(b.fut, NULL), 0);
-		assert_int_equal(weft_fiber_join(target, wt_ms(10000), NULL), 0);
+		assert_int_equal(weft_fiber_join(target, wt_ms(10000), NULL, NULL), 0);
 	}
-	weft_future_destroy(b.fut);
+	weft_future_release(b.fut);
 	weft_chan_destroy(b.ch);
 	weft_chan_destroy(b.rendezvous);
 }
@@ -541,7 +541,7 @@ static void hogs_stop(struct hogs *hs)
 {
 	atomic_store(&hs->release, 1);
 	for (unsigned i = 0; i < hs->n; i++)
-		assert_int_equal(weft_fiber_join(hs->f[i], wt_ms(20000), NULL), 0);
+		assert_int_equal(weft_fiber_join(hs->f[i], wt_ms(20000), NULL, NULL), 0);
 }
 
 /* Scheduler, found while writing the test below (it belongs in test_sched):
@@ -633,7 +633,7 @@ static void test_merge_requests_while_blocked(void **state)
 		int r1 = weft_fiber_cancel(f);
 		int r2 = weft_fiber_cancel(f);
 		hogs_stop(&hs);
-		assert_int_equal(weft_fiber_join(f, wt_ms(10000), NULL), 0);
+		assert_int_equal(weft_fiber_join(f, wt_ms(10000), NULL, NULL), 0);
 		assert_true(all_busy);
 		for (unsigned i = 0; i < hs.n; i++)
 			assert_int_equal(hs.timed_out[i], 0);
@@ -680,7 +680,7 @@ static void test_cleanup_can_block(void **state)
 	int v = 0;
 	assert_int_equal(weft_chan_recv(c.ch, &v, wt_ms(10000)), 0);
 	assert_int_equal(v, 555);
-	assert_int_equal(weft_fiber_join(f, wt_ms(10000), NULL), 0);
+	assert_int_equal(weft_fiber_join(f, wt_ms(10000), NULL, NULL), 0);
 	assert_int_equal(c.r, -ECANCELED);
 	assert_int_equal(c.r_send, 0);
 	weft_chan_destroy(c.ch);
@@ -711,7 +711,7 @@ static void test_cancel_from_thread(void **state)
 	t = wt_thread_start(cancel_target, &c);
 	wt_thread_join(t);
 	assert_int_equal(c.r, 0);
-	assert_int_equal(weft_fiber_join(f, wt_ms(10000), NULL), 0);
+	assert_int_equal(weft_fiber_join(f, wt_ms(10000), NULL, NULL), 0);
 	check_sleep_far(&b);
 }
 
@@ -724,7 +724,7 @@ static void test_cancel_from_fiber(void **state)
 	struct canceller c = {.target = f, .r = 1};
 	wt_run_fiber(cancel_target, &c);
 	assert_int_equal(c.r, 0);
-	assert_int_equal(weft_fiber_join(f, wt_ms(10000), NULL), 0);
+	assert_int_equal(weft_fiber_join(f, wt_ms(10000), NULL, NULL), 0);
 	check_sleep_far(&b);
 }
 
@@ -748,7 +748,7 @@ static void test_cancel_self(void **state)
 	struct selfcancel s = {1, 1, 1};
 	weft_fiber_t f;
 	assert_int_equal(weft_fiber_spawn(&f, NULL, cancel_self, &s), 0);
-	assert_int_equal(weft_fiber_join(f, wt_ms(20000), NULL), 0);
+	assert_int_equal(weft_fiber_join(f, wt_ms(20000), NULL, NULL), 0);
 	assert_int_equal(s.r_cancel, 0);
 	assert_int_equal(s.r_sleep, -ECANCELED);
 	assert_int_equal(s.r_again, 0);
@@ -800,7 +800,7 @@ static void check_fresh(struct spawn_cancel *sc, _Atomic int *counter)
 	assert_int_equal(sc->cancel_err, 0);
 	int bad_first = 0, bad_second = 0;
 	for (int i = 0; i < sc->n; i++) {
-		assert_int_equal(weft_fiber_join(sc->f[i], wt_ms(20000), NULL), 0);
+		assert_int_equal(weft_fiber_join(sc->f[i], wt_ms(20000), NULL, NULL), 0);
 		if (sc->fr[i].r_first != -ECANCELED)
 			bad_first++;
 		if (sc->fr[i].r_second != 0)
@@ -860,7 +860,7 @@ static void *spawn_cancel_hold_first(void *arg)
 	/* Queued on this worker's deque and not run before the cancel. */
 	if (weft_fiber_spawn(&f, NULL, hold_first, h) != 0 || weft_fiber_cancel(f) != 0)
 		return (void *)1;
-	return weft_fiber_join(f, wt_ms(20000), NULL) == 0 ? NULL : (void *)2;
+	return weft_fiber_join(f, wt_ms(20000), NULL, NULL) == 0 ? NULL : (void *)2;
 }
 
 static void test_cancel_before_run_then_hold(void **state)
@@ -936,7 +936,7 @@ static void run_stress(int mixed)
 		/* Let it go round a few more times: a doubled request shows. */
 		weft_sleep_until(weft_deadline_in((int64_t)(wt_rng_next() % (3 * MS + 1))));
 		atomic_store(&l.stop, 1);
-		assert_int_equal(weft_fiber_join(f, wt_ms(20000), NULL), 0);
+		assert_int_equal(weft_fiber_join(f, wt_ms(20000), NULL, NULL), 0);
 		if (l.canceled != 1) {
 			print_message("round %d: %d cancellations seen\n", round, l.canceled);
 			wrong++;
@@ -944,7 +944,7 @@ static void run_stress(int mixed)
 		other += l.other;
 		timed_out += l.timed_out;
 	}
-	weft_future_destroy(fut);
+	weft_future_release(fut);
 	assert_int_equal(cancel_err, 0);
 	assert_int_equal(other, 0);
 	assert_int_equal(timed_out, 0);
@@ -1012,8 +1012,8 @@ static void test_stress_cancel_races_completion(void **state)
 				weft_sleep_until(weft_deadline_in(gap));
 			assert_int_equal(weft_future_resolve(rc.fut, (void *)0x1), 0);
 		}
-		assert_int_equal(weft_fiber_join(f, wt_ms(20000), NULL), 0);
-		weft_future_destroy(rc.fut);
+		assert_int_equal(weft_fiber_join(f, wt_ms(20000), NULL, NULL), 0);
+		weft_future_release(rc.fut);
 		if (rc.r_await == 0 && rc.value == (void *)0x1 && rc.r_sleep == -ECANCELED)
 			completed++;
 		else if (rc.r_await == -ECANCELED && rc.r_sleep == 0)

@@ -178,7 +178,7 @@ static void test_destroy_busy(void **state)
 	wt_let_workers_sleep();
 	assert_int_equal(weft_chan_close(c), 0);
 	void *r;
-	assert_int_equal(weft_fiber_join(f, wt_ms(WT_WAKE_MS), &r), 0);
+	assert_int_equal(weft_fiber_join(f, wt_ms(WT_WAKE_MS), &r, NULL), 0);
 	assert_int_equal((intptr_t)r, -EPIPE);
 	assert_int_equal(weft_chan_destroy(c), 0);
 }
@@ -1172,8 +1172,8 @@ static void test_exchange_million_rendezvous(void **state)
 	weft_fiber_t fr = wt_spawn(stream_recv, &rx);
 	weft_fiber_t fs = wt_spawn(stream_send, &tx);
 	void *r;
-	assert_int_equal(weft_fiber_join(fs, wt_ms(120000), &r), 0);
-	assert_int_equal(weft_fiber_join(fr, wt_ms(120000), &r), 0);
+	assert_int_equal(weft_fiber_join(fs, wt_ms(120000), &r, NULL), 0);
+	assert_int_equal(weft_fiber_join(fr, wt_ms(120000), &r, NULL), 0);
 	check_stream(&tx, &rx, n);
 	weft_chan_destroy(c);
 }

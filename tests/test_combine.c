@@ -34,7 +34,7 @@ static void make_futures(weft_future_t **fs, size_t n)
 static void release_futures(weft_future_t **fs, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
-		weft_future_destroy(fs[i]);
+		weft_future_release(fs[i]);
 }
 
 /* A fiber that settles a future after a delay: error 0 resolves with val. */
@@ -85,7 +85,7 @@ static void test_combine_bad_args(void **state)
 	assert_int_equal(weft_future_on_cancel(NULL, NULL, NULL), -EINVAL);
 	/* The failed calls left the future pending and untouched. */
 	assert_int_equal(weft_future_await(fs[0], 0, NULL), -ETIMEDOUT);
-	weft_future_destroy(fs[0]);
+	weft_future_release(fs[0]);
 }
 
 /* ---- Cancelling a future ------------------------------------------------ */
@@ -118,7 +118,7 @@ static void test_cancel_rejects_and_runs_hook(void **state)
 	assert_int_equal(weft_future_resolve(f, VAL(1)), -EALREADY);
 	assert_int_equal(weft_future_on_cancel(f, count_hook, &h), -EALREADY);
 	assert_int_equal(atomic_load(&h.calls), 1);
-	weft_future_destroy(f);
+	weft_future_release(f);
 
 	/* Settled another way: the hook never runs. */
 	f = make_future();
@@ -126,7 +126,7 @@ static void test_cancel_rejects_and_runs_hook(void **state)
 	assert_int_equal(weft_future_resolve(f, VAL(2)), 0);
 	assert_int_equal(weft_future_cancel(f), -EALREADY);
 	assert_int_equal(atomic_load(&h.calls), 1);
-	weft_future_destroy(f);
+	weft_future_release(f);
 
 	/* A hook removed (fn NULL) or replaced is not called. */
 	static struct hook h2;
@@ -135,19 +135,19 @@ static void test_cancel_rejects_and_runs_hook(void **state)
 	assert_int_equal(weft_future_on_cancel(f, count_hook, &h), 0);
 	assert_int_equal(weft_future_on_cancel(f, NULL, &h), 0);
 	assert_int_equal(weft_future_cancel(f), 0);
-	weft_future_destroy(f);
+	weft_future_release(f);
 	f = make_future();
 	assert_int_equal(weft_future_on_cancel(f, count_hook, &h), 0);
 	assert_int_equal(weft_future_on_cancel(f, count_hook, &h2), 0);
 	assert_int_equal(weft_future_cancel(f), 0);
-	weft_future_destroy(f);
+	weft_future_release(f);
 	assert_int_equal(atomic_load(&h.calls), 1);
 	assert_int_equal(atomic_load(&h2.calls), 1);
 	/* No hook at all: cancel still rejects. */
 	f = make_future();
 	assert_int_equal(weft_future_cancel(f), 0);
 	assert_int_equal(weft_future_await(f, 0, NULL), -ECANCELED);
-	weft_future_destroy(f);
+	weft_future_release(f);
 }
 
 struct aw {
@@ -187,7 +187,7 @@ static void test_cancel_wakes_awaiters(void **state)
 	assert_int_equal(a.r, -ECANCELED);
 	assert_int_equal(b.r, -ECANCELED);
 	assert_true(b.after < cancelled + WT_WAKE_MS * 1000000LL);
-	weft_future_destroy(f);
+	weft_future_release(f);
 }
 
 /* ---- all ---------------------------------------------------------------- */
@@ -390,9 +390,9 @@ static void test_race_winner_time_cancels_losers(void **state)
 		assert_int_equal(weft_future_await(l[i].f, 0, NULL), -ECANCELED);
 		wt_join(l[i].h);
 		assert_int_equal(l[i].sleep_r, -ECANCELED);
-		weft_future_destroy(l[i].f);
+		weft_future_release(l[i].f);
 	}
-	weft_future_destroy(fs[1]);
+	weft_future_release(fs[1]);
 }
 
 static void test_race_rejection_wins(void **state)
@@ -422,8 +422,8 @@ static void test_race_rejection_wins(void **state)
 	assert_int_equal(idx, 1);
 	assert_ptr_equal(v, VAL(9));
 	assert_int_equal(weft_future_await(h, 0, NULL), -ECANCELED);
-	weft_future_destroy(g);
-	weft_future_destroy(h);
+	weft_future_release(g);
+	weft_future_release(h);
 }
 
 /* ---- Decided at once: no switch ----------------------------------------- */
@@ -487,8 +487,8 @@ static void test_settled_no_switch(void **state)
 	/* race cancelled the pending loser. */
 	assert_int_equal(weft_future_await(x.pending, 0, NULL), -ECANCELED);
 	release_futures(x.ok, 3);
-	weft_future_destroy(x.bad);
-	weft_future_destroy(x.pending);
+	weft_future_release(x.bad);
+	weft_future_release(x.pending);
 }
 
 /* ---- One wake when several settle together ------------------------------ */
@@ -568,7 +568,7 @@ static void test_woken_once_when_two_settle(void **state)
 		assert_int_equal(x.r_after, 0);
 		assert_ptr_equal(x.v_after, VAL(3));
 		release_futures(x.fs, 2);
-		weft_future_destroy(x.after);
+		weft_future_release(x.after);
 	}
 }
 
@@ -821,7 +821,7 @@ static void *vrace_fiber(void *arg)
 	x->spawn_errors += weft_fiber_spawn(&w, NULL, settle_later, &x->win) != 0;
 	x->r = weft_future_race(x->fs, 4, x->t0 + 3600 * 1000 * MS, &x->idx, &x->v);
 	x->t1 = weft_now();
-	x->spawn_errors += weft_fiber_join(w, -1, NULL) != 0;
+	x->spawn_errors += weft_fiber_join(w, -1, NULL, NULL) != 0;
 	return NULL;
 }
 
@@ -839,7 +839,7 @@ static void test_vclock_race_at_winner_time(void **state)
 	x.win = (struct settler){x.fs[1], 10, 0, VAL(0x3141), 1};
 	weft_fiber_t f;
 	assert_int_equal(weft_fiber_spawn(&f, NULL, vrace_fiber, &x), 0);
-	assert_int_equal(weft_fiber_join(f, -1, NULL), 0);
+	assert_int_equal(weft_fiber_join(f, -1, NULL, NULL), 0);
 	assert_int_equal(x.spawn_errors, 0);
 	assert_int_equal(x.r, 0);
 	assert_int_equal(x.idx, 1);
@@ -847,15 +847,15 @@ static void test_vclock_race_at_winner_time(void **state)
 	/* Exactly the winner's 10 ms, not the losers' 10 s. */
 	assert_true(x.t1 - x.t0 == 10 * MS);
 	for (int i = 0; i < 3; i++) {
-		assert_int_equal(weft_fiber_join(x.l[i].h, -1, NULL), 0);
+		assert_int_equal(weft_fiber_join(x.l[i].h, -1, NULL, NULL), 0);
 		assert_int_equal(atomic_load(&x.l[i].hooks), 1);
 		assert_int_equal(x.l[i].sleep_r, -ECANCELED);
 		assert_int_equal(weft_future_await(x.l[i].f, 0, NULL), -ECANCELED);
-		weft_future_destroy(x.l[i].f);
+		weft_future_release(x.l[i].f);
 	}
 	/* Nothing waited for the losers' deadlines either. */
 	assert_true(weft_now() - x.t0 < LONG_MS * MS);
-	weft_future_destroy(x.fs[1]);
+	weft_future_release(x.fs[1]);
 }
 
 int main(void)

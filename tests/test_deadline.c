@@ -58,7 +58,7 @@ static void *owner_fn(void *arg)
 	atomic_store(&B.owning, 1);
 	weft_sem_acquire(B.gate, -1);
 	char m[8];
-	while (weft_msg_recv(m, sizeof m, NULL, 0) == 0) {
+	while (weft_mailbox_recv(m, sizeof m, NULL, 0) == 0) {
 	}
 	return NULL;
 }
@@ -95,7 +95,7 @@ static void blockers_make(void)
 	assert_int_equal(weft_gen_next(B.gen, 0, NULL), -ETIMEDOUT);
 	assert_true(wt_wait_flag(&B.generating));
 	/* Fill the owner's mailbox (capacity 1). */
-	assert_int_equal(weft_msg_send(B.owner, "x", 1, -1), 0);
+	assert_int_equal(weft_mailbox_send(B.owner, "x", 1, -1), 0);
 }
 
 static void blockers_free(void)
@@ -108,7 +108,7 @@ static void blockers_free(void)
 	assert_int_equal(weft_gen_destroy(B.gen, wt_ms(30000), &st), 0);
 	assert_int_equal(weft_waitgroup_done(B.wg), 0);
 	assert_int_equal(weft_future_resolve(B.fut, NULL), 0);
-	assert_int_equal(weft_future_destroy(B.fut), 0);
+	assert_int_equal(weft_future_release(B.fut), 0);
 	assert_int_equal(weft_chan_destroy(B.chan), 0);
 	assert_int_equal(weft_waitgroup_destroy(B.wg), 0);
 	assert_int_equal(weft_cond_destroy(B.cond), 0);
@@ -161,10 +161,9 @@ static void *make_calls(void *arg)
 	void *vals[1];
 
 	CALL(r, "weft_sleep_until", weft_sleep_until(d), 0);
-	CALL(r, "weft_fiber_join", weft_fiber_join(B.holder, d, &val), -ETIMEDOUT);
+	CALL(r, "weft_fiber_join", weft_fiber_join(B.holder, d, &val, NULL), -ETIMEDOUT);
 	int st = 0;
-	CALL(r, "weft_fiber_join_status", weft_fiber_join_status(B.holder, d, &val, &st),
-	     -ETIMEDOUT);
+	CALL(r, "weft_fiber_join with status", weft_fiber_join(B.holder, d, &val, &st), -ETIMEDOUT);
 	CALL(r, "weft_future_await", weft_future_await(B.fut, d, &val), -ETIMEDOUT);
 	CALL(r, "weft_chan_send", weft_chan_send(B.chan, &v, d), -ETIMEDOUT);
 	CALL(r, "weft_chan_recv", weft_chan_recv(B.chan, &v, d), -ETIMEDOUT);
@@ -187,10 +186,10 @@ static void *make_calls(void *arg)
 	}
 	CALL(r, "weft_waitgroup_wait", weft_waitgroup_wait(B.wg, d), -ETIMEDOUT);
 	CALL(r, "weft_sem_acquire", weft_sem_acquire(B.zero, d), -ETIMEDOUT);
-	CALL(r, "weft_msg_send", weft_msg_send(B.owner, "y", 1, d), -ETIMEDOUT);
+	CALL(r, "weft_mailbox_send", weft_mailbox_send(B.owner, "y", 1, d), -ETIMEDOUT);
 	if (!r->thread) {
 		char m[8];
-		CALL(r, "weft_msg_recv", weft_msg_recv(m, sizeof m, NULL, d), -ETIMEDOUT);
+		CALL(r, "weft_mailbox_recv", weft_mailbox_recv(m, sizeof m, NULL, d), -ETIMEDOUT);
 	}
 	CALL(r, "weft_gen_next", weft_gen_next(B.gen, d, &val), -ETIMEDOUT);
 	CALL(r, "weft_gen_destroy", weft_gen_destroy(B.gen, d, &st), -ETIMEDOUT);
@@ -221,7 +220,7 @@ static void test_past_deadlines_in_fiber(void **state)
 	for (size_t i = 0; i < NPAST; i++) {
 		struct run r = {.d = past[i]};
 		weft_fiber_t f = wt_spawn(make_calls, &r);
-		int j = weft_fiber_join(f, wt_ms(ALL_CALLS_MS), NULL);
+		int j = weft_fiber_join(f, wt_ms(ALL_CALLS_MS), NULL, NULL);
 		if (j != 0) {
 			print_message("fiber, deadline %lld: %s is still waiting\n", (long long)r.d,
 				      current(&r));
@@ -363,7 +362,7 @@ static void test_poll_past(void **state)
 	void *res = (void *)1;
 	int64_t end = wt_ms(30000);
 	int r;
-	while ((r = weft_fiber_join(f, 0, &res)) == -ETIMEDOUT && weft_now() < end)
+	while ((r = weft_fiber_join(f, 0, &res, NULL)) == -ETIMEDOUT && weft_now() < end)
 		assert_true(weft_poll(wt_ms(10)) >= 0);
 	assert_int_equal(r, 0);
 	assert_null(res);

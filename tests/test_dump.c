@@ -127,10 +127,10 @@ static void *joiner(void *arg)
 	if (weft_fiber_spawn(&c, &a, child, w))
 		return (void *)-1;
 	void *r = NULL;
-	int e = weft_fiber_join(c, -1, &r);
+	int e = weft_fiber_join(c, -1, &r, NULL);
 	if (e == -ECANCELED) {
 		weft_fiber_cancel(c);
-		e = weft_fiber_join(c, -1, &r);
+		e = weft_fiber_join(c, -1, &r, NULL);
 	}
 	return (void *)(intptr_t)e;
 }
@@ -306,7 +306,7 @@ static void test_dump_chain_through_gone_parent(void **state)
 	assert_true(dump_until(&t, ids, w2, 1));
 
 	assert_int_equal(weft_future_resolve(c.hold, NULL), 0);
-	weft_future_destroy(c.hold);
+	weft_future_release(c.hold);
 	free(t.buf);
 }
 
@@ -460,7 +460,7 @@ static void test_dump_on_sigquit(void **state)
 
 	assert_int_equal(weft_future_resolve(fut, NULL), 0);
 	wt_join(f);
-	weft_future_destroy(fut);
+	weft_future_release(fut);
 	assert_int_equal(weft_run(), 0);
 	assert_int_equal(weft_shutdown(), 0);
 	/* Shutdown gives SIGQUIT its default action back. */

@@ -14,7 +14,7 @@ static void test_spawn_join_result(void **state)
 	void *r = NULL;
 	assert_int_equal(weft_fiber_spawn(&f, NULL, ret_arg, (void *)0x1234), 0);
 	assert_true(f != 0);
-	assert_int_equal(weft_fiber_join(f, -1, &r), 0);
+	assert_int_equal(weft_fiber_join(f, -1, &r, NULL), 0);
 	assert_ptr_equal(r, (void *)0x1234);
 }
 
@@ -23,7 +23,7 @@ static void test_join_null_result(void **state)
 	(void)state;
 	weft_fiber_t f;
 	assert_int_equal(weft_fiber_spawn(&f, NULL, ret_arg, NULL), 0);
-	assert_int_equal(weft_fiber_join(f, -1, NULL), 0);
+	assert_int_equal(weft_fiber_join(f, -1, NULL, NULL), 0);
 }
 
 struct seen {
@@ -61,7 +61,7 @@ static void test_spawn_attributes(void **state)
 			    .name = "a-name-longer-than-31-characters-is-cut"};
 	weft_fiber_t f;
 	assert_int_equal(weft_fiber_spawn(&f, &attr, look_big, &s), 0);
-	assert_int_equal(weft_fiber_join(f, -1, NULL), 0);
+	assert_int_equal(weft_fiber_join(f, -1, NULL, NULL), 0);
 	assert_int_equal(strlen(s.name), 31);
 	assert_memory_equal(s.name, "a-name-longer-than-31-character", 31);
 	assert_true(s.self != 0);
@@ -90,7 +90,7 @@ static void test_ids_unique(void **state)
 	for (int i = 0; i < N; i++)
 		assert_int_equal(weft_fiber_spawn(&f[i], NULL, look, &s[i]), 0);
 	for (int i = 0; i < N; i++)
-		assert_int_equal(weft_fiber_join(f[i], -1, NULL), 0);
+		assert_int_equal(weft_fiber_join(f[i], -1, NULL, NULL), 0);
 	for (int i = 0; i < N; i++)
 		for (int j = i + 1; j < N; j++) {
 			assert_true(s[i].self != s[j].self);
@@ -113,9 +113,9 @@ static void test_spawn_bad_input(void **state)
 static void test_join_bad_handles(void **state)
 {
 	(void)state;
-	assert_int_equal(weft_fiber_join(0, -1, NULL), -ESRCH);
-	assert_int_equal(weft_fiber_join(0xdeadbeef00000007ull, -1, NULL), -ESRCH);
-	assert_int_equal(weft_fiber_join(UINT64_MAX, -1, NULL), -ESRCH);
+	assert_int_equal(weft_fiber_join(0, -1, NULL, NULL), -ESRCH);
+	assert_int_equal(weft_fiber_join(0xdeadbeef00000007ull, -1, NULL, NULL), -ESRCH);
+	assert_int_equal(weft_fiber_join(UINT64_MAX, -1, NULL, NULL), -ESRCH);
 	assert_int_equal(weft_fiber_detach(0), -ESRCH);
 	assert_int_equal(weft_fiber_cancel(0), -ESRCH);
 }
@@ -125,16 +125,16 @@ static void test_join_twice(void **state)
 	(void)state;
 	weft_fiber_t f;
 	assert_int_equal(weft_fiber_spawn(&f, NULL, ret_arg, NULL), 0);
-	assert_int_equal(weft_fiber_join(f, -1, NULL), 0);
-	assert_int_equal(weft_fiber_join(f, -1, NULL), -ESRCH);
+	assert_int_equal(weft_fiber_join(f, -1, NULL, NULL), 0);
+	assert_int_equal(weft_fiber_join(f, -1, NULL, NULL), -ESRCH);
 	assert_int_equal(weft_fiber_detach(f), -ESRCH);
 	assert_int_equal(weft_fiber_cancel(f), -ESRCH);
 	/* A new fiber may reuse the slot; the old handle still names nothing. */
 	weft_fiber_t g;
 	assert_int_equal(weft_fiber_spawn(&g, NULL, ret_arg, NULL), 0);
 	assert_true(g != f);
-	assert_int_equal(weft_fiber_join(f, -1, NULL), -ESRCH);
-	assert_int_equal(weft_fiber_join(g, -1, NULL), 0);
+	assert_int_equal(weft_fiber_join(f, -1, NULL, NULL), -ESRCH);
+	assert_int_equal(weft_fiber_join(g, -1, NULL, NULL), 0);
 }
 
 static void *sleep_ms(void *arg)
@@ -149,7 +149,7 @@ static void test_join_detached(void **state)
 	weft_fiber_t f;
 	assert_int_equal(weft_fiber_spawn(&f, NULL, sleep_ms, (void *)20), 0);
 	assert_int_equal(weft_fiber_detach(f), 0);
-	assert_int_equal(weft_fiber_join(f, -1, NULL), -ESRCH);
+	assert_int_equal(weft_fiber_join(f, -1, NULL, NULL), -ESRCH);
 	assert_int_equal(weft_fiber_detach(f), -ESRCH);
 	/* Spawned detached from the start. */
 	assert_int_equal(weft_fiber_spawn(NULL, NULL, sleep_ms, (void *)1), 0);
@@ -178,12 +178,12 @@ static void test_cancel_detached(void **state)
 	/* Finished detached: the value names nothing. */
 	assert_int_equal(weft_fiber_cancel(f), -ESRCH);
 	assert_int_equal(weft_fiber_interrupt(f), -ESRCH);
-	assert_int_equal(weft_msg_send(f, "x", 1, 0), -ESRCH);
+	assert_int_equal(weft_mailbox_send(f, "x", 1, 0), -ESRCH);
 	weft_fiber_t g;
 	assert_int_equal(weft_fiber_spawn(&g, NULL, ret_arg, NULL), 0);
 	assert_true(g != f);
 	assert_int_equal(weft_fiber_cancel(f), -ESRCH);
-	assert_int_equal(weft_fiber_join(g, -1, NULL), 0);
+	assert_int_equal(weft_fiber_join(g, -1, NULL, NULL), 0);
 }
 
 static void test_join_timeout_keeps_handle(void **state)
@@ -192,22 +192,22 @@ static void test_join_timeout_keeps_handle(void **state)
 	weft_fiber_t f;
 	void *r = NULL;
 	assert_int_equal(weft_fiber_spawn(&f, NULL, sleep_ms, (void *)50), 0);
-	assert_int_equal(weft_fiber_join(f, 0, &r), -ETIMEDOUT);
+	assert_int_equal(weft_fiber_join(f, 0, &r, NULL), -ETIMEDOUT);
 	int64_t d = wt_ms(5);
-	int e = weft_fiber_join(f, d, &r);
+	int e = weft_fiber_join(f, d, &r, NULL);
 	if (e == -ETIMEDOUT)
 		assert_true(weft_now() >= d);
 	else
 		assert_int_equal(e, 0); /* only on a badly stalled machine */
 	if (e)
-		assert_int_equal(weft_fiber_join(f, -1, &r), 0);
+		assert_int_equal(weft_fiber_join(f, -1, &r, NULL), 0);
 	assert_ptr_equal(r, (void *)7);
 }
 
 static void *join_self(void *arg)
 {
 	(void)arg;
-	return (void *)(intptr_t)weft_fiber_join(weft_fiber_self(), -1, NULL);
+	return (void *)(intptr_t)weft_fiber_join(weft_fiber_self(), -1, NULL, NULL);
 }
 
 static void test_join_self_deadlock(void **state)
@@ -224,7 +224,7 @@ struct joiner {
 static void *join_other(void *arg)
 {
 	struct joiner *j = arg;
-	j->result = weft_fiber_join(j->target, wt_ms(10000), NULL);
+	j->result = weft_fiber_join(j->target, wt_ms(10000), NULL, NULL);
 	return NULL;
 }
 
@@ -245,17 +245,17 @@ static void test_join_concurrent_busy(void **state)
 	/* Until the joiner is in its join, ours times out; then it is busy. */
 	int r = -ETIMEDOUT;
 	for (int i = 0; i < 10000 && r == -ETIMEDOUT; i++) {
-		r = weft_fiber_join(target, 0, NULL);
+		r = weft_fiber_join(target, 0, NULL, NULL);
 		if (r == -ETIMEDOUT)
 			weft_sleep_until(wt_ms(1));
 	}
 	assert_int_equal(r, -EBUSY);
 	assert_int_equal(weft_fiber_detach(target), -EBUSY);
 	assert_int_equal(weft_future_resolve(gate, NULL), 0);
-	assert_int_equal(weft_fiber_join(a, -1, NULL), 0);
+	assert_int_equal(weft_fiber_join(a, -1, NULL, NULL), 0);
 	assert_int_equal(j.result, 0);
-	assert_int_equal(weft_fiber_join(target, 0, NULL), -ESRCH);
-	weft_future_destroy(gate);
+	assert_int_equal(weft_fiber_join(target, 0, NULL, NULL), -ESRCH);
+	weft_future_release(gate);
 }
 
 static void *exit_early(void *arg)
@@ -304,7 +304,7 @@ static void test_errno_per_fiber(void **state)
 		assert_int_equal(weft_fiber_spawn(&f[i], NULL, keep_errno, &b[i]), 0);
 	}
 	for (int i = 0; i < N; i++) {
-		assert_int_equal(weft_fiber_join(f[i], -1, NULL), 0);
+		assert_int_equal(weft_fiber_join(f[i], -1, NULL, NULL), 0);
 		assert_int_equal(b[i].after, 1000 + i);
 	}
 }
@@ -340,7 +340,7 @@ static void test_yield_100x1000(void **state)
 		assert_int_equal(weft_fiber_spawn(&f[i], NULL, yield_rounds, &y[i]), 0);
 	}
 	for (int i = 0; i < N; i++) {
-		assert_int_equal(weft_fiber_join(f[i], -1, NULL), 0);
+		assert_int_equal(weft_fiber_join(f[i], -1, NULL, NULL), 0);
 		assert_int_equal(y[i].ok, 1);
 	}
 	assert_int_equal(atomic_load(&counter), N * R);
@@ -413,7 +413,7 @@ static void test_detach_self_refused(void **state)
 	weft_fiber_t f;
 	void *r;
 	assert_int_equal(weft_fiber_spawn(&f, NULL, detach_self, NULL), 0);
-	assert_int_equal(weft_fiber_join(f, -1, &r), 0);
+	assert_int_equal(weft_fiber_join(f, -1, &r, NULL), 0);
 	assert_int_equal((intptr_t)r, -EPERM);
 }
 
@@ -430,10 +430,10 @@ static void test_errno_untouched(void **state)
 	weft_fiber_t f;
 	weft_attr_t odd = {.stack_size = 12345};
 	assert_int_equal(weft_fiber_spawn(&f, &odd, ret_arg, NULL), 0);
-	assert_int_equal(weft_fiber_join(f, -1, NULL), 0);
-	assert_int_equal(weft_fiber_join(f, -1, NULL), -ESRCH);
+	assert_int_equal(weft_fiber_join(f, -1, NULL, NULL), 0);
+	assert_int_equal(weft_fiber_join(f, -1, NULL, NULL), -ESRCH);
 	assert_int_equal(get_errno(), 4242);
-	weft_future_destroy(fut);
+	weft_future_release(fut);
 }
 
 static void *run_from_fiber(void *arg)

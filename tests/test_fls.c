@@ -50,7 +50,7 @@ static int join_failed_mark;
 static void *fiber_join(weft_fiber_t f)
 {
 	void *r = NULL;
-	if (!f || weft_fiber_join(f, wt_ms(30000), &r) != 0) {
+	if (!f || weft_fiber_join(f, wt_ms(30000), &r, NULL) != 0) {
 		atomic_fetch_add(&fiber_errors, 1);
 		return &join_failed_mark;
 	}
@@ -209,8 +209,8 @@ static void test_share_sees_both_ways(void **state)
 	assert_ptr_equal(s.child_saw_a, &s.a);
 	assert_ptr_equal(s.parent_saw_b, &s.b);
 	assert_ptr_equal(s.child_saw_c, &s.c);
-	weft_future_destroy(s.child_set);
-	weft_future_destroy(s.parent_set);
+	weft_future_release(s.child_set);
+	weft_future_release(s.parent_set);
 }
 
 static void *share_child_sets(void *arg) { return (void *)(intptr_t)weft_fls_set(k_plain, arg); }
@@ -282,8 +282,8 @@ static void test_copy_is_a_snapshot(void **state)
 	assert_ptr_equal(s.parent_saw_after, &s.a); /* the child's set stays its own */
 	assert_ptr_equal(s.child_saw_after, &s.b);  /* the parent's later set too */
 	assert_ptr_equal(s.grand_saw, &s.b);
-	weft_future_destroy(s.child_set);
-	weft_future_destroy(s.parent_set);
+	weft_future_release(s.child_set);
+	weft_future_release(s.parent_set);
 }
 
 static void *get_after(void *arg)
@@ -309,7 +309,7 @@ static void test_copy_of_empty_stays_empty(void **state)
 	weft_future_t *go;
 	assert_int_equal(weft_future_create(&go), 0);
 	assert_ptr_equal(run_fiber(copy_empty_parent, go), (void *)1);
-	weft_future_destroy(go);
+	weft_future_release(go);
 }
 
 /* ---- Destructors --------------------------------------------------------- */
@@ -377,7 +377,8 @@ static void *fail_with_value(void *arg)
 {
 	struct dt *d = arg;
 	weft_fls_set(k_dtor, &d->b);
-	weft_fiber_fail(-EIO);
+	weft_fiber_set_status(-EIO);
+	weft_fiber_exit(NULL);
 	return NULL;
 }
 
@@ -431,7 +432,7 @@ static void outlive_case(unsigned mode)
 	assert_ptr_equal(o.child_saw, &o.a);
 	assert_int_equal(o.destroyed_when_child_looked, 0);
 	assert_int_equal(atomic_load(&o.a.destroyed), 1);
-	weft_future_destroy(o.go);
+	weft_future_release(o.go);
 }
 
 static void test_dtor_share_parent_ends_first(void **state)
@@ -487,7 +488,7 @@ static void test_dtor_copy_once_each(void **state)
 static weft_fls_key_t k_probe;
 struct probe {
 	void *get;
-	int set, exit, fail, sleep;
+	int set, exit, status, sleep;
 	_Atomic int ran;
 };
 static struct probe probe;
@@ -498,7 +499,7 @@ static void probe_dtor(void *p)
 	probe.get = weft_fls_get(k_plain);
 	probe.set = weft_fls_set(k_plain, &probe);
 	probe.exit = weft_fiber_exit(NULL);
-	probe.fail = weft_fiber_fail(-EIO);
+	probe.status = weft_fiber_set_status(-EIO);
 	/* It may block, and a request the fiber never saw does not cut it
 	 * short: the exit dropped it. */
 	probe.sleep = weft_sleep_until(weft_deadline_in(MS));
@@ -528,13 +529,13 @@ static void test_dtor_in_exit(void **state)
 	assert_int_equal(weft_fiber_cancel(f), 0);
 	atomic_store(&cancelled, 1);
 	int status = 1;
-	assert_int_equal(weft_fiber_join_status(f, wt_ms(30000), NULL, &status), 0);
+	assert_int_equal(weft_fiber_join(f, wt_ms(30000), NULL, &status), 0);
 	assert_int_equal(status, -ECANCELED);
 	assert_int_equal(atomic_load(&probe.ran), 1);
 	assert_null(probe.get);
 	assert_int_equal(probe.set, -EPERM);
 	assert_int_equal(probe.exit, -EALREADY);
-	assert_int_equal(probe.fail, -EALREADY);
+	assert_int_equal(probe.status, -EALREADY);
 	assert_int_equal(probe.sleep, 0);
 }
 

@@ -206,7 +206,7 @@ static void *spawns_fp_child(void *arg)
 	weft_fiber_t c;
 	void *r = (void *)-1;
 	if (weft_fiber_spawn(&c, &a, report_mode, NULL) == 0)
-		weft_fiber_join(c, -1, &r);
+		weft_fiber_join(c, -1, &r, NULL);
 	fesetround(FE_TONEAREST);
 	return r;
 }

@@ -17,7 +17,7 @@ static int64_t far(void) { return wt_ms(WT_WAIT_MS); }
 /* Join f, woken by this thread, by the time by. */
 static void join_by(weft_fiber_t f, int64_t by)
 {
-	assert_int_equal(weft_fiber_join(f, by, NULL), 0);
+	assert_int_equal(weft_fiber_join(f, by, NULL, NULL), 0);
 }
 
 /* Sizes: every loop count and volume below goes through scaled(), which
@@ -101,7 +101,7 @@ static void test_await_resolved_value(void **state)
 	wt_join(wt_spawn(do_await, &a));
 	assert_int_equal(a.r, 0);
 	assert_ptr_equal(a.v, VAL(0x1234));
-	weft_future_destroy(f);
+	weft_future_release(f);
 
 	/* NULL is a value like any other. */
 	f = make_future();
@@ -109,7 +109,7 @@ static void test_await_resolved_value(void **state)
 	v = VAL(1);
 	assert_int_equal(weft_future_await(f, 0, &v), 0);
 	assert_null(v);
-	weft_future_destroy(f);
+	weft_future_release(f);
 }
 
 static void test_await_rejected_error(void **state)
@@ -124,7 +124,7 @@ static void test_await_rejected_error(void **state)
 	aw_init(&a, f, far());
 	wt_join(wt_spawn(do_await, &a));
 	assert_int_equal(a.r, -ENOENT);
-	weft_future_destroy(f);
+	weft_future_release(f);
 }
 
 static void test_reject_nonnegative_fails(void **state)
@@ -138,7 +138,7 @@ static void test_reject_nonnegative_fails(void **state)
 	assert_int_equal(weft_future_await(f, 0, NULL), -ETIMEDOUT);
 	assert_int_equal(weft_future_reject(f, -EIO), 0);
 	assert_int_equal(weft_future_await(f, 0, NULL), -EIO);
-	weft_future_destroy(f);
+	weft_future_release(f);
 }
 
 static void test_settle_twice_keeps_first(void **state)
@@ -151,14 +151,14 @@ static void test_settle_twice_keeps_first(void **state)
 	assert_int_equal(weft_future_reject(f, -EIO), -EALREADY);
 	assert_int_equal(weft_future_await(f, 0, &v), 0);
 	assert_ptr_equal(v, VAL(1));
-	weft_future_destroy(f);
+	weft_future_release(f);
 
 	f = make_future();
 	assert_int_equal(weft_future_reject(f, -EIO), 0);
 	assert_int_equal(weft_future_resolve(f, VAL(2)), -EALREADY);
 	assert_int_equal(weft_future_reject(f, -EBADF), -EALREADY);
 	assert_int_equal(weft_future_await(f, 0, &v), -EIO);
-	weft_future_destroy(f);
+	weft_future_release(f);
 }
 
 /* ---- Deadlines ---------------------------------------------------------- */
@@ -182,7 +182,7 @@ static void test_await_try_pending_times_out(void **state)
 	assert_int_equal(weft_future_resolve(f, VAL(5)), 0);
 	assert_int_equal(weft_future_await(f, 0, &v), 0);
 	assert_ptr_equal(v, VAL(5));
-	weft_future_destroy(f);
+	weft_future_release(f);
 }
 
 static void test_await_deadline_times_out(void **state)
@@ -212,7 +212,7 @@ static void test_await_deadline_times_out(void **state)
 	wt_join(fib[0]);
 	assert_int_equal(a[0].r, 0);
 	assert_ptr_equal(a[0].v, VAL(9));
-	weft_future_destroy(f);
+	weft_future_release(f);
 }
 
 /* ---- Waiters ------------------------------------------------------------ */
@@ -253,7 +253,7 @@ static void test_await_many_waiters(void **state)
 				assert_int_equal(a[i].r, -ECONNRESET);
 			}
 		}
-		weft_future_destroy(f);
+		weft_future_release(f);
 	}
 }
 
@@ -302,7 +302,7 @@ static void test_await_thread_fiber_resolves(void **state)
 	assert_int_equal(a.r, 0);
 	assert_true(a.after < s.at + WAKE_NS);
 	assert_ptr_equal(a.v, VAL(0xf1b));
-	weft_future_destroy(f);
+	weft_future_release(f);
 
 	/* A fiber waits; a plain thread settles. */
 	f = make_future();
@@ -316,7 +316,7 @@ static void test_await_thread_fiber_resolves(void **state)
 	assert_int_equal(s.r, 0);
 	assert_int_equal(a.r, 0);
 	assert_ptr_equal(a.v, VAL(0xf1b));
-	weft_future_destroy(f);
+	weft_future_release(f);
 }
 
 /* A plain thread that waits again, or ends, as soon as its wait returns:
@@ -371,7 +371,7 @@ static void test_thread_ends_right_after_its_wake(void **state)
 		for (int i = 0; i < WAKES; i++) {
 			assert_int_equal(x.r[i], 0);
 			assert_ptr_equal(x.v[i], VAL(i + 1));
-			weft_future_destroy(x.f[i]);
+			weft_future_release(x.f[i]);
 		}
 	}
 }
@@ -404,8 +404,8 @@ static void test_await_settled_at_once(void **state)
 	assert_int_equal(weft_future_resolve(fs[0], VAL(3)), 0);
 	assert_int_equal(weft_future_reject(fs[1], -EPERM), 0);
 	assert_ptr_equal(wt_join(wt_spawn(await_settled, fs)), VAL(0));
-	weft_future_destroy(fs[0]);
-	weft_future_destroy(fs[1]);
+	weft_future_release(fs[0]);
+	weft_future_release(fs[1]);
 }
 
 /* ---- Cancellation ------------------------------------------------------- */
@@ -459,7 +459,7 @@ static void test_cancel_awaiting_fiber(void **state)
 	/* The other waiter was not disturbed. */
 	assert_int_equal(other.r, 0);
 	assert_ptr_equal(other.v, VAL(0xc));
-	weft_future_destroy(x.f);
+	weft_future_release(x.f);
 }
 
 /* Cancellation racing with the resolve that completes the await: delivered
@@ -526,7 +526,7 @@ static void test_cancel_races_resolve(void **state)
 			cancelled++;
 			assert_int_equal(x.r1, -ECANCELED);
 		}
-		weft_future_destroy(x.f);
+		weft_future_release(x.f);
 	}
 	print_message("resolved %ld, cancelled %ld\n", resolved, cancelled);
 	assert_int_equal(resolved + cancelled, iters);
@@ -567,7 +567,7 @@ static void test_resolve_races_timeouts(void **state)
 		void *v = NULL;
 		assert_int_equal(weft_future_await(f, 0, &v), 0);
 		assert_ptr_equal(v, VAL(round + 1));
-		weft_future_destroy(f);
+		weft_future_release(f);
 	}
 	assert_int_equal(got + timed_out, rounds * NF);
 }
@@ -586,7 +586,7 @@ static void *resolve_and_release(void *arg)
 	wt_wait_flag(h->go);
 	weft_sleep_until(wt_ms(20));
 	h->r = weft_future_resolve(h->f, VAL(0xfeed));
-	weft_future_destroy(h->f);
+	weft_future_release(h->f);
 	return NULL;
 }
 
@@ -604,7 +604,7 @@ static void test_release_while_awaiting(void **state)
 	weft_fiber_t fa = wt_spawn_named(do_await, &a, "awaiter");
 	weft_fiber_t fh = wt_spawn(resolve_and_release, &h);
 	assert_true(wt_wait_parked("awaiter", "future"));
-	weft_future_destroy(f); /* the creator lets go */
+	weft_future_release(f); /* the creator lets go */
 	atomic_store(&go, 1);   /* the other holder settles and lets go */
 	wt_join(fh);
 	wt_join(fa);
@@ -620,13 +620,13 @@ static void test_retain_release_balance(void **state)
 	for (int i = 0; i < 10; i++)
 		assert_ptr_equal(weft_future_retain(f), f);
 	for (int i = 0; i < 10; i++)
-		weft_future_destroy(f);
+		weft_future_release(f);
 	/* Still alive with the creator's reference. */
 	assert_int_equal(weft_future_resolve(f, VAL(4)), 0);
 	void *v = NULL;
 	assert_int_equal(weft_future_await(f, 0, &v), 0);
 	assert_ptr_equal(v, VAL(4));
-	weft_future_destroy(f);
+	weft_future_release(f);
 }
 
 /* ---- Fibers are futures ------------------------------------------------- */
@@ -678,20 +678,20 @@ static void test_join_awaits(void **state)
 	weft_fiber_t f = wt_spawn(await_then_sleep, &g);
 	void *r = NULL;
 	/* It cannot have finished: it waits for go. */
-	assert_int_equal(weft_fiber_join(f, 0, &r), -ETIMEDOUT);
+	assert_int_equal(weft_fiber_join(f, 0, &r, NULL), -ETIMEDOUT);
 	int64_t dl = wt_ms(20);
-	assert_int_equal(weft_fiber_join(f, dl, &r), -ETIMEDOUT);
+	assert_int_equal(weft_fiber_join(f, dl, &r, NULL), -ETIMEDOUT);
 	assert_true(weft_now() >= dl);
 	/* It sleeps, then returns: join waits for that. */
 	wt_let_workers_sleep(); /* so that the resolve must wake one */
 	int64_t resolved = weft_now();
 	assert_int_equal(weft_future_resolve(g.go, NULL), 0);
-	assert_int_equal(weft_fiber_join(f, -1, &r), 0);
+	assert_int_equal(weft_fiber_join(f, -1, &r, NULL), 0);
 	assert_true(weft_now() < resolved + WAKE_NS);
 	assert_ptr_equal(r, VAL(0x5eed));
 	assert_int_equal(g.r, 0);
-	assert_int_equal(weft_fiber_join(f, 0, &r), -ESRCH);
-	weft_future_destroy(g.go);
+	assert_int_equal(weft_fiber_join(f, 0, &r, NULL), -ESRCH);
+	weft_future_release(g.go);
 }
 
 static void *join_from_fiber(void *arg)
@@ -700,7 +700,7 @@ static void *join_from_fiber(void *arg)
 	if (weft_fiber_spawn(&f, NULL, return_arg, arg) != 0)
 		return VAL(1);
 	void *r = NULL;
-	if (weft_fiber_join(f, far(), &r) != 0)
+	if (weft_fiber_join(f, far(), &r, NULL) != 0)
 		return VAL(2);
 	return r;
 }

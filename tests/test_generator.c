@@ -133,7 +133,7 @@ static void test_close_times_out(void **state)
 	assert_int_equal(status, -ECANCELED);
 	assert_int_equal(x.r_yield, -ECANCELED);
 	assert_int_equal(x.r_gate, 0);
-	weft_future_destroy(x.gate);
+	weft_future_release(x.gate);
 }
 
 /* Closed while waiting in yield: the yield returns -ECANCELED, once as a
@@ -218,7 +218,7 @@ static void test_close_while_running(void **state)
 	assert_int_equal(status, -ECANCELED);
 	assert_int_equal(b.r_await, -ECANCELED);
 	assert_int_equal(b.r_yield, -ECANCELED);
-	weft_future_destroy(b.never);
+	weft_future_release(b.never);
 }
 
 /* A resumer that stops waiting loses nothing. */
@@ -255,7 +255,7 @@ static void test_next_timeout_keeps_value(void **state)
 	assert_int_equal(weft_gen_next(g, wt_ms(30000), &v), -EPIPE);
 	assert_null(v);
 	assert_int_equal(weft_gen_destroy(g, wt_ms(30000), NULL), 0);
-	weft_future_destroy(s.go);
+	weft_future_release(s.go);
 }
 
 struct resumer {
@@ -303,7 +303,7 @@ static void test_resumer_cancelled_and_busy(void **state)
 	int status = 1;
 	assert_int_equal(weft_gen_destroy(r.g, wt_ms(30000), &status), 0);
 	assert_int_equal(status, -ECANCELED); /* closed waiting after yielding 9 */
-	weft_future_destroy(s.go);
+	weft_future_release(s.go);
 }
 
 static void *exits_inside(void *arg)
@@ -316,7 +316,8 @@ static void *exits_inside(void *arg)
 static void *fails_inside(void *arg)
 {
 	weft_gen_yield(arg);
-	weft_fiber_fail(-EIO);
+	weft_fiber_set_status(-EIO);
+	weft_fiber_exit(NULL);
 	return (void *)1;
 }
 

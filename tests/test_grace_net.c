@@ -187,8 +187,8 @@ static void test_grace_stops_stack(void **state)
 	assert_true(p.r_read_client == -ECANCELED || p.r_read_client == 0);
 	assert_true(p.r_read_server == -ECANCELED || p.r_read_client == -ECANCELED);
 	/* Finished handles stay valid after the shutdown. */
-	assert_int_equal(weft_fiber_join(fs, 0, NULL), 0);
-	assert_int_equal(weft_fiber_join(fc, 0, NULL), 0);
+	assert_int_equal(weft_fiber_join(fs, 0, NULL, NULL), 0);
+	assert_int_equal(weft_fiber_join(fc, 0, NULL, NULL), 0);
 	assert_all_stopped();
 }
 
@@ -210,7 +210,7 @@ static void test_open_socket_keeps_stack(void **state)
 
 	assert_int_equal(weft_shutdown_grace(wt_ms(30000), NULL, NULL), -EBUSY);
 	void *res;
-	assert_int_equal(weft_fiber_join(f, 0, &res), 0);
+	assert_int_equal(weft_fiber_join(f, 0, &res, NULL), 0);
 	assert_int_equal((int)(intptr_t)res, -ECANCELED);
 	weft_stats_t st;
 	assert_int_equal(weft_stats(&st), 0); /* still running */
@@ -233,7 +233,7 @@ static void test_fini_first(void **state)
 	assert_int_equal(weft_fiber_spawn(&f, &at, sleep_main, NULL), 0);
 	assert_int_equal(weft_net_fini(), 0);
 	assert_int_equal(weft_shutdown_grace(wt_ms(30000), NULL, NULL), 0);
-	assert_int_equal(weft_fiber_join(f, 0, NULL), 0);
+	assert_int_equal(weft_fiber_join(f, 0, NULL, NULL), 0);
 	assert_all_stopped();
 }
 
@@ -261,7 +261,7 @@ static void test_stragglers_keep_stack(void **state)
 	assert_string_equal(weft_net_stack(), wt_net_name());
 	atomic_store(&release, 1);
 	assert_int_equal(weft_shutdown_grace(wt_ms(30000), NULL, NULL), 0);
-	assert_int_equal(weft_fiber_join(f, 0, NULL), 0);
+	assert_int_equal(weft_fiber_join(f, 0, NULL, NULL), 0);
 	assert_all_stopped();
 }
 

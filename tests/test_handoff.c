@@ -50,8 +50,8 @@ static void *sender(void *arg)
 	/* Queued after the wake: on the deque alone (LIFO) it would go first. */
 	weft_fiber_t q = wt_spawn(queued, o);
 	/* Both are runnable now; the receiver, woken by the hand-off, first. */
-	weft_fiber_join(r, -1, NULL);
-	weft_fiber_join(q, -1, NULL);
+	weft_fiber_join(r, -1, NULL, NULL);
+	weft_fiber_join(q, -1, NULL, NULL);
 	return NULL;
 }
 
@@ -122,9 +122,9 @@ static void *pair_root(void *arg)
 	while (p->hops == 0 && !atomic_load(&p->gave_up))
 		weft_fiber_yield();
 	weft_fiber_t s = wt_spawn(stopper, p);
-	weft_fiber_join(a, -1, NULL);
-	weft_fiber_join(b, -1, NULL);
-	weft_fiber_join(s, -1, NULL);
+	weft_fiber_join(a, -1, NULL, NULL);
+	weft_fiber_join(b, -1, NULL, NULL);
+	weft_fiber_join(s, -1, NULL, NULL);
 	return NULL;
 }
 
@@ -207,7 +207,7 @@ static void test_handoff_taken_while_waker_runs(void **state)
 	assert_true(atomic_load(&b.woken));
 	/* It ran while its waker held the other worker. */
 	assert_int_not_equal(b.woken_worker, b.waker_worker);
-	assert_int_equal(weft_future_destroy(b.fut), 0);
+	assert_int_equal(weft_future_release(b.fut), 0);
 	wt_restart_default();
 }
 

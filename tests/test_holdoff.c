@@ -70,15 +70,15 @@ static void test_hold_wait_completes_then_delivered(void **state)
 	 * set, and r_held below would say -ECANCELED). */
 	assert_int_equal(atomic_load(&h.returned), 0);
 	assert_int_equal(weft_future_resolve(h.fut, (void *)0x31), 0);
-	assert_int_equal(weft_fiber_join(f, wt_ms(20000), NULL), 0);
+	assert_int_equal(weft_fiber_join(f, wt_ms(20000), NULL, NULL), 0);
 	assert_int_equal(h.depth_hold, 1);
 	assert_int_equal(h.depth_release, 0);
 	assert_int_equal(h.r_held, 0);
 	assert_ptr_equal(h.value, (void *)0x31);
 	assert_int_equal(h.r_after, -ECANCELED);
 	assert_int_equal(h.r_again, 0);
-	weft_future_destroy(h.fut);
-	weft_future_destroy(h.never);
+	weft_future_release(h.fut);
+	weft_future_release(h.never);
 }
 
 /* A held sleep sleeps its full time although cancelled while parked, with
@@ -125,7 +125,8 @@ static void *spawn_sleeper_and_canceller(void *arg)
 	    weft_fiber_spawn(&c, NULL, cancel_half_way, s) != 0)
 		return (void *)1;
 	s->r_recv = weft_chan_recv(s->ch, &s->v, -1);
-	if (weft_fiber_join(c, -1, NULL) != 0 || weft_fiber_join(s->sleeper, -1, NULL) != 0)
+	if (weft_fiber_join(c, -1, NULL, NULL) != 0 ||
+	    weft_fiber_join(s->sleeper, -1, NULL, NULL) != 0)
 		return (void *)2;
 	return NULL;
 }
@@ -142,7 +143,7 @@ static void test_hold_sleep_runs_full_time(void **state)
 	weft_fiber_t f;
 	assert_int_equal(weft_fiber_spawn(&f, NULL, spawn_sleeper_and_canceller, &s), 0);
 	void *res = (void *)1;
-	assert_int_equal(weft_fiber_join(f, -1, &res), 0);
+	assert_int_equal(weft_fiber_join(f, -1, &res, NULL), 0);
 	assert_null(res);
 	assert_int_equal(s.r_cancel, 0);
 	assert_true(s.cancelled_at == s.t0 + HOUR / 2);
@@ -209,7 +210,7 @@ static void test_hold_nests(void **state)
 	assert_int_equal(n.r_yield, -ECANCELED);
 	assert_int_equal(n.r_yield_again, 0);
 	assert_int_equal(n.r_bad_release, -EPERM);
-	weft_future_destroy(n.never);
+	weft_future_release(n.never);
 }
 
 /* Holds nest up to WEFT_CANCEL_HOLD_MAX deep; one more is -EOVERFLOW and
@@ -271,10 +272,10 @@ static void test_hold_release_without_request(void **state)
 	assert_int_equal(weft_fiber_spawn(&f, NULL, hold_release_then_wait, &p), 0);
 	assert_true(wt_wait_flag(&p.parked_soon));
 	assert_int_equal(weft_fiber_cancel(f), 0);
-	assert_int_equal(weft_fiber_join(f, wt_ms(20000), NULL), 0);
+	assert_int_equal(weft_fiber_join(f, wt_ms(20000), NULL, NULL), 0);
 	assert_int_equal(p.r_sleep, 0);
 	assert_int_equal(p.r_wait, -ECANCELED);
-	weft_future_destroy(p.never);
+	weft_future_release(p.never);
 }
 
 /* A channel operation held: a cancelled, held receive still receives. */
@@ -308,7 +309,7 @@ static void test_hold_channel_receive(void **state)
 	assert_int_equal(weft_fiber_cancel(f), 0);
 	int x = 41;
 	assert_int_equal(weft_chan_send(h.ch, &x, wt_ms(20000)), 0);
-	assert_int_equal(weft_fiber_join(f, wt_ms(20000), NULL), 0);
+	assert_int_equal(weft_fiber_join(f, wt_ms(20000), NULL, NULL), 0);
 	assert_int_equal(h.r, 0);
 	assert_int_equal(h.v, 41);
 	assert_int_equal(h.r_after, -ECANCELED);
@@ -365,7 +366,7 @@ static void *victim_main(void *arg)
 		v->r = weft_chan_send(v->rendezvous, &x, -1);
 		break;
 	case W_JOIN:
-		v->r = weft_fiber_join(v->target, -1, NULL);
+		v->r = weft_fiber_join(v->target, -1, NULL, NULL);
 		break;
 	case W_YIELD:
 		while ((v->r = weft_fiber_yield()) == 0)
@@ -456,11 +457,11 @@ static void test_shutdown_grace_cancels_every_kind(void **state)
 	/* Handles of finished fibers stay valid after shutdown. */
 	for (int k = 0; k < NW; k++)
 		if (f[k])
-			assert_int_equal(weft_fiber_join(f[k], 0, NULL), 0);
+			assert_int_equal(weft_fiber_join(f[k], 0, NULL, NULL), 0);
 	/* Unless the victim's join completed (and released it). */
 	void *r = NULL;
 	if (v[W_JOIN].r != 0) {
-		assert_int_equal(weft_fiber_join(target, 0, &r), 0);
+		assert_int_equal(weft_fiber_join(target, 0, &r, NULL), 0);
 		assert_int_equal((intptr_t)r, -ECANCELED);
 	}
 #if WT_LINUX
@@ -470,7 +471,7 @@ static void test_shutdown_grace_cancels_every_kind(void **state)
 	weft_chan_destroy(rendezvous[0]);
 	weft_chan_destroy(rendezvous[1]);
 	weft_chan_destroy(cleanup);
-	weft_future_destroy(fut);
+	weft_future_release(fut);
 	assert_int_equal(weft_init(NULL), 0);
 }
 
@@ -556,12 +557,12 @@ static void straggler(unsigned flags)
 	/* Let it out: its await completes, and the request is delivered once
 	 * its hold ends. */
 	assert_int_equal(weft_future_resolve(s.gate, NULL), 0);
-	assert_int_equal(weft_fiber_join(f, -1, NULL), 0);
+	assert_int_equal(weft_fiber_join(f, -1, NULL, NULL), 0);
 	assert_int_equal(s.r_await, 0);
 	assert_int_equal(s.r_after, -ECANCELED);
 	assert_int_equal(weft_shutdown_grace(0, record_report, &seen), 0);
 	assert_int_equal(seen.n, 1);
-	weft_future_destroy(s.gate);
+	weft_future_release(s.gate);
 	assert_int_equal(weft_init(NULL), 0);
 }
 
@@ -602,7 +603,7 @@ static void *cancelled_then_spawns(void *arg)
 	weft_fiber_t g;
 	sp->r_spawn = weft_fiber_spawn(&g, NULL, helper_main, &sp->h);
 	if (sp->r_spawn == 0)
-		sp->r_join = weft_fiber_join(g, -1, NULL);
+		sp->r_join = weft_fiber_join(g, -1, NULL, NULL);
 	return NULL;
 }
 
@@ -624,7 +625,7 @@ static void test_shutdown_grace_spawned_meanwhile(void **state)
 	weft_fiber_t g;
 	assert_int_equal(weft_fiber_spawn(&g, NULL, helper_main, &sp.h), 0);
 	assert_int_equal(weft_fiber_cancel(g), 0);
-	assert_int_equal(weft_fiber_join(g, wt_ms(20000), NULL), 0);
+	assert_int_equal(weft_fiber_join(g, wt_ms(20000), NULL, NULL), 0);
 	assert_int_equal(sp.h.r_first, -ECANCELED);
 }
 
@@ -645,7 +646,7 @@ static void test_shutdown_grace_cancels_fd_wait(void **state)
 	assert_int_equal(v.r, -ECANCELED);
 	assert_int_equal(v.r_sleep, 0);
 	assert_int_equal(v.r_send, 0);
-	assert_int_equal(weft_fiber_join(f, 0, NULL), 0);
+	assert_int_equal(weft_fiber_join(f, 0, NULL, NULL), 0);
 	close(p[0]);
 	close(p[1]);
 	weft_chan_destroy(v.cleanup);

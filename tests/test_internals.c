@@ -50,7 +50,7 @@ static void test_stale_handle_after_generation_wrap(void **state)
 	uint64_t slot = f & mask;
 	weft_fiber_t stale = slot; /* generation 0 in that slot */
 	assert_int_equal(weft_sem_release(gate), 0);
-	assert_int_equal(weft_fiber_join(f, -1, NULL), 0);
+	assert_int_equal(weft_fiber_join(f, -1, NULL, NULL), 0);
 	/* f's record is freed by the worker just after join returns: keep
 	 * spawning (and keep them alive) so its slot would be taken. */
 	int reused = 0, same = 0;
@@ -61,11 +61,11 @@ static void test_stale_handle_after_generation_wrap(void **state)
 	}
 	/* Checked once all are released, so a failure does not leave fibers
 	 * blocked for the teardown to wait on. */
-	int joined = weft_fiber_join(stale, 0, NULL);
+	int joined = weft_fiber_join(stale, 0, NULL, NULL);
 	for (int i = 0; i < KEEP; i++)
 		assert_int_equal(weft_sem_release(gate), 0);
 	for (int i = 0; i < KEEP; i++)
-		assert_int_equal(weft_fiber_join(kept[i], -1, NULL), 0);
+		assert_int_equal(weft_fiber_join(kept[i], -1, NULL, NULL), 0);
 	assert_int_equal(weft_sem_destroy(gate), 0);
 	print_message("slot reused %d times, stale handle reissued %d times, join: %d\n", reused,
 		      same, joined);

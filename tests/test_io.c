@@ -513,9 +513,9 @@ static void readiness_under_load(unsigned workers, unsigned flags, weft_fn fn, i
 	assert_true(wait_count(&l.waiting, 1));
 	assert_int_equal(wt_write(l.p[1], "L", 1), 1);
 	/* No deadline of their own: each fiber bounds itself. */
-	assert_int_equal(weft_fiber_join(rd, -1, NULL), 0);
+	assert_int_equal(weft_fiber_join(rd, -1, NULL, NULL), 0);
 	for (int i = 0; i < n; i++)
-		assert_int_equal(weft_fiber_join(f[i], -1, NULL), 0);
+		assert_int_equal(weft_fiber_join(f[i], -1, NULL, NULL), 0);
 	assert_int_equal(l.r, WEFT_IO_IN);
 	assert_int_equal(l.got, 'L');
 	assert_int_equal(l.running_at_wake, n);       /* woken under the load ... */

@@ -2848,7 +2848,7 @@ static void test_calls_from_plain_threads(void **state)
 static long past_in_fiber(struct op *o, const char *what)
 {
 	weft_fiber_t f = wt_spawn(run_op, o);
-	if (weft_fiber_join(f, wt_ms(LONG_MS), NULL) != 0)
+	if (weft_fiber_join(f, wt_ms(LONG_MS), NULL, NULL) != 0)
 		fail_msg("%s with deadline %lld is still waiting", what, (long long)o->deadline);
 	return o->r;
 }
@@ -2960,7 +2960,7 @@ static int each_teardown(void **state)
 		scratch[i] = NULL;
 	}
 	if (scratch_future)
-		weft_future_destroy(scratch_future);
+		weft_future_release(scratch_future);
 	scratch_future = NULL;
 	return 0;
 }

@@ -45,7 +45,7 @@ static void *spawn_overflower(void *arg)
 	weft_fiber_t f;
 	if (weft_fiber_spawn(&f, &attr, overflow, NULL) != 0)
 		return (void *)1;
-	weft_fiber_join(f, -1, NULL);
+	weft_fiber_join(f, -1, NULL, NULL);
 	return NULL;
 }
 
@@ -110,9 +110,9 @@ static void big_frame_overflow(size_t kb)
 	if (weft_fiber_spawn(&b, &below, wait_below, NULL) != 0 ||
 	    weft_fiber_spawn(&f, &deep, fill_then_big, NULL) != 0)
 		_exit(4);
-	weft_fiber_join(f, -1, NULL);
+	weft_fiber_join(f, -1, NULL, NULL);
 	weft_sem_release(below_gate);
-	weft_fiber_join(b, -1, NULL);
+	weft_fiber_join(b, -1, NULL, NULL);
 }
 
 /* A link of the spawn chain the report names: "grandparent" spawns
@@ -123,7 +123,7 @@ static void *spawn_parent(void *arg)
 	weft_fiber_t f;
 	if (weft_fiber_spawn(&f, &attr, spawn_overflower, arg) != 0)
 		return (void *)1;
-	weft_fiber_join(f, -1, NULL);
+	weft_fiber_join(f, -1, NULL, NULL);
 	return NULL;
 }
 
@@ -162,7 +162,7 @@ static void overflow_deep(size_t stack)
 	weft_fiber_t f;
 	if (weft_fiber_spawn(&f, &attr, overflow, NULL) != 0)
 		_exit(4);
-	weft_fiber_join(f, -1, NULL);
+	weft_fiber_join(f, -1, NULL, NULL);
 }
 
 static void overflow_from_main(size_t stack)
@@ -180,7 +180,7 @@ static void overflow_from_fiber(size_t stack)
 	weft_fiber_t f;
 	if (weft_fiber_spawn(&f, &attr, spawn_parent, (void *)(uintptr_t)stack) != 0)
 		_exit(4);
-	weft_fiber_join(f, -1, NULL);
+	weft_fiber_join(f, -1, NULL, NULL);
 }
 
 #if WT_LINUX
@@ -496,7 +496,7 @@ static void deep_use(size_t unused)
 	weft_fiber_t f;
 	if (weft_init(NULL) != 0 || weft_fiber_spawn(&f, &attr, whole_then_overflow, NULL) != 0)
 		_exit(3);
-	weft_fiber_join(f, -1, NULL);
+	weft_fiber_join(f, -1, NULL, NULL);
 }
 
 /* Demand paging with no page left: a fiber that has started and parked
@@ -538,7 +538,7 @@ static void no_page(size_t unused)
 	while (n < (1L << 20) && shim_page_alloc()) /* bounded: RAM is below 4 GiB */
 		n++;
 	weft_sem_release(below_gate);
-	weft_fiber_join(f, -1, NULL);
+	weft_fiber_join(f, -1, NULL, NULL);
 }
 
 static const struct {

@@ -226,7 +226,7 @@ static void test_pinned_woken_by_plain_thread(void **state)
 	assert_true(ran);
 	assert_null(wt_join(f));
 	assert_int_equal(b.seen, 1);
-	assert_int_equal(weft_future_destroy(b.fut), 0);
+	assert_int_equal(weft_future_release(b.fut), 0);
 	wt_restart_default();
 }
 
@@ -264,7 +264,7 @@ static void *attr_parent(void *arg)
 	if (weft_fiber_unpin())
 		return (void *)3;
 	for (int i = 0; i < 8; i++)
-		if (weft_fiber_join(c[i], wt_ms(30000), NULL))
+		if (weft_fiber_join(c[i], wt_ms(30000), NULL, NULL))
 			return (void *)4;
 	return NULL;
 }
@@ -316,7 +316,7 @@ static void test_dump_shows_the_pin(void **state)
 	assert_non_null(strstr(line, ", pinned to worker 1"));
 	weft_future_resolve(fut, NULL);
 	assert_null(wt_join(f));
-	assert_int_equal(weft_future_destroy(fut), 0);
+	assert_int_equal(weft_future_release(fut), 0);
 	wt_restart_default();
 }
 

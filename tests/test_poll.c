@@ -32,7 +32,7 @@ static int stop(void **state)
 static void *join_done(weft_fiber_t f)
 {
 	void *r = (void *)1;
-	assert_int_equal(weft_fiber_join(f, 0, &r), 0);
+	assert_int_equal(weft_fiber_join(f, 0, &r, NULL), 0);
 	return r;
 }
 
@@ -380,7 +380,7 @@ static void test_poll_woken_by_thread(void **state)
 	assert_int_equal(a.r, 0);
 	assert_ptr_equal(a.value, (void *)0x77);
 	join_done(f);
-	weft_future_destroy(a.fut);
+	weft_future_release(a.fut);
 }
 
 /* weft_run drives the loop on the calling thread until every fiber is done. */
@@ -394,7 +394,7 @@ static void *sleepy_chain(void *arg)
 	weft_fiber_t f;
 	void *r = (void *)1;
 	if (weft_fiber_spawn(&f, NULL, sleepy_chain, (void *)(intptr_t)(depth - 1)) != 0 ||
-	    weft_fiber_join(f, -1, &r) != 0)
+	    weft_fiber_join(f, -1, &r, NULL) != 0)
 		return (void *)1;
 	return r;
 }

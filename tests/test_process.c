@@ -40,9 +40,9 @@ struct pidrec {
 static void *report_pid(void *arg)
 {
 	struct pidrec *r = arg;
-	r->self = weft_pid_self();
+	r->self = weft_fiber_self();
 	wt_wait_flag(&r->go);
-	r->again = weft_pid_self();
+	r->again = weft_fiber_self();
 	return NULL;
 }
 
@@ -55,7 +55,7 @@ static void test_pid_of_fiber(void **state)
 	weft_fiber_t fa = wt_spawn(report_pid, &a);
 	/* A fiber's pid is its weft_fiber_t: a message can reach it before
 	 * it has run. */
-	assert_int_equal(weft_msg_send(fa, "early", 6, 0), 0);
+	assert_int_equal(weft_mailbox_send(fa, "early", 6, 0), 0);
 	atomic_store(&a.go, 1);
 	wt_join(fa);
 	assert_true(a.self == fa && a.again == fa);
@@ -66,25 +66,25 @@ static void test_pid_of_fiber(void **state)
 	assert_true(b.self == fb && b.again == fb && fb != fa);
 
 	/* A plain thread has none; joined, never valid and step-like pids. */
-	assert_true(weft_pid_self() == 0);
-	assert_int_equal(weft_msg_send(fa, "x", 1, 0), -ESRCH); /* joined */
-	assert_int_equal(weft_msg_send(0, "x", 1, 0), -ESRCH);
-	assert_int_equal(weft_msg_send((weft_pid_t)0x7fffffff00000001ull, "x", 1, 0), -ESRCH);
-	assert_int_equal(weft_msg_send(UINT64_MAX, "x", 1, 0), -ESRCH);
+	assert_true(weft_fiber_self() == 0);
+	assert_int_equal(weft_mailbox_send(fa, "x", 1, 0), -ESRCH); /* joined */
+	assert_int_equal(weft_mailbox_send(0, "x", 1, 0), -ESRCH);
+	assert_int_equal(weft_mailbox_send((weft_pid_t)0x7fffffff00000001ull, "x", 1, 0), -ESRCH);
+	assert_int_equal(weft_mailbox_send(UINT64_MAX, "x", 1, 0), -ESRCH);
 	/* Finished but not yet joined: its mailbox is closed. */
 	fb = wt_spawn(return_at_once, NULL);
 	int64_t end = wt_ms(60000);
 	while (weft_fiber_cancel(fb) != -EALREADY && weft_now() < end)
 		weft_sleep_until(wt_ms(1));
 	assert_int_equal(weft_fiber_cancel(fb), -EALREADY);
-	assert_int_equal(weft_msg_send(fb, "x", 1, 0), -ESRCH);
+	assert_int_equal(weft_mailbox_send(fb, "x", 1, 0), -ESRCH);
 	wt_join(fb);
 }
 
 static void *self_pid_only(void *arg)
 {
 	(void)arg;
-	return (void *)(uintptr_t)weft_pid_self();
+	return (void *)(uintptr_t)weft_fiber_self();
 }
 
 static void test_pids_never_reused(void **state)
@@ -100,7 +100,7 @@ static void test_pids_never_reused(void **state)
 	}
 	/* Every one has exited (joined): nothing reaches them. */
 	for (int i = 0; i < N; i++)
-		assert_int_equal(weft_msg_send(pids[i], "x", 1, 0), -ESRCH);
+		assert_int_equal(weft_mailbox_send(pids[i], "x", 1, 0), -ESRCH);
 }
 
 /* ---- Messages ----------------------------------------------------------- */
@@ -120,10 +120,10 @@ static void *receive_three(void *arg)
 	wt_wait_flag(&in->go);
 	for (int i = 0; i < 3; i++) {
 		in->len[i] = 999;
-		in->r[i] = weft_msg_recv(in->buf[i], sizeof in->buf[i], &in->len[i], far());
+		in->r[i] = weft_mailbox_recv(in->buf[i], sizeof in->buf[i], &in->len[i], far());
 	}
 	in->len[3] = 999;
-	in->r[3] = weft_msg_recv(in->buf[3], sizeof in->buf[3], &in->len[3], 0);
+	in->r[3] = weft_mailbox_recv(in->buf[3], sizeof in->buf[3], &in->len[3], 0);
 	in->left = weft_mailbox_len();
 	return NULL;
 }
@@ -135,11 +135,11 @@ static void test_send_copies_in_order(void **state)
 	weft_fiber_t f = wt_spawn(receive_three, &in);
 	weft_pid_t pid = f; /* a fiber's pid is its weft_fiber_t */
 	char msg[16] = "hello";
-	assert_int_equal(weft_msg_send(pid, msg, 6, 0), 0);
-	strcpy(msg, "XXXXX");                                /* the mailbox holds a copy */
-	assert_int_equal(weft_msg_send(pid, NULL, 0, 0), 0); /* an empty message */
+	assert_int_equal(weft_mailbox_send(pid, msg, 6, 0), 0);
+	strcpy(msg, "XXXXX");                                    /* the mailbox holds a copy */
+	assert_int_equal(weft_mailbox_send(pid, NULL, 0, 0), 0); /* an empty message */
 	uint32_t v = 0xdeadbeef;
-	assert_int_equal(weft_msg_send(pid, &v, sizeof v, far()), 0);
+	assert_int_equal(weft_mailbox_send(pid, &v, sizeof v, far()), 0);
 	atomic_store(&in.go, 1);
 	wt_join(f);
 	assert_int_equal(in.r[0], 0);
@@ -166,17 +166,17 @@ static unsigned char big_out[WEFT_MSG_MAX], big_in[WEFT_MSG_MAX];
 static void *oversized(void *arg)
 {
 	struct big *b = arg;
-	weft_pid_t me = weft_pid_self();
+	weft_pid_t me = weft_fiber_self();
 	for (size_t i = 0; i < sizeof big_out; i++)
 		big_out[i] = (unsigned char)(i * 7 + 1);
-	b->r_over = weft_msg_send(me, big_out, WEFT_MSG_MAX + 1, 0);
-	if (weft_msg_send(me, big_out, WEFT_MSG_MAX, 0) != 0)
+	b->r_over = weft_mailbox_send(me, big_out, WEFT_MSG_MAX + 1, 0);
+	if (weft_mailbox_send(me, big_out, WEFT_MSG_MAX, 0) != 0)
 		return (void *)1;
 	char small[10];
-	b->r_small = weft_msg_recv(small, sizeof small, &b->len_small, far());
-	b->r_null = weft_msg_recv(NULL, 0, &b->len_null, 0);
+	b->r_small = weft_mailbox_recv(small, sizeof small, &b->len_small, far());
+	b->r_null = weft_mailbox_recv(NULL, 0, &b->len_null, 0);
 	b->left = weft_mailbox_len(); /* still queued */
-	b->r_fit = weft_msg_recv(big_in, sizeof big_in, &b->len_fit, 0);
+	b->r_fit = weft_mailbox_recv(big_in, sizeof big_in, &b->len_fit, 0);
 	b->same = memcmp(big_in, big_out, sizeof big_in) == 0;
 	return NULL;
 }
@@ -204,15 +204,15 @@ struct args {
 static void *bad_args_in_fiber(void *arg)
 {
 	struct args *a = arg;
-	weft_pid_t me = weft_pid_self();
-	a->send_null = weft_msg_send(me, NULL, 1, 0);
-	a->send_empty = weft_msg_send(me, NULL, 0, 0);
+	weft_pid_t me = weft_fiber_self();
+	a->send_null = weft_mailbox_send(me, NULL, 1, 0);
+	a->send_empty = weft_mailbox_send(me, NULL, 0, 0);
 	size_t len;
-	a->recv_null = weft_msg_recv(NULL, 5, &len, 0);
+	a->recv_null = weft_mailbox_recv(NULL, 5, &len, 0);
 	a->cap0 = weft_mailbox_set_cap(0);
 	a->cap_big = weft_mailbox_set_cap(WEFT_MAILBOX_CAP_MAX + 1);
 	a->cap_max = weft_mailbox_set_cap(WEFT_MAILBOX_CAP_MAX);
-	a->recv_empty = weft_msg_recv(NULL, 0, NULL, 0); /* the empty message */
+	a->recv_empty = weft_mailbox_recv(NULL, 0, NULL, 0); /* the empty message */
 	return NULL;
 }
 
@@ -221,14 +221,14 @@ static void test_bad_arguments(void **state)
 	(void)state;
 	char b[4];
 	size_t len;
-	assert_int_equal(weft_msg_send(0, "x", 1, 0), -ESRCH);
-	assert_int_equal(weft_msg_send(0, "x", 1, far()), -ESRCH);
-	assert_int_equal(weft_msg_send(UINT64_MAX, "x", 1, 0), -ESRCH);
-	assert_int_equal(weft_msg_send(1, NULL, 1, 0), -EINVAL);
-	assert_int_equal(weft_msg_send(1, "x", WEFT_MSG_MAX + 1, 0), -EMSGSIZE);
+	assert_int_equal(weft_mailbox_send(0, "x", 1, 0), -ESRCH);
+	assert_int_equal(weft_mailbox_send(0, "x", 1, far()), -ESRCH);
+	assert_int_equal(weft_mailbox_send(UINT64_MAX, "x", 1, 0), -ESRCH);
+	assert_int_equal(weft_mailbox_send(1, NULL, 1, 0), -EINVAL);
+	assert_int_equal(weft_mailbox_send(1, "x", WEFT_MSG_MAX + 1, 0), -EMSGSIZE);
 	/* A plain thread can send, but has no mailbox. */
-	assert_int_equal(weft_msg_recv(b, sizeof b, &len, 0), -EPERM);
-	assert_int_equal(weft_msg_recv(b, sizeof b, &len, far()), -EPERM);
+	assert_int_equal(weft_mailbox_recv(b, sizeof b, &len, 0), -EPERM);
+	assert_int_equal(weft_mailbox_recv(b, sizeof b, &len, far()), -EPERM);
 	assert_int_equal(weft_mailbox_set_cap(4), -EPERM);
 	assert_int_equal(weft_mailbox_len(), 0);
 
@@ -249,11 +249,11 @@ static void *recv_deadlines(void *arg)
 	struct inbox *in = arg;
 	char b[8];
 	in->len[0] = 999;
-	in->r[0] = weft_msg_recv(b, sizeof b, &in->len[0], 0);
+	in->r[0] = weft_mailbox_recv(b, sizeof b, &in->len[0], 0);
 	in->deadline = wt_ms(20);
-	in->r[1] = weft_msg_recv(b, sizeof b, &in->len[0], in->deadline);
+	in->r[1] = weft_mailbox_recv(b, sizeof b, &in->len[0], in->deadline);
 	in->after = weft_now();
-	in->r[2] = weft_msg_recv(b, sizeof b, &in->len[0], 1); /* long past: as 0 */
+	in->r[2] = weft_mailbox_recv(b, sizeof b, &in->len[0], 1); /* long past: as 0 */
 	return NULL;
 }
 
@@ -272,9 +272,8 @@ static void test_recv_deadline(void **state)
 static void *recv_one_forever(void *arg)
 {
 	struct inbox *in = arg;
-	weft_pid_self();
 	atomic_store(&in->started, 1);
-	in->r[0] = weft_msg_recv(in->buf[0], sizeof in->buf[0], &in->len[0], far());
+	in->r[0] = weft_mailbox_recv(in->buf[0], sizeof in->buf[0], &in->len[0], far());
 	return NULL;
 }
 
@@ -290,11 +289,11 @@ static void *send_one(void *arg)
 {
 	struct sendop *s = arg;
 	atomic_store(&s->started, 1);
-	s->r = weft_msg_send(s->to, &s->val, sizeof s->val, s->deadline);
+	s->r = weft_mailbox_send(s->to, &s->val, sizeof s->val, s->deadline);
 	return NULL;
 }
 
-/* A receiver parked in weft_msg_recv is woken by a send from a fiber and from a
+/* A receiver parked in weft_mailbox_recv is woken by a send from a fiber and from a
  * plain thread. */
 static void test_recv_wakes_on_send(void **state)
 {
@@ -338,7 +337,7 @@ static void *bounded_owner(void *arg)
 	struct bounded *b = arg;
 	if (weft_mailbox_set_cap(b->cap) != 0)
 		return (void *)1;
-	b->pid = weft_pid_self();
+	b->pid = weft_fiber_self();
 	atomic_store(&b->ready, 1);
 	wt_wait_flag(&b->go);
 	if (atomic_load(&b->exit_now))
@@ -348,14 +347,14 @@ static void *bounded_owner(void *arg)
 		return NULL;
 	}
 	for (int i = 0; i < b->nrecv; i++)
-		b->r[i] = weft_msg_recv(&b->got[i], sizeof b->got[i], NULL, far());
+		b->r[i] = weft_mailbox_recv(&b->got[i], sizeof b->got[i], NULL, far());
 	return NULL;
 }
 
 static void fill(weft_pid_t pid, long from, long n)
 {
 	for (long v = from; v < from + n; v++)
-		assert_int_equal(weft_msg_send(pid, &v, sizeof v, 0), 0);
+		assert_int_equal(weft_mailbox_send(pid, &v, sizeof v, 0), 0);
 }
 
 static void test_full_mailbox_makes_sender_wait(void **state)
@@ -366,10 +365,10 @@ static void test_full_mailbox_makes_sender_wait(void **state)
 	assert_true(wt_wait_flag(&b.ready));
 	fill(b.pid, 1, 4);
 	long v = 99;
-	assert_int_equal(weft_msg_send(b.pid, &v, sizeof v, 0), -ETIMEDOUT);
-	assert_int_equal(weft_msg_send(b.pid, &v, sizeof v, 1), -ETIMEDOUT); /* past */
+	assert_int_equal(weft_mailbox_send(b.pid, &v, sizeof v, 0), -ETIMEDOUT);
+	assert_int_equal(weft_mailbox_send(b.pid, &v, sizeof v, 1), -ETIMEDOUT); /* past */
 	int64_t d = wt_ms(20);
-	assert_int_equal(weft_msg_send(b.pid, &v, sizeof v, d), -ETIMEDOUT);
+	assert_int_equal(weft_mailbox_send(b.pid, &v, sizeof v, d), -ETIMEDOUT);
 	assert_true(weft_now() >= d);
 	/* A fiber that waits is let in when the owner takes one. */
 	struct sendop s = {.to = b.pid, .val = 5, .deadline = far(), .r = 1};
@@ -394,16 +393,16 @@ struct lower {
 static void *lower_cap(void *arg)
 {
 	struct lower *l = arg;
-	weft_pid_t me = weft_pid_self();
+	weft_pid_t me = weft_fiber_self();
 	for (long v = 0; v < 4; v++)
-		weft_msg_send(me, &v, sizeof v, 0);
+		weft_mailbox_send(me, &v, sizeof v, 0);
 	l->r_cap = weft_mailbox_set_cap(2);
 	l->len_before = weft_mailbox_len(); /* the four stay */
 	long v = 9;
-	l->r_full = weft_msg_send(me, &v, sizeof v, 0);
+	l->r_full = weft_mailbox_send(me, &v, sizeof v, 0);
 	for (int i = 0; i < 3; i++)
-		weft_msg_recv(&v, sizeof v, NULL, 0);
-	l->r_after = weft_msg_send(me, &v, sizeof v, 0); /* one left: room again */
+		weft_mailbox_recv(&v, sizeof v, NULL, 0);
+	l->r_after = weft_mailbox_send(me, &v, sizeof v, 0); /* one left: room again */
 	l->len_after = weft_mailbox_len();
 	return NULL;
 }
@@ -460,7 +459,7 @@ static void test_waiting_sender_fails_when_owner_exits(void **state)
 	assert_int_equal(s[0].r, -ESRCH);
 	assert_int_equal(s[1].r, -ESRCH);
 	long v = 4;
-	assert_int_equal(weft_msg_send(b.pid, &v, sizeof v, 0), -ESRCH);
+	assert_int_equal(weft_mailbox_send(b.pid, &v, sizeof v, 0), -ESRCH);
 }
 
 /* ---- Exit ---------------------------------------------------------------- */
@@ -468,7 +467,7 @@ static void test_waiting_sender_fails_when_owner_exits(void **state)
 static void *leave_with_mail(void *arg)
 {
 	struct pidrec *r = arg;
-	r->self = weft_pid_self();
+	r->self = weft_fiber_self();
 	wt_wait_flag(&r->go);
 	return NULL; /* two messages never read: freed with the mailbox */
 }
@@ -479,15 +478,15 @@ static void test_send_to_exited_fails(void **state)
 	struct pidrec r = {0};
 	weft_fiber_t f = wt_spawn(leave_with_mail, &r);
 	weft_pid_t pid = f; /* a fiber's pid is its weft_fiber_t */
-	assert_int_equal(weft_msg_send(pid, "one", 4, 0), 0);
-	assert_int_equal(weft_msg_send(pid, "two", 4, far()), 0);
+	assert_int_equal(weft_mailbox_send(pid, "one", 4, 0), 0);
+	assert_int_equal(weft_mailbox_send(pid, "two", 4, far()), 0);
 	atomic_store(&r.go, 1);
 	wt_join(f);
 	assert_true(r.self == pid);
 	/* After the join, always. */
 	for (int i = 0; i < 3; i++) {
-		assert_int_equal(weft_msg_send(pid, "late", 5, 0), -ESRCH);
-		assert_int_equal(weft_msg_send(pid, "late", 5, far()), -ESRCH);
+		assert_int_equal(weft_mailbox_send(pid, "late", 5, 0), -ESRCH);
+		assert_int_equal(weft_mailbox_send(pid, "late", 5, far()), -ESRCH);
 	}
 	assert_int_equal(weft_step_cancel(pid), -ESRCH);
 }
@@ -506,12 +505,12 @@ static void *racing_owner(void *arg)
 {
 	struct race *r = arg;
 	weft_mailbox_set_cap(4);
-	r->pid = weft_pid_self();
+	r->pid = weft_fiber_self();
 	atomic_store(&r->ready, 1);
 	wt_wait_flag(&r->go);
 	long v;
 	for (int i = 0; i < r->take; i++)
-		weft_msg_recv(&v, sizeof v, NULL, wt_ms(1));
+		weft_mailbox_recv(&v, sizeof v, NULL, wt_ms(1));
 	return NULL;
 }
 
@@ -522,7 +521,7 @@ static void *racing_sender(void *arg)
 		weft_fiber_yield(); /* from a plain thread: the OS's yield */
 	atomic_store(&r->go, 1);
 	for (long i = 0;; i++) {
-		int e = weft_msg_send(r->pid, &i, sizeof i, i % 2 ? far() : 0);
+		int e = weft_mailbox_send(r->pid, &i, sizeof i, i % 2 ? far() : 0);
 		if (e == 0)
 			atomic_fetch_add(&r->ok, 1);
 		else if (e == -ETIMEDOUT)
@@ -558,7 +557,7 @@ static void test_send_races_exit(void **state)
 		wt_thread_join(t);
 		assert_int_equal(atomic_load(&r.other), 0);
 		assert_int_equal(atomic_load(&r.gone), FIBERS + 1);
-		assert_int_equal(weft_msg_send(r.pid, "x", 1, 0), -ESRCH);
+		assert_int_equal(weft_mailbox_send(r.pid, "x", 1, 0), -ESRCH);
 	}
 }
 
@@ -574,13 +573,13 @@ struct cancelled {
 static void *recv_then_cancelled(void *arg)
 {
 	struct cancelled *c = arg;
-	c->pid = weft_pid_self();
+	c->pid = weft_fiber_self();
 	atomic_store(&c->started, 1);
 	long v;
-	c->r = weft_msg_recv(&v, sizeof v, NULL, far());
+	c->r = weft_mailbox_recv(&v, sizeof v, NULL, far());
 	/* The request is used up: messages work again. */
-	weft_msg_send(c->pid, &v, sizeof v, 0);
-	c->r_after = weft_msg_recv(&v, sizeof v, &c->len, far());
+	weft_mailbox_send(c->pid, &v, sizeof v, 0);
+	c->r_after = weft_mailbox_recv(&v, sizeof v, &c->len, far());
 	return NULL;
 }
 
@@ -614,9 +613,9 @@ static void test_send_cancelled(void **state)
 	assert_int_equal(s.r, -ECANCELED);
 	/* Only the first message is there: the cancelled one was not sent. */
 	long v = 3;
-	assert_int_equal(weft_msg_send(b.pid, &v, sizeof v, 0), -ETIMEDOUT);
+	assert_int_equal(weft_mailbox_send(b.pid, &v, sizeof v, 0), -ETIMEDOUT);
 	atomic_store(&b.go, 1);
-	assert_int_equal(weft_msg_send(b.pid, &v, sizeof v, far()), 0);
+	assert_int_equal(weft_mailbox_send(b.pid, &v, sizeof v, far()), 0);
 	wt_join(owner);
 	assert_int_equal(b.got[0], 1);
 	assert_int_equal(b.got[1], 3);
@@ -642,13 +641,13 @@ static void *mpsc_owner(void *arg)
 {
 	struct mpsc *m = arg;
 	weft_mailbox_set_cap(8); /* senders often find it full */
-	m->pid = weft_pid_self();
+	m->pid = weft_fiber_self();
 	atomic_store(&m->ready, 1);
 	long next[16] = {0};
 	while (m->got < m->total) {
 		struct seqmsg s;
 		size_t len;
-		if (weft_msg_recv(&s, sizeof s, &len, far()) != 0 || len != sizeof s)
+		if (weft_mailbox_recv(&s, sizeof s, &len, far()) != 0 || len != sizeof s)
 			return (void *)1;
 		if (s.sender < 0 || s.sender >= m->nsenders || s.seq != next[s.sender]++)
 			m->bad++;
@@ -670,7 +669,7 @@ static void *mpsc_send(void *arg)
 		weft_fiber_yield();
 	for (long i = 0; i < s->m->per; i++) {
 		struct seqmsg msg = {s->id, i};
-		if ((s->r = weft_msg_send(s->m->pid, &msg, sizeof msg, far())) != 0)
+		if ((s->r = weft_mailbox_send(s->m->pid, &msg, sizeof msg, far())) != 0)
 			break;
 	}
 	return NULL;
@@ -711,12 +710,12 @@ struct probe {
 	_Atomic int inside, overlap;
 	_Atomic unsigned events;
 	weft_pid_t pid;           /* as spawned */
-	int wrong_pid, wrong_arg; /* weft_pid_self / weft_step_pid / arg mismatched */
+	int wrong_pid, wrong_arg; /* weft_fiber_self not 0, weft_step_pid or arg mismatched */
 	int step_before_init;
 	int want; /* DONE after this many messages */
 	long got, sum;
 	long order[8];
-	int recv_forever;  /* weft_msg_recv(-1) in a step, with nothing queued */
+	int recv_forever;  /* weft_mailbox_recv(-1) in a step, with nothing queued */
 	int close_wake_at; /* weft_step_wake_at from close */
 	long close_drained;
 	int cap; /* set the mailbox's cap in init */
@@ -737,7 +736,8 @@ static void enter(struct probe *pr, weft_step_t *p)
 {
 	if (atomic_exchange(&pr->inside, 1))
 		atomic_store(&pr->overlap, 1);
-	if (weft_pid_self() != weft_step_pid(p) || weft_step_pid(p) != pr->pid)
+	/* A callback has a pid and no fiber of its own. */
+	if (weft_fiber_self() != 0 || weft_step_pid(p) != pr->pid)
 		pr->wrong_pid = 1;
 	if (weft_step_arg(p) != pr)
 		pr->wrong_arg = 1;
@@ -754,7 +754,7 @@ static int probe_init(weft_step_t *p)
 		weft_mailbox_set_cap((size_t)pr->cap);
 	if (pr->poke) {
 		long v = 0;
-		pr->poke_r = weft_msg_send(pr->poke, &v, sizeof v, -1);
+		pr->poke_r = weft_mailbox_send(pr->poke, &v, sizeof v, -1);
 	}
 	if (pr->other)
 		pr->other_r = weft_step_wake_at(pr->other, 0);
@@ -787,14 +787,14 @@ static int probe_step(weft_step_t *p, unsigned ev)
 	if ((ev & WEFT_STEP_EV_MSG) && pr->want) {
 		long v;
 		size_t len;
-		while (weft_msg_recv(&v, sizeof v, &len, 0) == 0) {
+		while (weft_mailbox_recv(&v, sizeof v, &len, 0) == 0) {
 			if (pr->got < 8)
 				pr->order[pr->got] = v;
 			pr->got++;
 			pr->sum += v;
 		}
 		/* Never waits in a step, whatever the deadline. */
-		pr->recv_forever = weft_msg_recv(&v, sizeof v, &len, -1);
+		pr->recv_forever = weft_mailbox_recv(&v, sizeof v, &len, -1);
 		if (pr->got >= pr->want)
 			res = WEFT_STEP_DONE;
 	}
@@ -810,7 +810,7 @@ static void probe_close(weft_step_t *p)
 	enter(pr, p);
 	pr->close_wake_at = weft_step_wake_at(p, 0);
 	long v;
-	while (weft_msg_recv(&v, sizeof v, NULL, -1) == 0)
+	while (weft_mailbox_recv(&v, sizeof v, NULL, -1) == 0)
 		pr->close_drained++;
 	leave(pr);
 	atomic_fetch_add(&pr->closes, 1);
@@ -864,7 +864,7 @@ static void test_step_receives_messages(void **state)
 	weft_pid_t pid = spawn_probe(&pr);
 	/* Perhaps before init has run: they wait for it. */
 	for (long v = 10; v <= 30; v += 10)
-		assert_int_equal(weft_msg_send(pid, &v, sizeof v, far()), 0);
+		assert_int_equal(weft_mailbox_send(pid, &v, sizeof v, far()), 0);
 	assert_true(wait_count(&pr.closes, 1));
 	check_clean(&pr);
 	assert_int_equal(pr.got, 3);
@@ -876,7 +876,7 @@ static void test_step_receives_messages(void **state)
 	assert_int_equal(pr.recv_forever, -ETIMEDOUT);
 	assert_int_equal(pr.close_drained, 0);
 	long v = 40;
-	assert_int_equal(weft_msg_send(pid, &v, sizeof v, 0), -ESRCH);
+	assert_int_equal(weft_mailbox_send(pid, &v, sizeof v, 0), -ESRCH);
 	assert_int_equal(weft_step_cancel(pid), -ESRCH);
 }
 
@@ -967,13 +967,13 @@ static void test_step_init_can_end_it(void **state)
 	assert_int_equal(weft_step_spawn(&pr.pid, &ops, &pr), 0);
 	assert_int_equal(weft_step_spawn(&pc.pid, &ops_close, &pc), 0);
 	long v = 1;
-	int r = weft_msg_send(pr.pid, &v, sizeof v, 0); /* freed unread, or refused */
+	int r = weft_mailbox_send(pr.pid, &v, sizeof v, 0); /* freed unread, or refused */
 	assert_true(r == 0 || r == -ESRCH);
 	assert_true(wait_count(&pc.closes, 1));
 	int64_t end = wt_ms(10000);
-	while (weft_msg_send(pr.pid, &v, sizeof v, 0) != -ESRCH && weft_now() < end)
+	while (weft_mailbox_send(pr.pid, &v, sizeof v, 0) != -ESRCH && weft_now() < end)
 		weft_sleep_until(wt_ms(1));
-	assert_int_equal(weft_msg_send(pr.pid, &v, sizeof v, 0), -ESRCH);
+	assert_int_equal(weft_mailbox_send(pr.pid, &v, sizeof v, 0), -ESRCH);
 	assert_int_equal(atomic_load(&pr.inits), 1);
 	assert_int_equal(atomic_load(&pr.steps), 0);
 	assert_int_equal(atomic_load(&pc.steps), 0);
@@ -990,9 +990,9 @@ static void test_step_mailbox_bound_and_close(void **state)
 	weft_pid_t pid = spawn_probe(&pr);
 	assert_true(wt_wait_flag(&pr.ready));
 	long v = 7;
-	assert_int_equal(weft_msg_send(pid, &v, sizeof v, 0), 0);
-	assert_int_equal(weft_msg_send(pid, &v, sizeof v, 0), 0);
-	assert_int_equal(weft_msg_send(pid, &v, sizeof v, 0), -ETIMEDOUT);
+	assert_int_equal(weft_mailbox_send(pid, &v, sizeof v, 0), 0);
+	assert_int_equal(weft_mailbox_send(pid, &v, sizeof v, 0), 0);
+	assert_int_equal(weft_mailbox_send(pid, &v, sizeof v, 0), -ETIMEDOUT);
 
 	struct probe poker = {.poke = pid, .poke_r = 1, .other = pr.self, .other_r = 1};
 	spawn_probe(&poker);
@@ -1030,13 +1030,13 @@ static int ring_step(weft_step_t *p, unsigned ev)
 {
 	struct ringnode *n = weft_step_arg(p);
 	long t;
-	while (weft_msg_recv(&t, sizeof t, NULL, 0) == 0) {
+	while (weft_mailbox_recv(&t, sizeof t, NULL, 0) == 0) {
 		n->seen++;
 		if (t == ring_last) {
 			atomic_store(&ring_done, 1);
 		} else {
 			t++;
-			if (weft_msg_send(n->next, &t, sizeof t, 0) != 0)
+			if (weft_mailbox_send(n->next, &t, sizeof t, 0) != 0)
 				atomic_store(&ring_done, -1);
 		}
 	}
@@ -1066,7 +1066,7 @@ static void test_step_ring(void **state)
 	for (long i = 0; i < n; i++)
 		ring[i].next = pids[(i + 1) % n];
 	long t = 0;
-	assert_int_equal(weft_msg_send(pids[0], &t, sizeof t, 0), 0);
+	assert_int_equal(weft_mailbox_send(pids[0], &t, sizeof t, 0), 0);
 	int64_t end = wt_ms(60000);
 	while (atomic_load(&ring_done) == 0 && weft_now() < end)
 		weft_sleep_until(wt_ms(1));
@@ -1093,11 +1093,11 @@ static int pong_step(weft_step_t *p, unsigned ev)
 	struct pingpong *pp = weft_step_arg(p);
 	(void)ev;
 	long v;
-	while (weft_msg_recv(&v, sizeof v, NULL, 0) == 0) {
+	while (weft_mailbox_recv(&v, sizeof v, NULL, 0) == 0) {
 		if (v < 0)
 			return WEFT_STEP_DONE;
 		v = -v - 1;
-		if (weft_msg_send(pp->fiber, &v, sizeof v, 0) != 0)
+		if (weft_mailbox_send(pp->fiber, &v, sizeof v, 0) != 0)
 			pp->bad++;
 		pp->answered++;
 	}
@@ -1108,19 +1108,19 @@ static void *ping_fiber(void *arg)
 {
 	static const weft_step_ops_t ops = {NULL, pong_step, NULL};
 	struct pingpong *pp = arg;
-	pp->fiber = weft_pid_self();
+	pp->fiber = weft_fiber_self();
 	weft_pid_t pong;
 	if (weft_step_spawn(&pong, &ops, pp) != 0)
 		return (void *)1;
 	for (long i = 0; i < pp->n; i++) {
 		long v = i, back;
-		if (weft_msg_send(pong, &v, sizeof v, far()) != 0 ||
-		    weft_msg_recv(&back, sizeof back, NULL, far()) != 0 || back != -i - 1)
+		if (weft_mailbox_send(pong, &v, sizeof v, far()) != 0 ||
+		    weft_mailbox_recv(&back, sizeof back, NULL, far()) != 0 || back != -i - 1)
 			pp->bad++;
 	}
 	long quit = -1;
-	weft_msg_send(pong, &quit, sizeof quit, far());
-	while (weft_msg_send(pong, &quit, sizeof quit, 0) != -ESRCH)
+	weft_mailbox_send(pong, &quit, sizeof quit, far());
+	while (weft_mailbox_send(pong, &quit, sizeof quit, 0) != -ESRCH)
 		weft_sleep_until(wt_ms(1));
 	return NULL;
 }
@@ -1159,7 +1159,7 @@ static int flood_step(weft_step_t *p, unsigned ev)
 		atomic_store(&fl->overlap, 1);
 	struct seqmsg s;
 	size_t len;
-	while (weft_msg_recv(&s, sizeof s, &len, 0) == 0) {
+	while (weft_mailbox_recv(&s, sizeof s, &len, 0) == 0) {
 		if (len != sizeof s || s.sender < 0 || s.sender >= 16 ||
 		    s.seq != fl->next[s.sender]++)
 			fl->bad++;
@@ -1225,7 +1225,7 @@ static int many_step(weft_step_t *p, unsigned ev)
 	(void)ev;
 	unsigned char *n = weft_step_arg(p);
 	long v;
-	while (weft_msg_recv(&v, sizeof v, NULL, 0) == 0) {
+	while (weft_mailbox_recv(&v, sizeof v, NULL, 0) == 0) {
 		atomic_fetch_add_explicit(&many_sum, v, memory_order_relaxed);
 		(*n)++;
 	}
@@ -1297,14 +1297,14 @@ static void test_step_100k(void **state)
 		for (long i = 0; i < n; i++) {
 			long v = i * MANY_MSGS + k;
 			want += v;
-			assert_int_equal(weft_msg_send(pids[i], &v, sizeof v, far()), 0);
+			assert_int_equal(weft_mailbox_send(pids[i], &v, sizeof v, far()), 0);
 		}
 	assert_true(wait_count(&many_closes, n));
 	assert_int_equal(atomic_load(&many_sum), want);
 	for (long i = 0; i < n; i++)
 		assert_int_equal(counts[i], MANY_MSGS);
 	for (long i = 0; i < n; i += n / 10)
-		assert_int_equal(weft_msg_send(pids[i], &want, sizeof want, 0), -ESRCH);
+		assert_int_equal(weft_mailbox_send(pids[i], &want, sizeof want, 0), -ESRCH);
 	free(pids);
 	free(counts);
 }
@@ -1354,13 +1354,13 @@ static void test_step_shutdown_grace(void **state)
 	weft_pid_t none = 0;
 	assert_int_equal(weft_step_spawn(&none, &probe_ops, &pr[0]), -ESRCH);
 	assert_true(none == 0);
-	assert_int_equal(weft_msg_send(pr[0].pid, "x", 1, 0), -ESRCH);
+	assert_int_equal(weft_mailbox_send(pr[0].pid, "x", 1, 0), -ESRCH);
 	assert_int_equal(weft_step_cancel(pr[1].pid), -ESRCH);
 	/* And they work again after a restart. */
 	assert_int_equal(weft_init(NULL), 0);
 	struct probe q = {.want = 1};
 	long v = 5;
-	assert_int_equal(weft_msg_send(spawn_probe(&q), &v, sizeof v, far()), 0);
+	assert_int_equal(weft_mailbox_send(spawn_probe(&q), &v, sizeof v, far()), 0);
 	assert_true(wait_count(&q.closes, 1));
 	check_clean(&q);
 	assert_int_equal(q.sum, 5);

@@ -127,7 +127,7 @@ static void dns_stop(void)
 {
 	if (dns_fiber) {
 		weft_fiber_cancel(dns_fiber);
-		weft_fiber_join(dns_fiber, wt_ms(30000), NULL);
+		weft_fiber_join(dns_fiber, wt_ms(30000), NULL, NULL);
 	}
 	if (dns_sock)
 		weft_sock_close(dns_sock);

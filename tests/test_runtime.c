@@ -33,7 +33,7 @@ static void test_init_twice_and_cycles(void **state)
 		weft_fiber_t f;
 		void *r;
 		assert_int_equal(weft_fiber_spawn(&f, NULL, ret_arg, (void *)(intptr_t)i), 0);
-		assert_int_equal(weft_fiber_join(f, -1, &r), 0);
+		assert_int_equal(weft_fiber_join(f, -1, &r, NULL), 0);
 		assert_int_equal((intptr_t)r, i);
 		assert_int_equal(weft_run(), 0);
 		assert_int_equal(weft_shutdown(), 0);
@@ -101,7 +101,7 @@ static void test_env_stack_kb(void **state)
 	void *r;
 	/* 200 KiB of locals only fit in the larger default stack. */
 	assert_int_equal(weft_fiber_spawn(&f, NULL, use_stack, (void *)(uintptr_t)(200 * 1024)), 0);
-	assert_int_equal(weft_fiber_join(f, -1, &r), 0);
+	assert_int_equal(weft_fiber_join(f, -1, &r, NULL), 0);
 	assert_int_equal((uintptr_t)r, 14);
 	assert_int_equal(weft_run(), 0);
 	assert_int_equal(weft_shutdown(), 0);
@@ -219,11 +219,11 @@ static void test_shutdown_busy(void **state)
 	assert_int_equal(weft_shutdown(), -EBUSY);
 	assert_int_equal(weft_future_resolve(gate, NULL), 0);
 	void *r;
-	assert_int_equal(weft_fiber_join(f, -1, &r), 0);
+	assert_int_equal(weft_fiber_join(f, -1, &r, NULL), 0);
 	assert_null(r);
 	assert_int_equal(weft_run(), 0);
 	assert_int_equal(weft_shutdown(), 0);
-	weft_future_destroy(gate);
+	weft_future_release(gate);
 }
 
 /* A plain thread blocked in weft_fd_wait when weft_shutdown stops the
@@ -344,7 +344,7 @@ static int spawn_until_enomem(void)
 	weft_fiber_t h;
 	void *r;
 	if (weft_fiber_spawn(&h, &big, ret_arg, (void *)5) != 0 ||
-	    weft_fiber_join(h, -1, &r) != 0 || r != (void *)5)
+	    weft_fiber_join(h, -1, &r, NULL) != 0 || r != (void *)5)
 		return 18;
 	if (weft_shutdown() != 0)
 		return 19;

@@ -198,7 +198,7 @@ static void test_wake_chain_flat(void **state)
 	assert_int_equal(v, N);
 	for (int i = 0; i < N; i++) {
 		void *r;
-		assert_int_equal(weft_fiber_join(f[i], -1, &r), 0);
+		assert_int_equal(weft_fiber_join(f[i], -1, &r, NULL), 0);
 		assert_null(r);
 	}
 	for (int i = 0; i <= N; i++)
@@ -292,9 +292,9 @@ static void test_wake_from_plain_thread(void **state)
 	assert_true(all);
 	for (int i = 0; i < 64; i++) {
 		void *r;
-		assert_int_equal(weft_fiber_join(f[i], -1, &r), 0);
+		assert_int_equal(weft_fiber_join(f[i], -1, &r, NULL), 0);
 		assert_null(r);
-		weft_future_destroy(p.fut[i]);
+		weft_future_release(p.fut[i]);
 	}
 }
 
@@ -368,9 +368,9 @@ static void *yield_parent(void *arg)
 	    weft_fiber_spawn(&f[0], NULL, yield_and_watch, &a[0]) ||
 	    weft_fiber_spawn(&f[1], NULL, yield_and_watch, &a[1]))
 		return (void *)2;
-	weft_fiber_join(f[0], -1, NULL);
-	weft_fiber_join(f[1], -1, NULL);
-	weft_fiber_join(h, -1, NULL);
+	weft_fiber_join(f[0], -1, NULL, NULL);
+	weft_fiber_join(f[1], -1, NULL, NULL);
+	weft_fiber_join(h, -1, NULL, NULL);
 	return NULL;
 }
 
@@ -385,7 +385,7 @@ static void test_yielders_use_both_workers(void **state)
 	/* Joined with no deadline of its own: its fibers bound themselves. */
 	weft_fiber_t p = wt_spawn(yield_parent, &y);
 	void *r = (void *)-1;
-	assert_int_equal(weft_fiber_join(p, -1, &r), 0);
+	assert_int_equal(weft_fiber_join(p, -1, &r, NULL), 0);
 	print_message("yields before the two ran at once: %llu and %llu\n",
 		      (unsigned long long)atomic_load(&y.beats[0]),
 		      (unsigned long long)atomic_load(&y.beats[1]));

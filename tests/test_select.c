@@ -138,8 +138,8 @@ static void test_select_ready_cases(void **state)
 	weft_chan_destroy(a);
 	weft_chan_destroy(b);
 	weft_chan_destroy(r);
-	weft_future_destroy(f);
-	weft_future_destroy(g);
+	weft_future_release(f);
+	weft_future_release(g);
 }
 
 static void test_select_closed_channel_ready(void **state)
@@ -263,7 +263,7 @@ static void test_select_waits_for_any_case(void **state)
 			weft_chan_destroy(a);
 			weft_chan_destroy(b);
 			weft_chan_destroy(c);
-			weft_future_destroy(f);
+			weft_future_release(f);
 		}
 	}
 }
@@ -309,7 +309,7 @@ static void test_select_deadline(void **state)
 	assert_int_equal(weft_future_resolve(f, VAL(1)), 0);
 	assert_int_equal(weft_select(s.cs, 3, 0), 2);
 	weft_chan_destroy(a);
-	weft_future_destroy(f);
+	weft_future_release(f);
 }
 
 static void test_select_send_recv_same_channel(void **state)
@@ -365,7 +365,7 @@ static void test_select_cancelled(void **state)
 	assert_no_waiters(a);
 	assert_int_equal(weft_future_await(f, 0, NULL), -ETIMEDOUT); /* untouched */
 	weft_chan_destroy(a);
-	weft_future_destroy(f);
+	weft_future_release(f);
 }
 
 /* Cancellation racing with the send that completes the select: delivered
@@ -556,8 +556,8 @@ static void test_select_fair_futures(void **state)
 	}
 	assert_fair(hits[0], n);
 	assert_fair(hits[1], n);
-	weft_future_destroy(f);
-	weft_future_destroy(g);
+	weft_future_release(f);
+	weft_future_release(g);
 }
 
 /* ---- Rendezvous: exactly one case completes ----------------------------- */
@@ -811,7 +811,7 @@ static void test_select_two_senders_together(void **state)
 		assert_int_equal(weft_future_resolve(x.after, NULL), 0);
 		wt_join(f);
 		assert_int_equal(x.r_after, 0);
-		weft_future_destroy(x.after);
+		weft_future_release(x.after);
 		assert_no_waiters(c0);
 		assert_no_waiters(c1);
 	}

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /* Exit status and supervisors.
  *
- * Status: ok on return and exit; weft_fiber_fail's error; cancelled when a
+ * Status: ok on return and exit; the error set before an exit; cancelled when a
  * request was made (delivered, or still pending at the end); an explicit
  * status overriding either; a request after the end changing nothing; the
- * errors of each call; plain weft_fiber_join unchanged.
+ * errors of each call; weft_fiber_join with status NULL unchanged.
  *
  * Supervisors: a report per supervised fiber naming it (the value its
  * spawner got, the pid it had itself), with its status and result, for held and detached fibers; the
@@ -34,14 +34,15 @@ static void *exit_arg(void *arg)
 static void *fail_eio(void *arg)
 {
 	(void)arg;
-	weft_fiber_fail(-EIO);
+	weft_fiber_set_status(-EIO);
+	weft_fiber_exit(NULL);
 	return (void *)1;
 }
 
-static int join_status(weft_fiber_t f, void **result)
+static int status_of(weft_fiber_t f, void **result)
 {
 	int status = 1;
-	assert_int_equal(weft_fiber_join_status(f, wt_ms(30000), result, &status), 0);
+	assert_int_equal(weft_fiber_join(f, wt_ms(30000), result, &status), 0);
 	return status;
 }
 
@@ -49,31 +50,28 @@ static void test_status_ok_exit_fail(void **state)
 {
 	(void)state;
 	void *r = NULL;
-	assert_int_equal(join_status(wt_spawn(ret_arg, (void *)3), &r), 0);
+	assert_int_equal(status_of(wt_spawn(ret_arg, (void *)3), &r), 0);
 	assert_ptr_equal(r, (void *)3);
-	assert_int_equal(join_status(wt_spawn(exit_arg, (void *)4), &r), 0);
+	assert_int_equal(status_of(wt_spawn(exit_arg, (void *)4), &r), 0);
 	assert_ptr_equal(r, (void *)4);
 	r = (void *)1;
-	assert_int_equal(join_status(wt_spawn(fail_eio, NULL), &r), -EIO);
+	assert_int_equal(status_of(wt_spawn(fail_eio, NULL), &r), -EIO);
 	assert_null(r);
-	/* Plain join works as before, on a failed fiber too. */
+	/* Join without the status works as before, on a failed fiber too. */
 	r = (void *)1;
-	assert_int_equal(weft_fiber_join(wt_spawn(fail_eio, NULL), wt_ms(30000), &r), 0);
+	assert_int_equal(weft_fiber_join(wt_spawn(fail_eio, NULL), wt_ms(30000), &r, NULL), 0);
 	assert_null(r);
 	/* status and result may be NULL. */
-	assert_int_equal(weft_fiber_join_status(wt_spawn(ret_arg, NULL), wt_ms(30000), NULL, NULL),
-			 0);
+	assert_int_equal(weft_fiber_join(wt_spawn(ret_arg, NULL), wt_ms(30000), NULL, NULL), 0);
 }
 
 struct bad_calls {
-	int fail0, fail_pos, set_pos, set_neg, set_zero;
+	int set_pos, set_neg, set_zero;
 };
 
 static void *bad_calls_fn(void *arg)
 {
 	struct bad_calls *b = arg;
-	b->fail0 = weft_fiber_fail(0);
-	b->fail_pos = weft_fiber_fail(5);
 	b->set_pos = weft_fiber_set_status(1);
 	b->set_neg = weft_fiber_set_status(-EIO);
 	b->set_zero = weft_fiber_set_status(0); /* the last call wins */
@@ -86,19 +84,16 @@ static void test_status_errors(void **state)
 	struct bad_calls b;
 	memset(&b, 1, sizeof b);
 	void *r;
-	assert_int_equal(join_status(wt_spawn(bad_calls_fn, &b), &r), 0);
+	assert_int_equal(status_of(wt_spawn(bad_calls_fn, &b), &r), 0);
 	assert_ptr_equal(r, &b);
-	assert_int_equal(b.fail0, -EINVAL);
-	assert_int_equal(b.fail_pos, -EINVAL);
 	assert_int_equal(b.set_pos, -EINVAL);
 	assert_int_equal(b.set_neg, 0);
 	assert_int_equal(b.set_zero, 0);
 	/* From a plain thread. */
-	assert_int_equal(weft_fiber_fail(-EIO), -EPERM);
 	assert_int_equal(weft_fiber_set_status(0), -EPERM);
-	/* join_status's own errors are join's. */
+	/* A failed join leaves *status alone. */
 	int status = 7;
-	assert_int_equal(weft_fiber_join_status(0, 0, NULL, &status), -ESRCH);
+	assert_int_equal(weft_fiber_join(0, 0, NULL, &status), -ESRCH);
 	assert_int_equal(status, 7);
 }
 
@@ -112,14 +107,13 @@ static void test_status_cancelled_delivered(void **state)
 	assert_int_equal(weft_future_create(&never), 0);
 	weft_fiber_t f = wt_spawn(awaits, never);
 	int status = 7;
-	assert_int_equal(weft_fiber_join_status(f, weft_deadline_in(MS), NULL, &status),
-			 -ETIMEDOUT);
+	assert_int_equal(weft_fiber_join(f, weft_deadline_in(MS), NULL, &status), -ETIMEDOUT);
 	assert_int_equal(status, 7); /* not written */
 	assert_int_equal(weft_fiber_cancel(f), 0);
 	void *r;
-	assert_int_equal(join_status(f, &r), -ECANCELED);
+	assert_int_equal(status_of(f, &r), -ECANCELED);
 	assert_ptr_equal(r, (void *)(intptr_t)-ECANCELED);
-	weft_future_destroy(never);
+	weft_future_release(never);
 }
 
 /* Cancelled while holding off, ending without blocking again: the request
@@ -149,7 +143,7 @@ static int held_case(int override)
 	assert_int_equal(weft_fiber_cancel(f), 0);
 	atomic_store(&h.cancelled, 1);
 	void *r;
-	int status = join_status(f, &r);
+	int status = status_of(f, &r);
 	assert_ptr_equal(r, &h);
 	assert_int_equal(h.r_release, 0);
 	return status;
@@ -202,10 +196,12 @@ struct kid {
 static void *kid_fn(void *arg)
 {
 	struct kid *k = arg;
-	k->pid = weft_pid_self();
+	k->pid = weft_fiber_self();
 	k->self = weft_fiber_self();
-	if (k->how == 1)
-		weft_fiber_fail(-EIO);
+	if (k->how == 1) {
+		weft_fiber_set_status(-EIO);
+		weft_fiber_exit(NULL);
+	}
 	if (k->how == 2)
 		weft_fiber_exit((void *)0xe);
 	return k;
@@ -237,10 +233,10 @@ static void test_report_fields(void **state)
 			assert_ptr_equal(e.result, (void *)0xe);
 		}
 		/* The mailbox closed before the report. */
-		assert_int_equal(weft_msg_send(e.fiber, "x", 1, 0), -ESRCH);
+		assert_int_equal(weft_mailbox_send(e.fiber, "x", 1, 0), -ESRCH);
 	}
 	int status;
-	assert_int_equal(weft_fiber_join_status(f[1], wt_ms(30000), NULL, &status), 0);
+	assert_int_equal(weft_fiber_join(f[1], wt_ms(30000), NULL, &status), 0);
 	assert_int_equal(status, -EIO);
 	wt_join(f[0]);
 	wt_join(f[2]);
@@ -254,7 +250,7 @@ static void *recv_then_returns(void *arg)
 {
 	long v = 0;
 	(void)arg;
-	if (weft_msg_recv(&v, sizeof v, NULL, wt_ms(30000)))
+	if (weft_mailbox_recv(&v, sizeof v, NULL, wt_ms(30000)))
 		return NULL;
 	return (void *)v;
 }
@@ -265,11 +261,11 @@ static void test_report_names_fiber_and_pid(void **state)
 	weft_chan_t *c = mkchan(1);
 	weft_fiber_t f = spawn_sup(c, true, recv_then_returns, NULL);
 	long v = 77;
-	assert_int_equal(weft_msg_send(f, &v, sizeof v, wt_ms(30000)), 0);
+	assert_int_equal(weft_mailbox_send(f, &v, sizeof v, wt_ms(30000)), 0);
 	weft_exit_t e = recv_exit(c);
 	assert_int_equal(e.fiber, f);
 	assert_ptr_equal(e.result, (void *)77);
-	assert_int_equal(weft_msg_send(f, &v, sizeof v, 0), -ESRCH);
+	assert_int_equal(weft_mailbox_send(f, &v, sizeof v, 0), -ESRCH);
 	wt_join(f);
 	weft_chan_destroy(c);
 }
@@ -313,14 +309,14 @@ static void test_report_before_finish(void **state)
 	weft_chan_t *c = mkchan(0);
 	weft_fiber_t f = spawn_sup(c, true, sets_and_returns, c);
 	/* Rendezvous: it cannot have finished before a receive. */
-	assert_int_equal(weft_fiber_join(f, 0, NULL), -ETIMEDOUT);
+	assert_int_equal(weft_fiber_join(f, 0, NULL, NULL), -ETIMEDOUT);
 	weft_sleep_until(weft_deadline_in(MS)); /* usually blocked in the send by now */
-	assert_int_equal(weft_fiber_join(f, 0, NULL), -ETIMEDOUT);
+	assert_int_equal(weft_fiber_join(f, 0, NULL, NULL), -ETIMEDOUT);
 	weft_exit_t e = recv_exit(c);
 	assert_int_equal(atomic_load(&dtor_ran), 1);
 	assert_ptr_equal(e.result, c);
 	void *r;
-	assert_int_equal(join_status(f, &r), 0);
+	assert_int_equal(status_of(f, &r), 0);
 	assert_ptr_equal(r, c);
 	weft_chan_destroy(c);
 }
@@ -332,7 +328,7 @@ static void test_closed_channel_drops(void **state)
 	assert_int_equal(weft_chan_close(c), 0);
 	weft_fiber_t f = spawn_sup(c, true, ret_arg, (void *)5);
 	void *r;
-	assert_int_equal(join_status(f, &r), 0);
+	assert_int_equal(status_of(f, &r), 0);
 	assert_ptr_equal(r, (void *)5);
 	weft_chan_destroy(c);
 }
@@ -365,7 +361,7 @@ static void test_old_request_keeps_report(void **state)
 	weft_exit_t x = recv_exit(c);
 	assert_int_equal(x.status, -ECANCELED);
 	assert_ptr_equal(x.result, &e);
-	assert_int_equal(join_status(f, NULL), -ECANCELED);
+	assert_int_equal(status_of(f, NULL), -ECANCELED);
 	weft_chan_destroy(c);
 }
 
@@ -386,7 +382,7 @@ static void test_new_request_drops_report(void **state)
 	/* A request made before its exit began is dropped there; repeat until
 	 * one lands in the report's wait and ends it. Nobody ever receives. */
 	int r, status = 1;
-	while ((r = weft_fiber_join_status(f, weft_deadline_in(MS), NULL, &status)) == -ETIMEDOUT) {
+	while ((r = weft_fiber_join(f, weft_deadline_in(MS), NULL, &status)) == -ETIMEDOUT) {
 		int rc = weft_fiber_cancel(f); /* -EALREADY: the last one did it */
 		assert_true(rc == 0 || rc == -EALREADY);
 	}
@@ -409,7 +405,7 @@ static void test_request_after_end(void **state)
 	assert_int_equal(e.status, 0);
 	int r = weft_fiber_cancel(f);
 	assert_true(r == 0 || r == -EALREADY);
-	assert_int_equal(join_status(f, NULL), 0);
+	assert_int_equal(status_of(f, NULL), 0);
 	weft_chan_destroy(c);
 }
 
@@ -447,7 +443,7 @@ struct many_kid {
 static void *many_kid_fn(void *arg)
 {
 	struct many_kid *k = arg;
-	k->m->pid[k->i] = weft_pid_self();
+	k->m->pid[k->i] = weft_fiber_self();
 	if (k->i % 3 == 1)
 		weft_fiber_set_status(-(k->i % 100 + 1));
 	if (k->i % 3 == 2)
@@ -490,7 +486,7 @@ static void test_many_to_supervisor_fiber(void **state)
 	for (int i = 0; i < KIDS; i++) {
 		assert_int_equal(m.seen[i], 1);
 		/* Joined before the channel goes: a sender may still be in it. */
-		assert_int_equal(join_status(f[i], NULL), i % 3 == 1 ? -(i % 100 + 1) : 0);
+		assert_int_equal(status_of(f[i], NULL), i % 3 == 1 ? -(i % 100 + 1) : 0);
 	}
 	weft_chan_destroy(m.c);
 }

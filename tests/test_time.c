@@ -52,7 +52,7 @@ static void test_now_monotonic(void **state)
 		assert_int_equal(weft_fiber_spawn(&f[i], NULL, read_clock, &m[i]), 0);
 	}
 	for (int i = 0; i < F; i++) {
-		assert_int_equal(weft_fiber_join(f[i], wt_ms(30000), NULL), 0);
+		assert_int_equal(weft_fiber_join(f[i], wt_ms(30000), NULL, NULL), 0);
 		assert_int_equal(m[i].backwards, 0);
 		/* Spawned after the plain reads: never behind them. */
 		assert_true(m[i].first >= plain.last);
@@ -153,10 +153,10 @@ static void test_sleep_forever_until_cancelled(void **state)
 	weft_fiber_t f;
 	assert_int_equal(weft_fiber_spawn(&f, NULL, sleep_forever, &r), 0);
 	void *res;
-	assert_int_equal(weft_fiber_join(f, 0, &res),
+	assert_int_equal(weft_fiber_join(f, 0, &res, NULL),
 			 -ETIMEDOUT); /* still asleep, or not started */
 	assert_int_equal(weft_fiber_cancel(f), 0);
-	assert_int_equal(weft_fiber_join(f, wt_ms(30000), &res), 0);
+	assert_int_equal(weft_fiber_join(f, wt_ms(30000), &res, NULL), 0);
 	assert_int_equal(r, -ECANCELED);
 }
 
@@ -224,7 +224,7 @@ static void test_sleep_threads_and_fibers_together(void **state)
 		assert_true(ts[i].woke >= ts[i].deadline);
 	}
 	for (int i = 0; i < F; i++) {
-		assert_int_equal(weft_fiber_join(f[i], wt_ms(10000), NULL), 0);
+		assert_int_equal(weft_fiber_join(f[i], wt_ms(10000), NULL, NULL), 0);
 		assert_int_equal(fs[i].r, 0);
 		assert_true(fs[i].woke >= fs[i].deadline);
 	}
@@ -250,7 +250,7 @@ static void test_sleep_many_random(void **state)
 	}
 	int late = 0, bad = 0;
 	for (int i = 0; i < N; i++) {
-		assert_int_equal(weft_fiber_join(f[i], wt_ms(30000), NULL), 0);
+		assert_int_equal(weft_fiber_join(f[i], wt_ms(30000), NULL, NULL), 0);
 		if (s[i].r != 0)
 			bad++;
 		if (s[i].woke < s[i].deadline)
@@ -309,7 +309,7 @@ static void test_timer_removed_from_middle(void **state)
 	assert_int_equal(weft_future_resolve(fut, (void *)0x77), 0);
 	int timed_out = 0, resolved = 0, bad = 0, early = 0;
 	for (int i = 0; i < N; i++) {
-		assert_int_equal(weft_fiber_join(f[i], wt_ms(30000), NULL), 0);
+		assert_int_equal(weft_fiber_join(f[i], wt_ms(30000), NULL, NULL), 0);
 		if (a[i].r == -ETIMEDOUT) {
 			timed_out++;
 			if (a[i].woke < a[i].deadline)
@@ -327,7 +327,7 @@ static void test_timer_removed_from_middle(void **state)
 	}
 	free(a);
 	free(f);
-	weft_future_destroy(fut);
+	weft_future_release(fut);
 	assert_int_equal(bad, 0);
 	assert_int_equal(early, 0);
 	assert_int_equal(timed_out + resolved, N);
@@ -387,9 +387,9 @@ static void test_timer_fires_while_busy(void **state)
 	}
 	struct flag_sleeper fs = {.s = {.r = 1}, .done = &done};
 	assert_int_equal(weft_fiber_spawn(&fsl, NULL, sleep_then_flag, &fs), 0);
-	assert_int_equal(weft_fiber_join(fsl, wt_ms(20000), NULL), 0);
+	assert_int_equal(weft_fiber_join(fsl, wt_ms(20000), NULL, NULL), 0);
 	for (int i = 0; i < B; i++)
-		assert_int_equal(weft_fiber_join(fb[i], wt_ms(20000), NULL), 0);
+		assert_int_equal(weft_fiber_join(fb[i], wt_ms(20000), NULL, NULL), 0);
 	assert_int_equal(fs.s.r, 0);
 	assert_true(fs.s.woke >= fs.s.deadline);
 	for (int i = 0; i < B; i++) {
@@ -443,9 +443,9 @@ static void test_timer_due_fires_within_nine_looks(void **state)
 		assert_int_equal(weft_fiber_spawn(&sl, NULL, sleep_until_flag, &ly), 0);
 		for (int i = 0; i < 2; i++)
 			assert_int_equal(weft_fiber_spawn(&y[i], NULL, count_late_yields, &ly), 0);
-		assert_int_equal(weft_fiber_join(sl, wt_ms(20000), NULL), 0);
+		assert_int_equal(weft_fiber_join(sl, wt_ms(20000), NULL, NULL), 0);
 		for (int i = 0; i < 2; i++)
-			assert_int_equal(weft_fiber_join(y[i], wt_ms(20000), NULL), 0);
+			assert_int_equal(weft_fiber_join(y[i], wt_ms(20000), NULL, NULL), 0);
 		print_message("%ld yields, %ld of them after the deadline\n",
 			      atomic_load(&ly.yields), atomic_load(&ly.late));
 		assert_true(atomic_load(&ly.done));
@@ -511,8 +511,8 @@ static void test_timer_on_time_beside_slow_looks(void **state)
 	weft_fiber_t a, b;
 	assert_int_equal(weft_fiber_spawn(&a, NULL, wake_every_ms, &sl), 0);
 	assert_int_equal(weft_fiber_spawn(&b, NULL, compute_200us_then_yield, &sl), 0);
-	assert_int_equal(weft_fiber_join(a, wt_ms(30000), NULL), 0);
-	assert_int_equal(weft_fiber_join(b, wt_ms(30000), NULL), 0);
+	assert_int_equal(weft_fiber_join(a, wt_ms(30000), NULL, NULL), 0);
+	assert_int_equal(weft_fiber_join(b, wt_ms(30000), NULL, NULL), 0);
 	print_message("at most %ld rounds of 200 us ended past a deadline\n", sl.late_max);
 	assert_int_equal(atomic_load(&sl.round), sl.rounds);
 	assert_true(sl.late_max <= 1);
@@ -539,7 +539,7 @@ static void timed_out_await(struct timeout_then_sleep *t, int64_t wait_ms, int64
 	t->sleep_deadline = wt_ms(sleep_ms);
 	t->r_sleep = weft_sleep_until(t->sleep_deadline);
 	t->sleep_woke = weft_now();
-	weft_future_destroy(fut);
+	weft_future_release(fut);
 }
 
 static void *timed_out_await_fiber(void *arg)
@@ -596,8 +596,8 @@ static void test_early_wake_leaves_no_timer(void **state)
 	assert_int_equal(weft_fiber_spawn(&f, NULL, await_early_then_sleep, &e), 0);
 	assert_int_equal(weft_sleep_until(wt_ms(1)), 0);
 	assert_int_equal(weft_future_resolve(e.fut, NULL), 0);
-	assert_int_equal(weft_fiber_join(f, wt_ms(20000), NULL), 0);
-	weft_future_destroy(e.fut);
+	assert_int_equal(weft_fiber_join(f, wt_ms(20000), NULL, NULL), 0);
+	weft_future_release(e.fut);
 	/* Resolved at ~1 ms, or (badly stalled) timed out at 15 ms. */
 	assert_true(e.r_wait == 0 || e.r_wait == -ETIMEDOUT);
 	assert_int_equal(e.r_sleep, 0);
@@ -622,7 +622,7 @@ static void *join_timeout_then_sleep(void *arg)
 {
 	struct join_timeout *j = arg;
 	j->join_deadline = wt_ms(5);
-	j->r_join = weft_fiber_join(j->target, j->join_deadline, NULL);
+	j->r_join = weft_fiber_join(j->target, j->join_deadline, NULL, NULL);
 	j->join_woke = weft_now();
 	j->sleep_deadline = wt_ms(20);
 	j->r_sleep = weft_sleep_until(j->sleep_deadline);
@@ -641,8 +641,8 @@ static void test_join_timeout_leaves_no_timer(void **state)
 	wt_run_fiber(join_timeout_then_sleep, &j);
 	assert_int_equal(weft_future_resolve(gate, NULL), 0);
 	void *r = (void *)1;
-	assert_int_equal(weft_fiber_join(target, wt_ms(10000), &r), 0);
-	weft_future_destroy(gate);
+	assert_int_equal(weft_fiber_join(target, wt_ms(10000), &r, NULL), 0);
+	weft_future_release(gate);
 	assert_int_equal(j.r_join, -ETIMEDOUT);
 	assert_true(j.join_woke >= j.join_deadline);
 	assert_int_equal(j.r_sleep, 0);

@@ -20,7 +20,7 @@ static int child(void)
 	weft_fiber_t f;
 	if (weft_init(&cfg) != 0 || weft_fiber_spawn(&f, NULL, nothing, NULL) != 0)
 		return 3;
-	weft_fiber_join(f, -1, NULL);
+	weft_fiber_join(f, -1, NULL, NULL);
 	weft_shutdown();
 	return 0;
 }

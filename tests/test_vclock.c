@@ -44,7 +44,7 @@ static int stop(void **state)
 static void *join_forever(weft_fiber_t f)
 {
 	void *r = (void *)1;
-	assert_int_equal(weft_fiber_join(f, -1, &r), 0);
+	assert_int_equal(weft_fiber_join(f, -1, &r, NULL), 0);
 	return r;
 }
 
@@ -134,7 +134,7 @@ static void *timeouts(void *arg)
 		check(e, 3, r, -ETIMEDOUT, weft_now() - t0, n);
 
 		t0 = weft_now();
-		r = weft_fiber_join(e->target, t0 + n, NULL);
+		r = weft_fiber_join(e->target, t0 + n, NULL, NULL);
 		check(e, 4, r, -ETIMEDOUT, weft_now() - t0, n);
 
 		if (e->fd >= 0) {
@@ -176,8 +176,8 @@ static void test_vclock_timeouts_exact(void **state)
 	close(p[1]);
 #endif
 	weft_chan_destroy(e.ch);
-	weft_future_destroy(e.fut);
-	weft_future_destroy(gate);
+	weft_future_release(e.fut);
+	weft_future_release(gate);
 }
 
 /* ---- Order ---------------------------------------------------------------- */
@@ -221,7 +221,7 @@ static void *spawn_sleepers(void *arg)
 			return (void *)1;
 	}
 	for (int i = 0; i < N_ORDER; i++)
-		if (weft_fiber_join(f[i], -1, NULL) != 0)
+		if (weft_fiber_join(f[i], -1, NULL, NULL) != 0)
 			return (void *)2;
 	return NULL;
 }
@@ -290,7 +290,7 @@ static void *busy_then_sleep(void *arg)
 	}
 	b->r_a = weft_sleep_until(b->t0 + 2 * MS);
 	b->woke_a = weft_now();
-	return weft_fiber_join(f, -1, NULL) == 0 ? NULL : (void *)2;
+	return weft_fiber_join(f, -1, NULL, NULL) == 0 ? NULL : (void *)2;
 }
 
 static void test_vclock_busy_worker_holds_clock(void **state)
@@ -324,19 +324,19 @@ static void test_vclock_plain_thread_deadlines(void **state)
 	int64_t t1 = weft_now();
 	weft_fiber_t f;
 	assert_int_equal(weft_fiber_spawn(&f, NULL, await_forever, gate), 0);
-	assert_int_equal(weft_fiber_join(f, t1 + HOUR / 2, NULL), -ETIMEDOUT);
+	assert_int_equal(weft_fiber_join(f, t1 + HOUR / 2, NULL, NULL), -ETIMEDOUT);
 	assert_true(weft_now() == t1 + HOUR / 2);
 	assert_int_equal(weft_future_resolve(gate, NULL), 0);
 	join_forever(f);
 	assert_true(weft_now() == t1 + HOUR / 2);
-	weft_future_destroy(gate);
+	weft_future_release(gate);
 
 	weft_future_t *fut;
 	assert_int_equal(weft_future_create(&fut), 0);
 	int64_t t2 = weft_now();
 	assert_int_equal(weft_future_await(fut, t2 + 5 * MS, NULL), -ETIMEDOUT);
 	assert_true(weft_now() == t2 + 5 * MS);
-	weft_future_destroy(fut);
+	weft_future_release(fut);
 }
 
 /* A plain thread's timed wait is a timer of the virtual clock, and the clock
@@ -402,7 +402,7 @@ static void test_vclock_shutdown_ends_plain_thread_timer(void **state)
 	/* Let it go in any case, so that a failure ends here. */
 	weft_future_resolve(v.fut, NULL);
 	wt_thread_join(t);
-	weft_future_destroy(v.fut);
+	weft_future_release(v.fut);
 	assert_true(armed);
 	assert_true(done);
 	assert_int_equal(v.r, -ETIMEDOUT);
@@ -461,7 +461,7 @@ static void *spawn_many(void *arg)
 		if (weft_fiber_spawn(&f[i], NULL, sleep_rounds, &m[i]) != 0)
 			return (void *)1;
 	for (int i = 0; i < N_MANY; i++)
-		weft_fiber_join(f[i], -1, NULL);
+		weft_fiber_join(f[i], -1, NULL, NULL);
 	return NULL;
 }
 
@@ -580,7 +580,7 @@ static void *syn_retransmitted(void *arg)
 			 * (this fiber's sleep is the first deadline it reaches). */
 			weft_sleep_until(weft_now() + MS);
 			x->r_accept1 = weft_tcp_accept(ls, &s1, NULL, 0);
-			weft_fiber_join(f, -1, NULL);
+			weft_fiber_join(f, -1, NULL, NULL);
 			x->r_accept2 = weft_tcp_accept(ls, &s2, NULL, -1);
 		}
 	}

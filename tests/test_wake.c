@@ -460,7 +460,7 @@ static int storm(const char *io)
 	}
 	for (int i = 0; i < STORM_READERS; i++) {
 		void *res;
-		if (weft_fiber_join(f[i], wt_ms(STORM_STALL_MS), &res) != 0)
+		if (weft_fiber_join(f[i], wt_ms(STORM_STALL_MS), &res, NULL) != 0)
 			return 22;
 		atomic_store(&storm_target[i], 0);
 		if (atomic_load(&rd[i].failed))

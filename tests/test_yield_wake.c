@@ -114,8 +114,8 @@ static void test_high_yield_wakes_sleeper(void **state)
 	weft_fiber_t q, p;
 	assert_int_equal(weft_fiber_spawn(&q, &qa, q_fiber, &x), 0);
 	assert_int_equal(weft_fiber_spawn(&p, &pa, p_fiber, &x), 0);
-	assert_int_equal(weft_fiber_join(p, wt_ms(YW_SECONDS * 1000 + 60000), NULL), 0);
-	assert_int_equal(weft_fiber_join(q, wt_ms(20000), NULL), 0);
+	assert_int_equal(weft_fiber_join(p, wt_ms(YW_SECONDS * 1000 + 60000), NULL, NULL), 0);
+	assert_int_equal(weft_fiber_join(q, wt_ms(20000), NULL, NULL), 0);
 	print_message("cycles %ld, P run by worker 1 %ld, lost %ld\n", x.cycles, x.p_moved, x.lost);
 	assert_int_equal(x.errors, 0);
 	assert_true(x.cycles > 0);

@@ -126,7 +126,7 @@ int wt_dump_line(const char *name, char *out, size_t cap)
 void *wt_join(weft_fiber_t f)
 {
 	void *r = NULL;
-	assert_int_equal(weft_fiber_join(f, wt_ms(30000), &r), 0);
+	assert_int_equal(weft_fiber_join(f, wt_ms(30000), &r, NULL), 0);
 	return r;
 }
 

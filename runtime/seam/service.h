@@ -60,7 +60,7 @@ int weft__waiter_wait_unlocked(weft__lock_t *lock, struct weft__waiter **head,
 /* ---- Blocking work (offload.c) ------------------------------------------ */
 
 /* Queue fn(arg) for a helper thread, as weft_offload does, without waiting:
- * *done (the caller's reference, for weft_future_destroy) resolves with
+ * *done (the caller's reference, for weft_future_release) resolves with
  * what fn returned. A caller that stops waiting (a deadline) destroys *done
  * and leaves: the job still runs, so what fn touches must not be the
  * caller's (net/resolve.c's jobs own their state with the caller, and

@@ -68,8 +68,8 @@ expect()
 	in_order "$lbl: fiber <child>: weft_chan_recv, wait_for_order, waiter, arch_fiber_start" \
 		"$out.child" weft_chan_recv wait_for_order waiter arch_fiber_start
 	sed -n '/^Fiber [0-9]* "supervisor"/,$p' "$out" >"$out.sup"
-	in_order "$lbl: fiber <supervisor>: weft_fiber_join_status, supervise, arch_fiber_start" \
-		"$out.sup" weft_fiber_join_status supervise arch_fiber_start
+	in_order "$lbl: fiber <supervisor>: weft_fiber_join, supervise, arch_fiber_start" \
+		"$out.sup" weft_fiber_join supervise arch_fiber_start
 }
 
 # The commands after `info fibers`: the ids are known only then, so gdb

@@ -35,7 +35,7 @@ static void *supervise(void *arg)
 	if (weft_fiber_spawn(&f, &attr, waiter, NULL) != 0)
 		return (void *)1;
 	void *r;
-	weft_fiber_join(f, -1, &r);
+	weft_fiber_join(f, -1, &r, NULL);
 	return r;
 }
 
@@ -74,8 +74,8 @@ int main(int argc, char **argv)
 	if (argc > 1 && strcmp(argv[1], "abort") == 0)
 		abort();
 	weft_chan_close(orders);
-	weft_fiber_join(w, -1, NULL);
-	weft_fiber_join(s, -1, NULL);
+	weft_fiber_join(w, -1, NULL, NULL);
+	weft_fiber_join(s, -1, NULL, NULL);
 	weft_chan_destroy(orders);
 	weft_shutdown();
 	printf("parked: ok\n");

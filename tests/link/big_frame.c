@@ -29,7 +29,7 @@ int main(void)
 	if (weft_fiber_spawn(&f, &a, big, NULL))
 		return 2;
 	void *r = NULL;
-	weft_fiber_join(f, -1, &r);
+	weft_fiber_join(f, -1, &r, NULL);
 	printf("big_frame: no overflow (%p)\n", r);
 	weft_run();
 	weft_shutdown();

@@ -207,10 +207,10 @@ fi
 # (docs/cross-compiling.md); both builds must run.
 if [ -z "$cross" ]; then
 	cmake_args=(-DCMAKE_PREFIX_PATH="$root$prefix")
-	how="find_package(weft 0.1) and weft::weft"
+	how="find_package(weft 0.2) and weft::weft"
 else
 	cmake_args=(-DCMAKE_TOOLCHAIN_FILE="$toolchain")
-	how="-DCMAKE_TOOLCHAIN_FILE=$toolchain, find_package(weft 0.1) and weft::weft"
+	how="-DCMAKE_TOOLCHAIN_FILE=$toolchain, find_package(weft 0.2) and weft::weft"
 fi
 if cmake -S tests/link/cmake -B "$tmp/cmake" "${cmake_args[@]}" >"$tmp/cmake.log" 2>&1 &&
 	cmake --build "$tmp/cmake" >>"$tmp/cmake.log" 2>&1; then

@@ -28,7 +28,8 @@ int main(void)
 	weft_fiber_t f;
 	void *res = NULL;
 	char x[2];
-	if (weft_fiber_spawn(&f, NULL, child, x) || weft_fiber_join(f, -1, &res) || res != x + 1)
+	if (weft_fiber_spawn(&f, NULL, child, x) || weft_fiber_join(f, -1, &res, NULL) ||
+	    res != x + 1)
 		return 2;
 	/* weft's clock is its own, not this program's shim_now. */
 	if (weft_now() <= 0)

@@ -27,7 +27,7 @@ int main(int argc, char **argv)
 	for (int i = 0; i < n; i++)
 		weft_fiber_spawn(&fibers[i], NULL, greet, argv[i + 1]);
 	for (int i = 0; i < n; i++)
-		weft_fiber_join(fibers[i], -1, NULL);
+		weft_fiber_join(fibers[i], -1, NULL, NULL);
 	weft_shutdown();
 	return 0;
 }
