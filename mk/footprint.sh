@@ -39,7 +39,7 @@
 #   --check  the short version for mk/net-tests.sh: FOOTPRINT_CHECK_CONNS
 #            (1000) connections held in each mode, the memory and boot-time
 #            lines present, httpd's text+data under 256 KiB; no search.
-# Environment: FOOTPRINT_FIBER_PROBE (7500) and FOOTPRINT_STEP_PROBE (22000),
+# Environment: FOOTPRINT_FIBER_PROBE (13000) and FOOTPRINT_STEP_PROBE (22000),
 # the probes' connection counts (cut to what the client's descriptors
 # allow: RLIMIT_NOFILE, raised to 65536 where root may, less 16); FOOTPRINT_MEM (64M), QEMU's -m;
 # FOOTPRINT_STALL_S (120); FOOTPRINT_LOAD_S (600); FOOTPRINT_CONFIRM (2); FOOTPRINT_MODES ("fiber step"), which to measure;
@@ -371,7 +371,7 @@ ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)" 2>/dev/null
 client_max=$(($(ulimit -n) - 16))
 boot_line=
 for mode in ${FOOTPRINT_MODES:-fiber step}; do
-	if [ "$mode" = fiber ]; then probe=${FOOTPRINT_FIBER_PROBE:-7500}; else probe=${FOOTPRINT_STEP_PROBE:-22000}; fi
+	if [ "$mode" = fiber ]; then probe=${FOOTPRINT_FIBER_PROBE:-13000}; else probe=${FOOTPRINT_STEP_PROBE:-22000}; fi
 	bound=''
 	if [ "$probe" -gt "$client_max" ]; then
 		probe=$((client_max / 100 * 100))
