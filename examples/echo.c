@@ -26,28 +26,23 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "echo/conn.h"
 #include "weft.h"
 #include "weft_net.h"
 
-#define BUF 4096
+#define BUF 4096 /* a step's buffer: on its runner's stack, for the step alone */
 #define MS 1000000LL
 
 static long idle_ms, max_conns, poll_max_ms;
 static bool step_mode;
 static _Atomic long open_conns;
 
+/* A connection's fiber: echo/conn.h's loop, which stays within one page of
+ * stack. Each round waits at most idle_ms for the client. */
 static void *echo_conn(void *arg)
 {
 	weft_sock_t *s = arg;
-	char buf[BUF];
-	/* Each round waits at most idle_ms for the client. */
-	for (;;) {
-		ssize_t n = weft_sock_read(s, buf, sizeof buf, weft_deadline_in(idle_ms * MS));
-		if (n <= 0)
-			break;
-		if (weft_sock_write(s, buf, (size_t)n, weft_deadline_in(idle_ms * MS)) != n)
-			break;
-	}
+	echo_serve(s, idle_ms * MS);
 	weft_sock_close(s);
 	atomic_fetch_sub(&open_conns, 1);
 	return NULL;

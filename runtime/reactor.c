@@ -79,8 +79,14 @@ static _Atomic int64_t last_poll;
 #define ERR_IN 16
 #define ERR_OUT 32
 
-/* Reports taken from the shim in one poll and handled under one lock. */
+/* Reports taken from the shim in one poll and handled under one lock, in
+ * the one array below: only the poll's holder (poll_take) uses it. Not on
+ * the poller's stack: a fiber that parks with nothing else queued polls on
+ * its own stack (weft__find_work), and 3 KiB of reports there took every
+ * such fiber into a second stack page, held as long as it lives (issue 34:
+ * an echo connection's fiber on qemu-virt). */
 #define POLL_MAX 256
+static struct shim_io_event poll_ev[POLL_MAX];
 
 _Static_assert((int)WEFT_IO_IN == (int)SHIM_IO_IN && (int)WEFT_IO_OUT == (int)SHIM_IO_OUT &&
 		       (int)WEFT_IO_ERR == (int)SHIM_IO_ERR,
@@ -451,7 +457,7 @@ bool weft__io_poll(int64_t deadline, struct weft__worker *idle)
 		if (atomic_load(&idle->wake))
 			deadline = 0;
 	}
-	struct shim_io_event ev[POLL_MAX];
+	struct shim_io_event *ev = poll_ev;
 	int n = shim_io_poll(ev, POLL_MAX, deadline);
 	if (idle)
 		atomic_store(&idle->in_poll, 0);

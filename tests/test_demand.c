@@ -484,6 +484,56 @@ static void test_full_memory_refuses_new_work(void **state)
 	free(conns);
 }
 
+/* The stack window holds more than a GiB of stacks: 9,000 of the default
+ * shape (64 KiB and a 64 KiB guard) reach past the 8,192 its first GiB
+ * holds, and a stack beyond it is lazy, maps on a touch, and is a stack
+ * like the others (issue 34: fibers of one page each, more than 8,192 of
+ * them fit in 64 MiB). Last: the page tables made stay. */
+#define WIDE 9000
+static void test_window_beyond_one_gib(void **state)
+{
+	(void)state;
+	if (!BARE) {
+		print_message("Linux: the kernel's address space, no window of weft's\n");
+		skip();
+	}
+#if !WT_LINUX
+	struct shim_stack *s = calloc(WIDE, sizeof *s);
+	assert_non_null(s);
+	int n = 0;
+	uintptr_t lo = UINTPTR_MAX, hi = 0;
+	while (n < WIDE && shim_stack_alloc(64 * KB, &s[n]) == 0) {
+		uintptr_t b = (uintptr_t)s[n].base;
+		lo = b < lo ? b : lo;
+		hi = b > hi ? b : hi;
+		n++;
+	}
+	print_message("%d stacks at once, from %#lx to %#lx; %zu pages free\n", n,
+		      (unsigned long)lo, (unsigned long)hi, shim_page_free_count());
+	assert_int_equal(n, WIDE);
+	assert_true(hi - lo >= (uintptr_t)1 << 30); /* past the first GiB */
+	/* The highest: lazy, its guard none, a page on a touch. */
+	struct shim_stack *top_one = NULL;
+	for (int i = 0; i < n; i++)
+		if ((uintptr_t)s[i].base == hi)
+			top_one = &s[i];
+	assert_non_null(top_one);
+	char *top = (char *)top_one->base + top_one->size;
+	assert_true(shim_vm_lazy((uintptr_t)top - 1));
+	assert_false(shim_vm_lazy((uintptr_t)top_one->base - 1));
+	assert_false(shim_vm_mapped((uintptr_t)top_one->base - 1));
+	uint64_t faults = shim_demand_faults();
+	*(volatile char *)(top - 1) = 7;
+	assert_int_equal(shim_demand_faults() - faults, 1);
+	assert_true(shim_vm_mapped((uintptr_t)top - 1));
+	assert_int_equal(*(volatile char *)(top - 1), 7);
+	for (int i = 0; i < n; i++)
+		shim_stack_free(&s[i]);
+	shim_stack_reclaim();
+	free(s);
+#endif
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -493,6 +543,7 @@ int main(void)
 		cmocka_unit_test(test_whole_stack_usable),
 		cmocka_unit_test(test_fault_inside_trap_handler),
 		cmocka_unit_test(test_full_memory_refuses_new_work),
+		cmocka_unit_test(test_window_beyond_one_gib),
 	};
 	return WT_MAIN("demand", tests, wt_start, wt_stop);
 }

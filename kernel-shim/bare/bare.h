@@ -113,9 +113,10 @@ uintptr_t shim_vm_unmap(uintptr_t va, int keep);
 int shim_vm_mapped(uintptr_t va);
 /* 1 if va is a lazy page of the stack window. */
 int shim_vm_lazy(uintptr_t va);
-/* Where fiber stacks live: [VM_STACK_BASE, VM_STACK_BASE + VM_STACK_SIZE). */
+/* Where fiber stacks live: [VM_STACK_BASE, VM_STACK_BASE + VM_STACK_SIZE),
+ * whole GiB (vm.c: its tables are made as stacks come). */
 #define VM_STACK_BASE 0x2000000000UL /* 128 GiB */
-#define VM_STACK_SIZE (1UL << 30)
+#define VM_STACK_SIZE (16UL << 30)
 
 /* Give the pages of every pooled stack back (stack.c), and those waiting
  * for the other harts' fence; 1 if any were. */

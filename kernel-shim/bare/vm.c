@@ -1,14 +1,20 @@
 /* SPDX-License-Identifier: MIT */
 /* Sv39 page tables. RAM and the board's device window are identity-mapped
  * with 1 GiB pages, so the shim and the runtime use physical addresses as
- * they are. Fiber stacks live in a separate 1 GiB window mapped with 4 KiB
+ * they are. Fiber stacks live in a separate window (VM_STACK_SIZE, 16 GiB:
+ * 131,072 stacks of the default size with their guards) mapped with 4 KiB
  * pages, whose entries are in one of three states: none (a guard, or
  * addresses never handed out: touching it is a page fault that fault.c
  * reports), lazy (a page of a stack that has no memory yet: V clear and a
  * software bit set; the first touch faults and demand.c maps a page) or
  * mapped. The tables under a stack are made when its addresses are handed
  * out, so mapping a lazy page later writes one entry and allocates nothing
- * but the page. Everything here is under the memory lock (page.c). */
+ * but the page. The tables of each GiB of the window are made when its
+ * first stack is: a level-1 table (a page) for the GiB, a leaf table (a
+ * page) for each 2 MiB, 16 stacks of 64 KiB with their 64 KiB guards. Until
+ * issue 34 the window was one GiB, 8,192 such stacks: fewer than the
+ * fibers of one page each that 64 MiB holds. Everything here is under the
+ * memory lock (page.c). */
 #include <errno.h>
 
 #include "bare.h"
@@ -26,7 +32,6 @@
 #define SATP_SV39 (8ull << 60)
 
 static uint64_t root[512] __attribute__((aligned(4096)));
-static uint64_t *window; /* the level-1 table of the stack window */
 
 static uint64_t pte_of(uintptr_t pa, uint64_t flags) { return (uint64_t)(pa >> 12) << 10 | flags; }
 static uint64_t *table_of(uint64_t pte)
@@ -54,25 +59,33 @@ void shim_vm_init(uintptr_t ram_base, uintptr_t ram_end)
 		root[g / GIGA] = pte_of(g, common | PTE_R | PTE_W) | board_pte_bits(1);
 	for (uintptr_t g = ram_base & ~(GIGA - 1); g < ram_end; g += GIGA)
 		root[g / GIGA] = pte_of(g, common | PTE_R | PTE_W | PTE_X) | board_pte_bits(0);
-	window = shim_page_alloc();
-	root[VM_STACK_BASE / GIGA] = pte_of((uintptr_t)window, PTE_V);
 	satp_set();
+}
+
+/* The table below the valid non-leaf entry *e, made (zeroed: every entry
+ * none) if e is not valid yet and create says so; NULL if not. A hart that
+ * cached e invalid faults on the stack page it then touches, and
+ * demand.c's local fence drops that entry. */
+static uint64_t *below(uint64_t *e, int create)
+{
+	if (!(*e & PTE_V)) {
+		if (!create)
+			return NULL;
+		void *t = shim_page_alloc();
+		if (!t)
+			return NULL;
+		*e = pte_of((uintptr_t)t, PTE_V);
+	}
+	return table_of(*e);
 }
 
 static uint64_t *leaf(uintptr_t va, int create)
 {
 	if (va < VM_STACK_BASE || va >= VM_STACK_BASE + VM_STACK_SIZE)
 		return NULL;
-	uint64_t *l1 = &window[(va >> 21) & 511];
-	if (!(*l1 & PTE_V)) {
-		if (!create)
-			return NULL;
-		void *t = shim_page_alloc();
-		if (!t)
-			return NULL;
-		*l1 = pte_of((uintptr_t)t, PTE_V);
-	}
-	return &table_of(*l1)[(va >> 12) & 511];
+	uint64_t *l1 = below(&root[(va >> 30) & 511], create);
+	uint64_t *l0 = l1 ? below(&l1[(va >> 21) & 511], create) : NULL;
+	return l0 ? &l0[(va >> 12) & 511] : NULL;
 }
 
 int shim_vm_reserve(uintptr_t va)
