@@ -50,18 +50,18 @@ static weft_addr_t v4(int a, int b, int c, int d, uint16_t port)
 static const uint8_t LO6[16] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1};
 
 /* got is the address want is, port and scope included. */
-#define EXPECT_ADDR(got, want)                                                               \
-	do {                                                                                 \
-		weft_addr_t g_ = (got), w_ = (want);                                         \
-		char bg_[WEFT_ADDR_STRLEN], bw_[WEFT_ADDR_STRLEN];                           \
-		bool same_ = g_.family == w_.family && g_.port == w_.port &&                 \
-			     (g_.family == WEFT_AF_INET                                      \
-				      ? g_.ip == w_.ip                                       \
+#define EXPECT_ADDR(got, want)                                                                \
+	do {                                                                                  \
+		weft_addr_t g_ = (got), w_ = (want);                                          \
+		char bg_[WEFT_ADDR_STRLEN], bw_[WEFT_ADDR_STRLEN];                            \
+		bool same_ = g_.family == w_.family && g_.port == w_.port &&                  \
+			     (g_.family == WEFT_AF_INET                                       \
+				      ? g_.ip == w_.ip                                        \
 				      : !memcmp(g_.ip6, w_.ip6, 16) && g_.scope == w_.scope); \
-		if (!same_)                                                                  \
-			fail_msg("%s = %s, expected %s", #got,                               \
-				 weft_addr_format(&g_, bg_, sizeof bg_),                     \
-				 weft_addr_format(&w_, bw_, sizeof bw_));                    \
+		if (!same_)                                                                   \
+			fail_msg("%s = %s, expected %s", #got,                                \
+				 weft_addr_format(&g_, bg_, sizeof bg_),                      \
+				 weft_addr_format(&w_, bw_, sizeof bw_));                     \
 	} while (0)
 
 /* ---- ipv6-addr: parsing and formatting ------------------------------------ */
@@ -150,9 +150,9 @@ static void test_parse_format(void **state)
 	char buf[WEFT_ADDR_STRLEN];
 	assert_string_equal(weft_addr_format(&zero, buf, sizeof buf), "0.0.0.0:0");
 	/* The longest text fits WEFT_ADDR_STRLEN; a short buffer is cut, ended. */
-	assert_int_equal(weft_addr_parse("[ffff:ffff:ffff:ffff:ffff:ffff:ffff:fffe%4294967295]:65535",
-					 &a),
-			 0);
+	assert_int_equal(
+		weft_addr_parse("[ffff:ffff:ffff:ffff:ffff:ffff:ffff:fffe%4294967295]:65535", &a),
+		0);
 	weft_addr_format(&a, buf, sizeof buf);
 	assert_string_equal(buf, "[ffff:ffff:ffff:ffff:ffff:ffff:ffff:fffe%4294967295]:65535");
 	assert_true(strlen(buf) < WEFT_ADDR_STRLEN);
@@ -248,8 +248,7 @@ static void test_resolve_offline(void **state)
 	}
 	/* A number of the family excluded: no such address. */
 	assert_int_equal(weft_addr_resolve_family("::1", WEFT_RESOLVE_INET, &a, -1), -ENOENT);
-	assert_int_equal(weft_addr_resolve_family("1.2.3.4", WEFT_RESOLVE_INET6, &a, -1),
-			 -ENOENT);
+	assert_int_equal(weft_addr_resolve_family("1.2.3.4", WEFT_RESOLVE_INET6, &a, -1), -ENOENT);
 	assert_int_equal(weft_addr_resolve_family("1.2.3.4:5", WEFT_RESOLVE_INET6_FIRST, &a, -1),
 			 0);
 	EXPECT_ADDR(a, v4(1, 2, 3, 4, 5));
@@ -261,8 +260,7 @@ static void test_resolve_offline(void **state)
 	assert_int_equal(weft_addr_resolve("[::1", &a, -1), -EINVAL);
 	assert_int_equal(weft_addr_resolve("[localhost]:80", &a, -1), -EINVAL);
 	/* A name needs a stack. */
-	assert_int_equal(weft_addr_resolve_family("six.test", WEFT_RESOLVE_INET6, &a, -1),
-			 -ESRCH);
+	assert_int_equal(weft_addr_resolve_family("six.test", WEFT_RESOLVE_INET6, &a, -1), -ESRCH);
 }
 
 /* ---- The stacks --------------------------------------------------------------- */
@@ -643,7 +641,8 @@ static int stack_setup(void **state)
 	}
 	if (is_lwip()) {
 		weft_addr_t a = v6("::1", 53);
-		if (weft_udp_bind(&dns_sock, &a) || weft_fiber_spawn(&dns_fiber, NULL, dns_main, NULL))
+		if (weft_udp_bind(&dns_sock, &a) ||
+		    weft_fiber_spawn(&dns_fiber, NULL, dns_main, NULL))
 			return -1;
 	} else {
 		saved4 = weft__kresolve_fn;
@@ -696,8 +695,9 @@ static int run_stack(const char *name, const weft_net_config_t *cfg)
 	snprintf(group, sizeof group, "ipv6-%s", name);
 	stack_name = name;
 	stack_cfg = cfg;
-	return _cmocka_run_group_tests(group, stack_tests, sizeof stack_tests / sizeof stack_tests[0],
-				       stack_setup, stack_teardown);
+	return _cmocka_run_group_tests(group, stack_tests,
+				       sizeof stack_tests / sizeof stack_tests[0], stack_setup,
+				       stack_teardown);
 }
 
 #if WT_LINUX
