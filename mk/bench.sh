@@ -299,6 +299,46 @@ stop_server()
 	SRV_PID=
 }
 
+# Where a network row's time goes: beside each figure, the CPU time per
+# message (or request) of the server and of the whole machine, so that a
+# row limited by the client or the kernel says so. proc_cpu_ns PID: the
+# time on a CPU, in ns, of every thread of PID and of its descendants
+# (/proc/PID/task/*/schedstat, field 1; nginx's worker is the master's
+# child); a thread that ends during the run takes its time with it, which
+# none of the servers here does. machine_ticks: the busy time of every CPU
+# in clock ticks, the kernel's interrupt and softirq time (where the
+# network stack runs) included (/proc/stat: user nice system irq softirq
+# steal). cpu_mark: both, for cpu_record after the run.
+TICK_NS=$((1000000000 / $(getconf CLK_TCK)))
+proc_cpu_ns()
+{
+	local sum=0 t c
+	for t in /proc/"$1"/task/*/schedstat; do
+		read -r c _ <"$t" 2>/dev/null && sum=$((sum + c))
+	done
+	for c in $(cat /proc/"$1"/task/*/children 2>/dev/null); do
+		sum=$((sum + $(proc_cpu_ns "$c")))
+	done
+	echo "$sum"
+}
+machine_ticks() { awk '$1 == "cpu" { print $2 + $3 + $4 + $7 + $8 + $9; exit }' /proc/stat; }
+CPU_MARK_SRV=0 CPU_MARK_ALL=0
+cpu_mark()
+{
+	CPU_MARK_SRV=$(proc_cpu_ns "$SRV_PID")
+	CPU_MARK_ALL=$(machine_ticks)
+}
+# cpu_record KEY COUNT: since cpu_mark, the server's and the machine's CPU
+# time per message in microseconds, as measurements KEY_srv and KEY_all.
+cpu_record()
+{
+	local srv all
+	srv=$(($(proc_cpu_ns "$SRV_PID") - CPU_MARK_SRV))
+	all=$((($(machine_ticks) - CPU_MARK_ALL) * TICK_NS))
+	record "$1_srv" "$(awk -v t="$srv" -v n="$2" 'BEGIN { printf "%.3f", (n > 0 ? t / n / 1000 : 0) }')"
+	record "$1_all" "$(awk -v t="$all" -v n="$2" 'BEGIN { printf "%.3f", (n > 0 ? t / n / 1000 : 0) }')"
+}
+
 # client LOG CMD...: CMD in the namespace pinned to CLI_CPU, bounded in time.
 client()
 {
@@ -311,6 +351,7 @@ client()
 echo_client()
 {
 	local key=$1 addr=$2 p=$3 slog=$4 log=$LOGS/$1.client.$rep.log
+	cpu_mark
 	client "$log" env ECHO_LOAD_TIMEOUT_S="$RUN_S" "$W/bench/echo_load" "$addr" "$p" \
 		"$ECHO_C" "$ECHO_M" "$ECHO_S"
 	local rc=$? line
@@ -319,6 +360,9 @@ echo_client()
 		say "FAILED: $key: echo_load exit $rc: ${line:-no result} (log: $log)"
 		return
 	fi
+	# Messages echoed: the run's seconds times its rate.
+	cpu_record "$key.echo" "$(echo "$line" |
+		sed 's/.*: \([0-9.]*\) s, \([0-9.]*\) msgs\/s.*/\1 \2/' | awk '{ printf "%.0f", $1 * $2 }')"
 	record "$key.echo" "$(echo "$line" | sed 's/.* s, \([0-9.]*\) msgs\/s.*/\1/')" \
 		"server cpu $(cpus_of "$slog"), client cpu $(cpus_of "$log")"
 }
@@ -546,6 +590,7 @@ http_row()
 		return
 	fi
 	local clog=$LOGS/$key.wrk.$rep.log
+	cpu_mark
 	client "$clog" wrk -t1 -c"$HTTP_C" -d"${HTTP_S}s" "http://$host:$port/"
 	local rc=$? rps
 	rps=$(sed -n 's/^Requests\/sec: *\([0-9.]*\).*/\1/p' "$clog")
@@ -554,6 +599,7 @@ http_row()
 	else
 		grep -E 'Non-2xx|Socket errors' "$clog" | sed "s/^ */bench: note: $key run $rep: /" |
 			tee -a "$OUT/notes.txt"
+		cpu_record "$key.http" "$(sed -n 's/^ *\([0-9]*\) requests in .*/\1/p' "$clog")"
 		record "$key.http" "$rps" "server cpu $(cpus_of "$log"), client cpu $(cpus_of "$clog")"
 	fi
 	stop_server
@@ -661,13 +707,19 @@ function fmt(v, unit) {
 	if (v >= 100) return sprintf("%.0f %s", v, unit)
 	return sprintf("%.1f %s", v, unit)
 }
+function med(k,   r, m, a) {
+	m = 0
+	for (r = 1; r <= maxrep; r++) if ((r, k) in val) a[++m] = val[r, k]
+	return median(a, m)
+}
+function us(v) { return v == "" ? "n/a" : sprintf("%.2f", v) }
 function list(k,   r, s) {
 	s = ""
 	for (r = 1; r <= maxrep; r++) if ((r, k) in val) s = s (s == "" ? "" : " ") val[r, k]
 	return s
 }
 BEGIN {
-	print "id,benchmark,anchor,unit,weft_median,anchor_median,ratio,target_op,target,met,runs,weft_runs,anchor_runs,placement" > csv
+	print "id,benchmark,anchor,unit,weft_median,anchor_median,ratio,target_op,target,met,runs,weft_runs,anchor_runs,placement,weft_server_us,weft_machine_us,anchor_server_us,anchor_machine_us" > csv
 }
 FILENAME == raw {
 	val[$1, $2] = $3; if ($1 > maxrep) maxrep = $1
@@ -694,10 +746,16 @@ FILENAME == raw {
 		op, target, met)
 	placerow[n] = sprintf("| %s | %s |", bench " vs " anchor, pl)
 	isnet[n] = ak ~ /(echo|http)$/
+	cs = ca = xs = xa = ""
+	if (isnet[n]) {
+		cs = med(wk "_srv"); ca = med(wk "_all"); xs = med(ak "_srv"); xa = med(ak "_all")
+		cpurow[n] = sprintf("| %s | %s | %s | %s | %s |", bench " vs " anchor, us(cs), us(ca),
+			us(xs), us(xa))
+	}
 	gsub(/"/, "\"\"", bench)
-	printf "%s,\"%s\",\"%s\",%s,%s,%s,%s,%s,%s,%s,%s,\"%s\",\"%s\",\"%s\"\n", id, bench, anchor, unit,
-		mw, ma, mr == "" ? "" : sprintf("%.4f", mr), op, target, met, nr, list(wk),
-		ak == "-" ? "" : list(ak), (pl == "-" ? "" : pl) > csv
+	printf "%s,\"%s\",\"%s\",%s,%s,%s,%s,%s,%s,%s,%s,\"%s\",\"%s\",\"%s\",%s,%s,%s,%s\n", id, bench,
+		anchor, unit, mw, ma, mr == "" ? "" : sprintf("%.4f", mr), op, target, met, nr, list(wk),
+		ak == "-" ? "" : list(ak), (pl == "-" ? "" : pl), cs, ca, xs, xa > csv
 	printf "%d\t\"%s (%s %s)\"\t%s\t%s\t%d\n", n, id, op, target, mr == "" ? "NaN" : mr, target,
 		(met == "yes") > dat
 }
@@ -711,6 +769,12 @@ END {
 	print "| row | placement |"
 	print "|---|---|"
 	for (i = 1; i <= n; i++) if (isnet[i]) print placerow[i]
+	print ""
+	print "CPU time per message (echo) or request (HTTP), in microseconds, medians: the server process (all its threads and child processes) and the whole machine (every CPU busy, the softirq time of the kernel included, so the client and the network work of the kernel too):"
+	print ""
+	print "| row | weft server | weft machine | anchor server | anchor machine |"
+	print "|---|---:|---:|---:|---:|"
+	for (i = 1; i <= n; i++) if (isnet[i]) print cpurow[i]
 }
 ' "$RAW" "$ROWS" >"$OUT/table.md"
 
@@ -794,6 +858,15 @@ while IFS=$'\t' read -r id _; do
 	wm=$(echo "$f" | cut -d, -f5) am=$(echo "$f" | cut -d, -f6) r=$(echo "$f" | cut -d, -f7)
 	[ "$id" = fib_even ] && am=0
 	check "$id: weft $wm, anchor $am, ratio $r" eval 'numeric "$wm" && numeric "$am" && numeric "$r"'
+	if [ "$group" != sched ]; then
+		# The four CPU figures: fields 15-18. A server that answered
+		# used some CPU: its figures are above 0.
+		ws=$(echo "$f" | cut -d, -f15) wa=$(echo "$f" | cut -d, -f16)
+		as=$(echo "$f" | cut -d, -f17) aa=$(echo "$f" | cut -d, -f18)
+		check "$id: CPU per message: weft server $ws, machine $wa; anchor server $as, machine $aa us" \
+			eval 'numeric "$ws" && numeric "$wa" && numeric "$as" && numeric "$aa" &&
+				awk -v a="$ws" -v b="$as" "BEGIN { exit !(a > 0 && b > 0) }"'
+	fi
 done <"$ROWS"
 check "the table has every row ($(wc -l <"$ROWS"))" \
 	test "$(grep -c '^| ' "$OUT/results.md")" -ge "$(($(wc -l <"$ROWS") + 2))"

@@ -101,10 +101,20 @@ step "format (mk/format.sh check)" "" mk/format.sh check
 # runtime/'s files call each other in no circle but the scheduler's core
 # and the processes' (tests/link/layers.sh, from the objects' symbols).
 step "tests/link/layers.sh" "$x86 lib" tests/link/layers.sh build/linux-x86_64
-# docs/api.md's table of weft_net.h's calls names the error codes the
-# header's comments name, every public function is named on the page, and
+# docs/api.md names the error codes the header's comments name (weft_net.h's
+# calls, and weft.h's in the shapes it reads), every public function is
+# named on the page, and
 # its contents and weft_net.h prototypes are current (tests/link/apidoc.sh).
 step "tests/link/apidoc.sh" "" tests/link/apidoc.sh
+# docs/debugging.md's quoted gdb sessions (linux-x86_64, qemu-user's
+# riscv64, make debug's qemu-virt), dump and overflow report are what their
+# commands print now (mk/debugging-doc.sh --check; the script without
+# --check rewrites them).
+step "mk/debugging-doc.sh --check" \
+	"$x86 build/linux-x86_64/tests/gdb/parked build/linux-x86_64/tests/test_overflow build/linux-x86_64/examples/httpd" \
+	bash -c 'make --no-print-directory -s TARGET=linux-riscv64 build/linux-riscv64/tests/gdb/parked >/dev/null &&
+		make --no-print-directory -s TARGET=qemu-virt build/qemu-virt/examples/httpd >/dev/null &&
+		exec mk/debugging-doc.sh --check'
 step "tests/link/install.sh linux-x86_64" "" tests/link/install.sh linux-x86_64
 step "tests/link/install.sh linux-aarch64" "" tests/link/install.sh linux-aarch64
 step "tests/link/install.sh linux-riscv64" "" tests/link/install.sh linux-riscv64

@@ -49,10 +49,13 @@
 #define R_MISSED 0x1020
 #define R_CUR_TX 0x1048
 #define R_CUR_RX 0x104c
+#define R_CUR_TX_BUF 0x1050
+#define R_CUR_RX_BUF 0x1054
 #define R_SPAN 0x2000
 
 #define C_RE (1u << 2)
 #define C_TE (1u << 3)
+#define C_LM (1u << 12) /* loopback inside the MAC */
 #define F_PR (1u << 0)
 #define F_PM (1u << 4)
 #define MII_GB (1u << 0)
@@ -188,7 +191,7 @@ static struct {
 	unsigned reported;
 } sources[SOURCES_MAX];
 static int lock_depth;
-static char console[1024];
+static char console[8192];
 static size_t console_len;
 
 static struct dm_dev *devs[DEVS_MAX];
@@ -378,6 +381,7 @@ struct dm_dev {
 	unsigned swr_reads; /* reads of the bus mode before the reset is done */
 	unsigned mii_reads; /* reads of the MII address before it is not busy */
 	uint32_t cur_rx, cur_tx;
+	uint32_t cur_rx_buf, cur_tx_buf; /* the buffers last used */
 	uint32_t missed;
 	int tx_active;
 	int tx_hold;
@@ -405,6 +409,7 @@ static void dev_reset(struct dm_dev *m)
 	m->r[R_ADDR0_LO / 4] = 0xffffffffu;
 	m->r[0x20 / 4] = 0x1037; /* version: 3.7 */
 	m->cur_rx = m->cur_tx = 0;
+	m->cur_rx_buf = m->cur_tx_buf = 0;
 	m->missed = 0;
 	m->tx_active = 0;
 	m->tx_len = 0;
@@ -485,6 +490,10 @@ uint32_t dm_reg(struct dm_dev *m, unsigned off)
 		return m->cur_rx;
 	if (off == R_CUR_TX)
 		return m->cur_tx;
+	if (off == R_CUR_RX_BUF)
+		return m->cur_rx_buf;
+	if (off == R_CUR_TX_BUF)
+		return m->cur_tx_buf;
 	return off < R_SPAN ? m->r[off / 4] : 0;
 }
 
@@ -531,6 +540,7 @@ static void deliver(struct dm_dev *m, const unsigned char *f, size_t len)
 }
 
 static void tx_run(struct dm_dev *m);
+static int rx_frame(struct dm_dev *m, const void *frame, size_t len, int bad);
 void dm_tx_hold(struct dm_dev *m, int on)
 {
 	shim_big_lock();
@@ -576,6 +586,7 @@ static void tx_run(struct dm_dev *m)
 			bus_error(m);
 			return;
 		}
+		m->cur_tx_buf = w[2];
 		if (m->tx_active && m->tx_len + len <= FRAME_CAP) {
 			memcpy(m->tx_frame + m->tx_len, b, len);
 			m->tx_len += len;
@@ -586,7 +597,12 @@ static void tx_run(struct dm_dev *m)
 				size_t fl = m->tx_len < 60 ? 60 : m->tx_len; /* padded */
 				if (fl > m->tx_len)
 					memset(m->tx_frame + m->tx_len, 0, fl - m->tx_len);
-				deliver(m, m->tx_frame, fl);
+				if (m->r[R_CONF / 4] & C_LM) {
+					m->c.looped++; /* the MAC's own receiver takes it */
+					rx_frame(m, m->tx_frame, fl, 0);
+				} else {
+					deliver(m, m->tx_frame, fl);
+				}
 			}
 		}
 		uint32_t done = 0; /* OWN clear, no error */
@@ -607,8 +623,6 @@ static uint32_t crc32_ieee(const unsigned char *p, size_t n)
 	}
 	return ~c;
 }
-
-static int rx_frame(struct dm_dev *m, const void *frame, size_t len, int bad);
 
 int dm_rx_frame(struct dm_dev *m, const void *frame, size_t len)
 {
@@ -699,6 +713,7 @@ static int rx_frame(struct dm_dev *m, const void *frame, size_t len, int bad)
 			return -1;
 		}
 		memcpy(b, full + at, k);
+		m->cur_rx_buf = w[2];
 		at += k;
 		left -= k;
 		uint32_t s = (first ? RD0_FS : 0);

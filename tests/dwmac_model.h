@@ -23,7 +23,9 @@
  * frame counter), the MAC's configuration, frame filter, address 0 and
  * MDIO; descriptors walked by ownership in chained mode (DES3) or ring mode
  * (end-of-ring bit), frames spread over descriptors by buffer size, the
- * FCS appended on receive, frames lost when no descriptor is free. Frames
+ * FCS appended on receive, frames lost when no descriptor is free, the
+ * MAC's loopback (configuration LM: frames sent are received, not put on
+ * the wire). Frames
  * sent go to the peer connected (dm_connect), to a function (dm_wire) or
  * to a queue the test takes them from. The shim lock is a recursive mutex
  * and the register accessors and frame arrivals take it, so several
@@ -79,6 +81,7 @@ struct dm_counters {
 	unsigned long rx_filtered;
 	unsigned long tx_frames;  /* frames sent */
 	unsigned long tx_lost;    /* of them, lost on the wire (dm_wire_loss) */
+	unsigned long looped;     /* frames sent that the MAC's loopback (LM) took back */
 	unsigned long bus_errors; /* DMA outside DMA memory: fatal bus error */
 	unsigned long resets;     /* soft resets */
 	unsigned long mdio_ops;

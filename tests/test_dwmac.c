@@ -511,6 +511,127 @@ static void test_missing_inval_caught(void **state)
 	dwmac_close(d);
 }
 
+/* ---- The on-board self-test (WEFT_SELFTEST=eth) ------------------------------- */
+
+/* The console's lines, one print each (CMocka's prints are short). */
+static void print_lines(const char *out)
+{
+	while (*out) {
+		const char *nl = strchr(out, '\n');
+		int n = nl ? (int)(nl - out) : (int)strlen(out);
+		print_message("%.*s\n", n, out);
+		out += n + (nl != NULL);
+	}
+}
+
+static struct dm_dev *selftest_dev(struct dwmac_config *cfg)
+{
+	struct dm_dev *m = dm_dev_new(BASE_A, IRQ_A, PHY_ADDR); /* no cable: link down */
+	assert_non_null(m);
+	*cfg = (struct dwmac_config){.base = BASE_A, .irq = IRQ_A};
+	memcpy(cfg->mac, MAC_A, 6);
+	(void)dm_console();
+	return m;
+}
+
+/* The cleans and invalidates dwmac_open asks for (a device opened and
+ * closed to count them): the self-test's own come after them. */
+static void open_cache_calls(const struct dwmac_config *cfg, unsigned long *clean,
+			     unsigned long *inval)
+{
+	struct dm_cache_counts a, b;
+	struct dwmac *d;
+	int src;
+	dm_cache_counts(&a);
+	assert_int_equal(dwmac_open(cfg, &d, &src), 0);
+	dm_cache_counts(&b);
+	dwmac_close(d);
+	*clean = b.clean - a.clean;
+	*inval = b.inval - a.inval;
+	(void)dm_console();
+}
+
+/* Without a cable: the MAC's loopback carries the frames from the transmit
+ * ring to the receive ring, none reaches the wire, the loopback is off
+ * again after, and the console says pass with the registers. */
+static void test_selftest_passes(void **state)
+{
+	(void)state;
+	struct dwmac_config cfg;
+	struct dm_dev *m = selftest_dev(&cfg);
+	assert_int_equal(dwmac_selftest(&cfg), 0);
+	const char *out = dm_console();
+	print_lines(out);
+	assert_non_null(strstr(out, "weft: selftest eth: pass\n"));
+	assert_null(strstr(out, "FAIL"));
+	assert_non_null(strstr(out, "frame 3 (777 bytes): ok"));
+	assert_non_null(strstr(out, "frame 2 (1514 bytes): ok"));
+	assert_non_null(strstr(out, "ID 0x43 0x5649"));
+	assert_non_null(strstr(out, "link down"));
+	assert_non_null(strstr(out, "3 sent, 3 received, 0 bad"));
+	struct dm_counters c;
+	dm_counters(m, &c);
+	assert_int_equal(c.looped, DWMAC_SELFTEST_FRAMES);
+	assert_int_equal(c.rx_frames, DWMAC_SELFTEST_FRAMES);
+	assert_int_equal(c.tx_frames, 0); /* nothing on the wire */
+	uint8_t buf[2048];
+	assert_int_equal(dm_tx_take(m, buf, sizeof buf), -1);
+	assert_int_equal(dm_reg(m, 0x000) & (1u << 12), 0); /* LM off again */
+}
+
+/* The self-test fails, and says so, when the device sees a transmit buffer
+ * the driver did not clean (the model told to drop that one clean). */
+static void test_selftest_fails_on_missing_clean(void **state)
+{
+	(void)state;
+	struct dwmac_config cfg;
+	selftest_dev(&cfg);
+	unsigned long clean, inval;
+	open_cache_calls(&cfg, &clean, &inval);
+	dm_cache_skip(DM_CLEAN, (unsigned)clean, 1); /* the first frame's buffer */
+	assert_int_equal(dwmac_selftest(&cfg), -EIO);
+	const char *out = dm_console();
+	print_lines(out);
+	assert_non_null(
+		strstr(out, "weft: selftest eth: FAIL: a frame came back different (frame 1)"));
+	assert_non_null(strstr(out, "frame 1 (60 bytes): byte 0 is 0xa5"));
+	assert_null(strstr(out, "pass"));
+	struct dm_cache_counts cc;
+	dm_cache_counts(&cc);
+	assert_int_equal(cc.skipped, 1);
+}
+
+/* And when the driver reads a receive buffer it did not invalidate. */
+static void test_selftest_fails_on_missing_inval(void **state)
+{
+	(void)state;
+	struct dwmac_config cfg;
+	selftest_dev(&cfg);
+	unsigned long clean, inval;
+	open_cache_calls(&cfg, &clean, &inval);
+	/* The first frame's: its descriptor's invalidate done, its buffer's not. */
+	dm_cache_skip(DM_INVAL, (unsigned)inval + 1, 1);
+	assert_int_equal(dwmac_selftest(&cfg), -EIO);
+	const char *out = dm_console();
+	assert_non_null(
+		strstr(out, "weft: selftest eth: FAIL: a frame came back different (frame 1)"));
+	assert_null(strstr(out, "pass"));
+}
+
+/* A device that does not answer: the self-test says so, with the registers. */
+static void test_selftest_fails_without_phy(void **state)
+{
+	(void)state;
+	assert_non_null(dm_dev_new(BASE_A, IRQ_A, 32)); /* no address 32: none answers */
+	struct dwmac_config cfg = {.base = BASE_A, .irq = IRQ_A};
+	memcpy(cfg.mac, MAC_A, 6);
+	(void)dm_console();
+	assert_int_equal(dwmac_selftest(&cfg), -ENODEV);
+	const char *out = dm_console();
+	assert_non_null(strstr(out, "FAIL: dwmac_open: no PHY answers on MDIO"));
+	assert_non_null(strstr(out, "MAC version 0x1037"));
+}
+
 /* ---- The internal PHY's bring-up ------------------------------------------- */
 #define EPHY 0x03009000u
 #define EFUSE 0x03050000u
@@ -665,6 +786,10 @@ int main(void)
 		T(test_polled_fallback),
 		T(test_missing_clean_caught),
 		T(test_missing_inval_caught),
+		T(test_selftest_passes),
+		T(test_selftest_fails_on_missing_clean),
+		T(test_selftest_fails_on_missing_inval),
+		T(test_selftest_fails_without_phy),
 		T(test_ephy_matches_vendor),
 		T(test_ephy_efuse_trims),
 	};

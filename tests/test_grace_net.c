@@ -18,10 +18,6 @@
 #include <unistd.h>
 #endif
 
-static const weft_net_config_t kernel_cfg = {.stack = "kernel"};
-static const weft_net_config_t lwip_cfg = {.stack = "lwip", .netif = "loop"};
-static const weft_net_config_t *cfg;
-
 /* The threads of the process (Linux), or 0 where that cannot be counted.
  * A joined thread leaves /proc a moment after its join returns (under
  * qemu-user, a while after): threads waits up to 10 s for the count to
@@ -68,14 +64,6 @@ static int threads_settled(void)
 }
 static weft_sock_t *held; /* a socket a test holds open, for the teardown */
 
-static int setup(void **state)
-{
-	(void)state;
-	if (weft_init(NULL) != 0)
-		return -1;
-	return weft_net_init(cfg) == 0 ? 0 : -1;
-}
-
 /* A test that failed half-way leaves the runtime up: take it down. */
 static int teardown(void **state)
 {
@@ -103,7 +91,7 @@ static void assert_all_stopped(void)
 	assert_int_equal(threads(threads_before), threads_before);
 	/* And both start again. */
 	assert_int_equal(weft_init(NULL), 0);
-	assert_int_equal(weft_net_init(cfg), 0);
+	assert_int_equal(weft_net_init(wt_net_cfg()), 0);
 	assert_int_equal(weft_net_fini(), 0);
 	assert_int_equal(weft_run(), 0);
 	assert_int_equal(weft_shutdown(), 0);
@@ -226,7 +214,7 @@ static void test_open_socket_keeps_stack(void **state)
 	assert_int_equal((int)(intptr_t)res, -ECANCELED);
 	weft_stats_t st;
 	assert_int_equal(weft_stats(&st), 0); /* still running */
-	assert_string_equal(weft_net_stack(), cfg->stack);
+	assert_string_equal(weft_net_stack(), wt_net_name());
 	assert_int_equal(weft_shutdown(), -EBUSY);
 
 	held = NULL;
@@ -270,7 +258,7 @@ static void test_stragglers_keep_stack(void **state)
 	weft_fiber_t f;
 	assert_int_equal(weft_fiber_spawn(&f, &at, hold_main, (void *)&release), 0);
 	assert_int_equal(weft_shutdown_grace(wt_ms(20), NULL, NULL), 1);
-	assert_string_equal(weft_net_stack(), cfg->stack);
+	assert_string_equal(weft_net_stack(), wt_net_name());
 	atomic_store(&release, 1);
 	assert_int_equal(weft_shutdown_grace(wt_ms(30000), NULL, NULL), 0);
 	assert_int_equal(weft_fiber_join(f, 0, NULL), 0);
@@ -278,31 +266,26 @@ static void test_stragglers_keep_stack(void **state)
 }
 
 static const struct CMUnitTest tests[] = {
-	cmocka_unit_test_setup_teardown(test_grace_stops_stack, setup, teardown),
-	cmocka_unit_test_setup_teardown(test_open_socket_keeps_stack, setup, teardown),
-	cmocka_unit_test_setup_teardown(test_fini_first, setup, teardown),
-	cmocka_unit_test_setup_teardown(test_stragglers_keep_stack, setup, teardown),
+	cmocka_unit_test_setup_teardown(test_grace_stops_stack, wt_net_start, teardown),
+	cmocka_unit_test_setup_teardown(test_open_socket_keeps_stack, wt_net_start, teardown),
+	cmocka_unit_test_setup_teardown(test_fini_first, wt_net_start, teardown),
+	cmocka_unit_test_setup_teardown(test_stragglers_keep_stack, wt_net_start, teardown),
 };
 
 int main(void)
 {
-	int failed = 0;
 	/* A runtime started and stopped once first: a sanitizer's own thread
 	 * (TSan's starts with the first thread the process makes) is then
 	 * there before every count. */
 	if (weft_init(NULL) != 0 || weft_shutdown() != 0)
 		return 1;
 	threads_before = threads_settled();
-	if (WT_LINUX) {
-		cfg = &kernel_cfg;
-		failed += _cmocka_run_group_tests("grace-kernel", tests,
-						  sizeof tests / sizeof tests[0], NULL, NULL);
-	} else {
-		failed += wt_skip_group("grace-kernel", tests, sizeof tests / sizeof tests[0],
-					"bare metal has no kernel sockets");
-	}
-	cfg = &lwip_cfg;
-	failed += _cmocka_run_group_tests("grace-lwip", tests, sizeof tests / sizeof tests[0], NULL,
-					  NULL);
-	return failed > 100 ? 100 : failed;
+	const struct wt_net_suite suite = {
+		.prefix = "grace",
+		.tests = tests,
+		.n = sizeof tests / sizeof tests[0],
+		.bare_why = "bare metal has no kernel sockets",
+		.per_test = 1,
+	};
+	return wt_net_groups(&suite);
 }

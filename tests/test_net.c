@@ -155,14 +155,7 @@ static int addr_eq(weft_addr_t a, weft_addr_t b) { return a.ip == b.ip && a.port
 
 /* ---- The stack under test ------------------------------------------------ */
 
-static const weft_net_config_t kernel_cfg = {.stack = "kernel"};
-static const weft_net_config_t lwip_cfg = {.stack = "lwip", .netif = "loop"};
-
-/* The group's stack. */
-static const char *stack_name;
-static const weft_net_config_t *stack_cfg;
-
-static int is_lwip(void) { return strcmp(stack_name, "lwip") == 0; }
+/* The group's stack: wt_net_cfg(), wt_net_name(), wt_net_is_lwip(). */
 
 /* The step-process a test spawned, cancelled by the teardown. */
 static weft_pid_t test_step;
@@ -252,12 +245,9 @@ static weft_sock_t *listener(int backlog, uint16_t *port)
 /* A connected pair made from this thread: *c connected, *s accepted. */
 static void tcp_pair(weft_sock_t **c, weft_sock_t **s)
 {
-	uint16_t port;
-	weft_sock_t *ls = listener(0, &port);
-	weft_addr_t at = lo(port);
-	EXPECT(t_connect(c, &at, far()), 0);
-	EXPECT(t_accept(ls, s, NULL, far()), 0);
-	EXPECT(t_close(ls), 0);
+	EXPECT(wt_tcp_pair(c, s), 0);
+	track(*c);
+	track(*s);
 }
 
 /* A port that nobody listens on: one that a listener was given and gave
@@ -414,7 +404,7 @@ static void *run_op(void *arg)
 static weft_fiber_t op_start(struct op *o)
 {
 	weft_fiber_t f = wt_spawn_named(run_op, o, "op");
-	assert_true(wt_wait_parked("op", is_lwip() ? "wait list" : "fd"));
+	assert_true(wt_wait_parked("op", wt_net_is_lwip() ? "wait list" : "fd"));
 	return f;
 }
 
@@ -536,8 +526,8 @@ static void test_init_without_runtime(void **state)
 {
 	(void)state;
 	weft_net_stats_t st;
-	EXPECT(weft_net_init(&lwip_cfg), -ESRCH);
-	EXPECT(weft_net_init(&kernel_cfg), -ESRCH);
+	EXPECT(weft_net_init(&wt_net_lwip), -ESRCH);
+	EXPECT(weft_net_init(&wt_net_kernel), -ESRCH);
 	assert_null(weft_net_stack());
 	EXPECT(weft_net_fini(), -ESRCH);
 	EXPECT(weft_net_stats(&st), -ESRCH);
@@ -560,13 +550,13 @@ static void test_lwip_timers_after_virtual_restart(void **state)
 	(void)state;
 	weft_config_t vc = {.workers = 1, .flags = WEFT_CFG_VIRTUAL_CLOCK};
 	EXPECT(weft_init(&vc), 0);
-	EXPECT(weft_net_init(&lwip_cfg), 0);
+	EXPECT(weft_net_init(&wt_net_lwip), 0);
 	EXPECT(weft_sleep_until(weft_deadline_in(3600 * 1000000000LL)), 0);
 	EXPECT(weft_net_fini(), 0);
 	EXPECT(weft_shutdown(), 0);
 
 	EXPECT(weft_init(&vc), 0);
-	EXPECT(weft_net_init(&lwip_cfg), 0);
+	EXPECT(weft_net_init(&wt_net_lwip), 0);
 	weft__lwip_lock_take();
 	uint32_t ms = sys_timeouts_sleeptime();
 	weft__lwip_unlock();
@@ -717,7 +707,7 @@ static void test_init_bad_config(void **state)
 	assert_null(weft_net_stack());
 #endif
 	/* Nothing was left half up: a good configuration works. */
-	EXPECT(weft_net_init(&lwip_cfg), 0);
+	EXPECT(weft_net_init(&wt_net_lwip), 0);
 	assert_string_equal(weft_net_stack(), "lwip");
 	EXPECT(weft_net_fini(), 0);
 }
@@ -729,10 +719,10 @@ static void test_init_fini_cycles(void **state)
 	(void)state;
 	weft_net_stats_t st;
 	if (!WT_LINUX) {
-		EXPECT(weft_net_init(&kernel_cfg), -ENOSYS);
+		EXPECT(weft_net_init(&wt_net_kernel), -ENOSYS);
 		assert_null(weft_net_stack());
 	}
-	const weft_net_config_t *cfgs[] = {&kernel_cfg, &lwip_cfg};
+	const weft_net_config_t *cfgs[] = {&wt_net_kernel, &wt_net_lwip};
 	for (size_t k = WT_LINUX ? 0 : 1; k < 2; k++) {
 		for (int round = 0; round < 3; round++) {
 			EXPECT(weft_net_init(cfgs[k]), 0);
@@ -756,7 +746,7 @@ static void test_init_fini_cycles(void **state)
 static void test_shutdown_refused_while_up(void **state)
 {
 	(void)state;
-	const weft_net_config_t *cfgs[] = {&kernel_cfg, &lwip_cfg};
+	const weft_net_config_t *cfgs[] = {&wt_net_kernel, &wt_net_lwip};
 	int got[2] = {-EBUSY, -EBUSY}, grace[2] = {0, 0};
 	bool left_up[2] = {false, false};
 	for (size_t k = WT_LINUX ? 0 : 1; k < 2; k++) {
@@ -829,7 +819,7 @@ static void test_init_defaults(void **state)
 	if (!still_down)
 		weft_net_fini();
 	/* An explicit stack wins over the environment. */
-	int r4 = weft_net_init(&lwip_cfg);
+	int r4 = weft_net_init(&wt_net_lwip);
 	int r5 = weft_net_stack() ? weft_net_fini() : -ESRCH;
 	if (old_net)
 		setenv("WEFT_NET", saved_net, 1);
@@ -854,11 +844,11 @@ static void test_stack_is_up(void **state)
 {
 	(void)state;
 	assert_non_null(weft_net_stack());
-	assert_string_equal(weft_net_stack(), stack_name);
-	EXPECT(weft_net_init(stack_cfg), -EALREADY);
-	EXPECT(weft_net_init(is_lwip() ? &kernel_cfg : &lwip_cfg), -EALREADY);
+	assert_string_equal(weft_net_stack(), wt_net_name());
+	EXPECT(weft_net_init(wt_net_cfg()), -EALREADY);
+	EXPECT(weft_net_init(wt_net_is_lwip() ? &wt_net_kernel : &wt_net_lwip), -EALREADY);
 	EXPECT(weft_net_init(NULL), -EALREADY);
-	assert_string_equal(weft_net_stack(), stack_name);
+	assert_string_equal(weft_net_stack(), wt_net_name());
 	EXPECT(weft_net_stats(NULL), -EINVAL);
 	weft_net_stats_t st = net_stats();
 	EXPECT(st.sockets_open, 0);
@@ -872,7 +862,7 @@ static void test_fini_busy_then_cycle(void **state)
 	uint16_t port;
 	weft_sock_t *ls = listener(0, &port), *c, *s;
 	EXPECT(weft_net_fini(), -EBUSY);
-	assert_string_equal(weft_net_stack(), stack_name);
+	assert_string_equal(weft_net_stack(), wt_net_name());
 	weft_addr_t at = lo(port);
 	EXPECT(t_connect(&c, &at, far()), 0);
 	EXPECT(t_accept(ls, &s, NULL, far()), 0);
@@ -894,8 +884,8 @@ static void test_fini_busy_then_cycle(void **state)
 	EXPECT(weft_net_fini(), 0);
 	assert_null(weft_net_stack());
 	EXPECT(weft_tcp_listen(&ls, &l0, 0), -ESRCH);
-	EXPECT(weft_net_init(stack_cfg), 0);
-	assert_string_equal(weft_net_stack(), stack_name);
+	EXPECT(weft_net_init(wt_net_cfg()), 0);
+	assert_string_equal(weft_net_stack(), wt_net_name());
 	base = net_stats();
 	tcp_pair(&c, &s);
 	EXPECT(weft_sock_write(s, "yo", 2, far()), 2);
@@ -947,7 +937,7 @@ static void test_stats_count(void **state)
 	/* Counts of events never go back. */
 	assert_true(st.tcp_accepted >= st0.tcp_accepted + 1);
 	assert_true(st.tcp_connected >= st0.tcp_connected + 1);
-	if (is_lwip()) {
+	if (wt_net_is_lwip()) {
 		/* Every segment crossed the interface, the in-memory wire. */
 		if (during.frames_out <= before.frames_out || during.frames_in <= before.frames_in)
 			fail_msg("frames_out %llu -> %llu, frames_in %llu -> %llu: lwIP's frames "
@@ -1316,7 +1306,7 @@ static void test_flow_control(void **state)
 	tcp_pair(&c, &s);
 	struct blast b = {.s = c, .chunk = 1 << 20, .limit = limit, .deadline = wt_ms(1000)};
 	wt_join(wt_spawn(blast_writer, &b));
-	print_message("%s: the writer stopped after %zu bytes (last call: %ld %s)\n", stack_name,
+	print_message("%s: the writer stopped after %zu bytes (last call: %ld %s)\n", wt_net_name(),
 		      b.total, b.last, ename(b.last));
 	/* The last call stopped short at its deadline: a partial count, or
 	 * -ETIMEDOUT when nothing of it was taken. */
@@ -1364,7 +1354,7 @@ static void test_connect_refused(void **state)
 	o.addr = at;
 	wt_join(wt_spawn(run_op, &o));
 	EXPECT(o.r, -ECONNREFUSED);
-	if (is_lwip()) {
+	if (wt_net_is_lwip()) {
 		/* "loop" reaches 127.0.0.1 and nothing else. */
 		weft_addr_t away = ip4(10, 1, 2, 3, 80);
 		EXPECT_IN(t_connect(&c, &away, far()), -EHOSTUNREACH, -ENETUNREACH);
@@ -1423,7 +1413,7 @@ static void test_reset_frees_unread_data(void **state)
 		EXPECT(t_close(s), 0);
 	}
 	expect_no_leak();
-	if (is_lwip()) {
+	if (wt_net_is_lwip()) {
 		/* Each leaked connection held at least one block (its unread
 		 * chain); what may differ without a leak is lwIP's own timers,
 		 * a few blocks, not one per connection. */
@@ -1532,7 +1522,7 @@ static void test_connect_timeout(void **state)
 	(void)state;
 	struct jam j;
 	jam_listener(&j); /* ended with a connect that timed out */
-	print_message("%s: backlog 1 held %d connection(s)\n", stack_name, j.n);
+	print_message("%s: backlog 1 held %d connection(s)\n", wt_net_name(), j.n);
 	assert_true(j.n >= 1);
 	weft_net_stats_t st = net_stats();
 	EXPECT(st.sockets_open, base.sockets_open + 1 + (uint64_t)j.n);
@@ -1743,7 +1733,7 @@ static void test_peer_closes_during_write(void **state)
 			break;
 		got += (size_t)k;
 	}
-	assert_true(wt_wait_parked("writer", is_lwip() ? "wait list" : "fd"));
+	assert_true(wt_wait_parked("writer", wt_net_is_lwip() ? "wait list" : "fd"));
 	EXPECT(t_close(s), 0);
 	wt_join(f);
 	assert_true(got >= 65536);
@@ -1790,7 +1780,7 @@ static void test_reader_and_writer_on_one_socket(void **state)
 	w.buf = t_alloc(w.len);
 	fill(w.buf, w.len, 66, 0);
 	weft_fiber_t fw = wt_spawn_named(write_once, &w, "writer");
-	assert_true(wt_wait_parked("writer", is_lwip() ? "wait list" : "fd"));
+	assert_true(wt_wait_parked("writer", wt_net_is_lwip() ? "wait list" : "fd"));
 	uint8_t *buf = t_alloc(65536);
 	size_t n = 0;
 	long long bad = -1;
@@ -1807,7 +1797,7 @@ static void test_reader_and_writer_on_one_socket(void **state)
 	EXPECT(w.r, (long)w.len);
 	EXPECT(bad, -1);
 	/* The reader slept through all of it. */
-	assert_true(wt_wait_parked("op", is_lwip() ? "wait list" : "fd"));
+	assert_true(wt_wait_parked("op", wt_net_is_lwip() ? "wait list" : "fd"));
 	EXPECT(rd.r, 12345);
 	EXPECT(weft_sock_write(s, "r", 1, far()), 1);
 	wt_join(fr);
@@ -2061,7 +2051,7 @@ static void test_many_connections(void **state)
 	(void)state;
 	int n = MC_N;
 #if WT_LINUX
-	if (!is_lwip()) {
+	if (!wt_net_is_lwip()) {
 		struct rlimit rl;
 		rlim_t want = (rlim_t)(2 * n + 100);
 		if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < want) {
@@ -2104,7 +2094,7 @@ static void test_many_connections(void **state)
 	long cerr = atomic_load(&m->client_err), herr = atomic_load(&m->handler_err);
 	print_message("%s: %d connections: %d clients and %d servers done; first errors: client "
 		      "%ld (%s) at step %d, server %ld (%s), accept %ld (%s)\n",
-		      stack_name, n, atomic_load(&m->clients_ok), atomic_load(&m->handlers_ok),
+		      wt_net_name(), n, atomic_load(&m->clients_ok), atomic_load(&m->handlers_ok),
 		      cerr, ename(cerr), atomic_load(&m->client_err_step), herr, ename(herr),
 		      m->accept_r, ename(m->accept_r));
 	EXPECT(m->accept_r, 0);
@@ -2217,7 +2207,7 @@ static void *af_client(void *arg)
 static void test_lwip_allocation_failure(void **state)
 {
 	(void)state;
-	if (!is_lwip())
+	if (!wt_net_is_lwip())
 		skip(); /* the knob is lwIP's allocator; the kernel's is not ours */
 	struct af *a = t_alloc(sizeof *a);
 	uint16_t port;
@@ -2344,7 +2334,7 @@ static void test_init_mem_budget_env(void **state)
 	int wrong = 0;
 	for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
 		setenv("WEFT_NET_MEM_KB", good[i].v, 1);
-		int r = weft_net_init(&lwip_cfg);
+		int r = weft_net_init(&wt_net_lwip);
 		if (r != 0 || weft__lwip_budget() != good[i].bytes) {
 			print_message("WEFT_NET_MEM_KB=%s: weft_net_init = %d (%s), expected 0; "
 				      "the budget is %zu bytes, expected %zu\n",
@@ -2361,7 +2351,7 @@ static void test_init_mem_budget_env(void **state)
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
 		weft__lwip_set_budget(12345);
 		setenv("WEFT_NET_MEM_KB", bad[i], 1);
-		int r = weft_net_init(&lwip_cfg);
+		int r = weft_net_init(&wt_net_lwip);
 		const char *up = weft_net_stack();
 		if (r != -EINVAL || up || weft__lwip_budget() != 12345) {
 			print_message("WEFT_NET_MEM_KB=\"%s\": weft_net_init = %d (%s), expected "
@@ -2379,7 +2369,7 @@ static void test_init_mem_budget_env(void **state)
 		else
 			setenv("WEFT_NET_MEM_KB", "", 1);
 		weft__lwip_set_budget(12345);
-		int r = weft_net_init(&lwip_cfg);
+		int r = weft_net_init(&wt_net_lwip);
 		if (r != 0 || weft__lwip_budget() != default_budget()) {
 			print_message("WEFT_NET_MEM_KB %s: weft_net_init = %d (%s); the budget is "
 				      "%zu, expected %zu\n",
@@ -2449,7 +2439,7 @@ static long mb_echo(weft_sock_t *ls, const weft_addr_t *at, struct mb *m)
 static void test_lwip_memory_tiers(void **state)
 {
 	(void)state;
-	if (!is_lwip())
+	if (!wt_net_is_lwip())
 		skip(); /* the budget is lwIP's allocator's */
 	enum { BLOCK = 1024, MAXB = 256, SLACK = 2 * BLOCK };
 	void **b = t_alloc(MAXB * sizeof *b);
@@ -2497,7 +2487,7 @@ static void test_lwip_memory_tiers(void **state)
 static void test_lwip_memory_budget(void **state)
 {
 	(void)state;
-	if (!is_lwip())
+	if (!wt_net_is_lwip())
 		skip(); /* the budget is lwIP's allocator's; the kernel's is not ours */
 	struct mb *m = t_alloc(sizeof *m);
 	fill(m->out, MB_LEN, 7, 0);
@@ -2673,7 +2663,7 @@ static void test_udp_sizes_and_truncation(void **state)
 	EXPECT(verify(in, max, 66, 0), -1);
 	EXPECT(weft_udp_sendto(a, big, max + 1, &lb, far()), -EMSGSIZE);
 	EXPECT(weft_udp_recvfrom(b, in, max, &from, wt_ms(SHORT_MS)), -ETIMEDOUT);
-	if (is_lwip()) {
+	if (wt_net_is_lwip()) {
 		weft_addr_t away = ip4(10, 1, 2, 3, 9);
 		EXPECT(weft_udp_sendto(a, "x", 1, &away, far()), -EHOSTUNREACH);
 	}
@@ -2760,9 +2750,9 @@ static void test_udp_bounded_queue(void **state)
 		last = i;
 		got++;
 	}
-	print_message("%s: %d of %d datagrams held\n", stack_name, got, SENT);
+	print_message("%s: %d of %d datagrams held\n", wt_net_name(), got, SENT);
 	assert_true(got >= 1);
-	if (is_lwip())
+	if (wt_net_is_lwip())
 		assert_true(got <= 64);
 	EXPECT(weft_udp_sendto(a, "last", 4, &lb, far()), 4);
 	char d[8];
@@ -2975,41 +2965,6 @@ static int each_teardown(void **state)
 	return 0;
 }
 
-static int group_failures;
-
-static int stack_setup(void **state)
-{
-	(void)state;
-	int r = weft_init(NULL);
-	if (r != 0) {
-		print_message("net-%s: weft_init: %d (%s)\n", stack_name, r, ename(r));
-		return -1;
-	}
-	r = weft_net_init(stack_cfg);
-	if (r != 0) {
-		print_message("net-%s: weft_net_init: %d (%s)\n", stack_name, r, ename(r));
-		weft_run();
-		weft_shutdown();
-		return -1;
-	}
-	return 0;
-}
-
-static int stack_teardown(void **state)
-{
-	(void)state;
-	int r = weft_net_fini(), r2 = weft_run(), r3 = weft_shutdown();
-	if (r != 0 || r2 != 0 || r3 != 0) {
-		print_message(
-			"net-%s teardown: weft_net_fini %d (%s), weft_run %d, weft_shutdown %d "
-			"(%s)\n",
-			stack_name, r, ename(r), r2, r3, ename(r3));
-		group_failures++;
-		return -1;
-	}
-	return 0;
-}
-
 #define NET_TEST(f) cmocka_unit_test_setup_teardown(f, each_setup, each_teardown)
 #define CFG_TEST(f) cmocka_unit_test_setup_teardown(f, cfg_setup, cfg_teardown)
 
@@ -3090,11 +3045,11 @@ static void test_sock_watch_wakes_step(void **state)
 	tcp_pair(&c, &s);
 	EXPECT(weft_sock_watch(NULL, 1), -EINVAL);
 	/* A pid no step-process has (one is given out every spawn). */
-	EXPECT(weft_sock_watch(s, ~(weft_pid_t)0), is_lwip() ? -ESRCH : -EOPNOTSUPP);
+	EXPECT(weft_sock_watch(s, ~(weft_pid_t)0), wt_net_is_lwip() ? -ESRCH : -EOPNOTSUPP);
 	struct wstep *w = t_alloc(sizeof *w);
 	w->s = s;
 	EXPECT(weft_step_spawn(&test_step, &ws_ops, w), 0);
-	if (!is_lwip()) {
+	if (!wt_net_is_lwip()) {
 		until_set(&w->closed); /* init saw the error and ended */
 		EXPECT(w->watch_r, -EOPNOTSUPP);
 		EXPECT(t_close(c), 0);
@@ -3165,7 +3120,7 @@ static const weft_step_ops_t wa_ops = {.init = wa_init, .step = wa_step, .close 
 static void test_sock_watch_listener(void **state)
 {
 	(void)state;
-	if (!is_lwip())
+	if (!wt_net_is_lwip())
 		skip(); /* -EOPNOTSUPP: test_sock_watch_wakes_step */
 	uint16_t port;
 	struct wacc *a = t_alloc(sizeof *a);
@@ -3195,7 +3150,7 @@ static void test_sock_watch_listener(void **state)
 static void test_lwip_admission_by_count(void **state)
 {
 	(void)state;
-	if (!is_lwip())
+	if (!wt_net_is_lwip())
 		skip(); /* lwIP's admission */
 	enum { LIMIT = 4, ROUNDS = 4 };
 	char data[2000];
@@ -3304,31 +3259,19 @@ static const struct CMUnitTest stack_tests[] = {
 	NET_TEST(test_fini_busy_then_cycle),
 };
 
-static int run_stack(const char *name, const weft_net_config_t *cfg)
-{
-	char group[32];
-	snprintf(group, sizeof group, "net-%s", name);
-	stack_name = name;
-	stack_cfg = cfg;
-	return _cmocka_run_group_tests(group, stack_tests,
-				       sizeof stack_tests / sizeof stack_tests[0], stack_setup,
-				       stack_teardown);
-}
-
 int main(void)
 {
 	int failed =
 		_cmocka_run_group_tests("net-config", config_tests,
 					sizeof config_tests / sizeof config_tests[0], NULL, NULL);
-	if (WT_LINUX)
-		failed += run_stack("kernel", &kernel_cfg);
-	else
-		failed += wt_skip_group("net-kernel", stack_tests,
-					sizeof stack_tests / sizeof stack_tests[0],
-					"bare metal has no kernel sockets (weft_net_init returns "
-					"-ENOSYS for it, checked in net-config); every stack test "
-					"runs on \"lwip\" over \"loop\" only");
-	failed += run_stack("lwip", &lwip_cfg);
-	failed += group_failures;
+	const struct wt_net_suite suite = {
+		.prefix = "net",
+		.tests = stack_tests,
+		.n = sizeof stack_tests / sizeof stack_tests[0],
+		.bare_why = "bare metal has no kernel sockets (weft_net_init returns -ENOSYS for "
+			    "it, checked in net-config); every stack test runs on \"lwip\" over "
+			    "\"loop\" only",
+	};
+	failed += wt_net_groups(&suite);
 	return failed > 100 ? 100 : failed;
 }

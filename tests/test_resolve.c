@@ -43,11 +43,8 @@ static uint32_t ip4(int a, int b, int c, int d)
 
 /* ---- The stack under test ------------------------------------------------ */
 
-static const weft_net_config_t kernel_cfg = {.stack = "kernel"};
+/* "lwip" asks the DNS server below. */
 static const weft_net_config_t lwip_cfg = {.stack = "lwip", .netif = "loop", .dns = "127.0.0.1"};
-static const char *stack_name;
-static const weft_net_config_t *stack_cfg;
-static bool is_lwip(void) { return strcmp(stack_name, "lwip") == 0; }
 
 /* ---- The DNS server (lwip): a fiber on 127.0.0.1:53 ------------------------ */
 
@@ -186,11 +183,11 @@ static void slow_finish(void)
 }
 
 /* The name whose lookup never answers in time on this stack. */
-static const char *silent_name(void) { return is_lwip() ? "silent.test" : "slow.test"; }
+static const char *silent_name(void) { return wt_net_is_lwip() ? "silent.test" : "slow.test"; }
 
 static void silence_begin(void)
 {
-	if (!is_lwip()) {
+	if (!wt_net_is_lwip()) {
 		slow_reset();
 		weft__kresolve_fn = slow_lookup;
 	}
@@ -198,7 +195,7 @@ static void silence_begin(void)
 
 static void silence_end(void)
 {
-	if (!is_lwip())
+	if (!wt_net_is_lwip())
 		slow_finish();
 }
 
@@ -287,7 +284,7 @@ static void test_name(void **state)
 {
 	(void)state;
 	weft_addr_t a = {0};
-	if (is_lwip()) {
+	if (wt_net_is_lwip()) {
 		assert_int_equal(resolve("known.test:443", &a, wt_ms(LONG_MS)), 0);
 		EXPECT_ADDR(a, ip4(10, 9, 8, 7), 443);
 		assert_true(atomic_load(&dns_queries) >= 1);
@@ -341,7 +338,7 @@ static void test_negative_deadlines(void **state)
 		 * wait without end. */
 		char name[32];
 		snprintf(name, sizeof name, "silent-%zu.test", i);
-		assert_int_equal(resolve(is_lwip() ? name : "nothing.test", &a, past[i]),
+		assert_int_equal(resolve(wt_net_is_lwip() ? name : "nothing.test", &a, past[i]),
 				 -ETIMEDOUT);
 	}
 }
@@ -354,14 +351,14 @@ static void test_deadline_silent_server(void **state)
 	weft_addr_t a = {.ip = 1, .port = 2};
 	assert_int_equal(resolve(silent_name(), &a, wt_ms(SHORT_MS)), -ETIMEDOUT);
 	EXPECT_ADDR(a, 1, 2); /* untouched */
-	if (is_lwip())
+	if (wt_net_is_lwip())
 		assert_true(atomic_load(&dns_silent_queries) > before);
 	else
 		assert_int_equal(atomic_load(&slow_entered), 1);
 	/* The abandoned lookup ends after its caller; then another works. */
 	silence_end();
-	assert_int_equal(resolve(is_lwip() ? "known.test" : "127.1", &a, wt_ms(LONG_MS)), 0);
-	EXPECT_ADDR(a, is_lwip() ? ip4(10, 9, 8, 7) : ip4(127, 0, 0, 1), 0);
+	assert_int_equal(resolve(wt_net_is_lwip() ? "known.test" : "127.1", &a, wt_ms(LONG_MS)), 0);
+	EXPECT_ADDR(a, wt_net_is_lwip() ? ip4(10, 9, 8, 7) : ip4(127, 0, 0, 1), 0);
 }
 
 static void test_cancel(void **state)
@@ -389,7 +386,7 @@ static void test_stack_down(void **state)
 	EXPECT_ADDR(a, ip4(127, 0, 0, 1), 5);
 	assert_int_equal(weft_addr_resolve("10.0.0.1", &a, -1), 0);
 	assert_int_equal(weft_addr_resolve("known.test", &a, wt_ms(LONG_MS)), -ESRCH);
-	if (is_lwip()) {
+	if (wt_net_is_lwip()) {
 		/* No server: said so at once. */
 		weft_net_config_t c = {.stack = "lwip", .netif = "loop"};
 		char *env = getenv("WEFT_DNS");
@@ -405,8 +402,8 @@ static void test_stack_down(void **state)
 		c.dns = "";
 		assert_int_equal(weft_net_init(&c), -EINVAL);
 	}
-	assert_int_equal(weft_net_init(stack_cfg), 0);
-	if (is_lwip()) {
+	assert_int_equal(weft_net_init(wt_net_cfg()), 0);
+	if (wt_net_is_lwip()) {
 		/* The server fiber's socket went with... nothing: it was
 		 * closed before fini (group teardown order); start it again. */
 		assert_int_equal(dns_start(), 0);
@@ -415,46 +412,16 @@ static void test_stack_down(void **state)
 
 /* ---- Fixtures ------------------------------------------------------------------- */
 
-static int group_failures;
-
-static int stack_setup(void **state)
-{
-	(void)state;
-	int r = weft_init(NULL);
-	if (r != 0)
-		return -1;
-	r = weft_net_init(stack_cfg);
-	if (r != 0) {
-		print_message("%s: weft_net_init: %d\n", stack_name, r);
-		weft_run();
-		weft_shutdown();
-		return -1;
-	}
-	if (is_lwip() && dns_start() != 0)
-		return -1;
-	return 0;
-}
-
-static int stack_teardown(void **state)
-{
-	(void)state;
-	dns_stop();
-	int r = weft_net_fini(), r2 = weft_run(), r3 = weft_shutdown();
-	if (r != 0 || r2 != 0 || r3 != 0) {
-		print_message("%s teardown: weft_net_fini %d, weft_run %d, weft_shutdown %d\n",
-			      stack_name, r, r2, r3);
-		group_failures++;
-		return -1;
-	}
-	return 0;
-}
+/* The DNS server runs while the group's stack is up (wt_net_groups' up and
+ * down). */
+static int dns_up(void) { return wt_net_is_lwip() ? dns_start() : 0; }
 
 /* test_stack_down closes the DNS server's socket before the stack goes down
  * (fini refuses with a socket open) and starts it again after. */
 static int down_setup(void **state)
 {
 	(void)state;
-	if (is_lwip())
+	if (wt_net_is_lwip())
 		dns_stop();
 	return 0;
 }
@@ -470,25 +437,16 @@ static const struct CMUnitTest tests[] = {
 	cmocka_unit_test_setup(test_stack_down, down_setup),
 };
 
-static int run_stack(const char *name, const weft_net_config_t *cfg)
-{
-	char group[32];
-	snprintf(group, sizeof group, "resolve-%s", name);
-	stack_name = name;
-	stack_cfg = cfg;
-	return _cmocka_run_group_tests(group, tests, sizeof tests / sizeof tests[0], stack_setup,
-				       stack_teardown);
-}
-
 int main(void)
 {
-	int failed = 0;
-	if (WT_LINUX)
-		failed += run_stack("kernel", &kernel_cfg);
-	else
-		failed += wt_skip_group("resolve-kernel", tests, sizeof tests / sizeof tests[0],
-					"bare metal has no kernel sockets and no host resolver");
-	failed += run_stack("lwip", &lwip_cfg);
-	failed += group_failures;
-	return failed > 100 ? 100 : failed;
+	const struct wt_net_suite suite = {
+		.prefix = "resolve",
+		.tests = tests,
+		.n = sizeof tests / sizeof tests[0],
+		.bare_why = "bare metal has no kernel sockets and no host resolver",
+		.lwip = &lwip_cfg,
+		.up = dns_up,
+		.down = dns_stop,
+	};
+	return wt_net_groups(&suite);
 }

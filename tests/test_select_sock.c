@@ -21,12 +21,6 @@
 #define LONG_MS 10000
 #define SHORT_MS 50
 
-static const weft_net_config_t kernel_cfg = {.stack = "kernel"};
-static const weft_net_config_t lwip_cfg = {.stack = "lwip", .netif = "loop"};
-static const char *stack_name;
-static const weft_net_config_t *stack_cfg;
-static bool is_lwip(void) { return strcmp(stack_name, "lwip") == 0; }
-
 static weft_addr_t lo(uint16_t port)
 {
 	weft_addr_t a;
@@ -36,16 +30,7 @@ static weft_addr_t lo(uint16_t port)
 }
 
 /* A connected pair: *c connected, *s accepted. */
-static void tcp_pair(weft_sock_t **c, weft_sock_t **s)
-{
-	weft_sock_t *ls;
-	weft_addr_t a = lo(0), l;
-	assert_int_equal(weft_tcp_listen(&ls, &a, 0), 0);
-	assert_int_equal(weft_sock_local(ls, &l), 0);
-	assert_int_equal(weft_tcp_connect(c, &l, wt_ms(LONG_MS)), 0);
-	assert_int_equal(weft_tcp_accept(ls, s, NULL, wt_ms(LONG_MS)), 0);
-	assert_int_equal(weft_sock_close(ls), 0);
-}
+static void tcp_pair(weft_sock_t **c, weft_sock_t **s) { assert_int_equal(wt_tcp_pair(c, s), 0); }
 
 /* ---- A fiber that selects on a channel and a socket ---------------------- */
 
@@ -280,10 +265,10 @@ static void test_beside_a_reader(void **state)
 	weft_chan_t *ch = chan();
 	struct rd r = {.s = s};
 	weft_fiber_t rf = wt_spawn_named(read_fiber, &r, "reader");
-	assert_true(wt_wait_parked("reader", is_lwip() ? "wait list" : "fd"));
+	assert_true(wt_wait_parked("reader", wt_net_is_lwip() ? "wait list" : "fd"));
 	struct sel x = {
 		.ch = ch, .s = s, .events = WEFT_IO_IN, .deadline = wt_ms(LONG_MS), .got = -1};
-	if (is_lwip()) {
+	if (wt_net_is_lwip()) {
 		/* lwIP: both wait; data wakes both, the reader takes it. */
 		weft_fiber_t f = start_select(&x);
 		assert_int_equal(weft_sock_write(c, "abc", 3, wt_ms(LONG_MS)), 3);
@@ -369,7 +354,7 @@ static void test_bad_cases(void **state)
 		{.op = WEFT_SELECT_READY, .waitable = weft_sock_waitable(s), .events = WEFT_IO_IN},
 	};
 	int r = weft_select(twice, 2, wt_ms(SHORT_MS));
-	if (is_lwip()) {
+	if (wt_net_is_lwip()) {
 		assert_int_equal(r, -ETIMEDOUT);
 	} else {
 		assert_true(r == 0 || r == 1);
@@ -398,38 +383,6 @@ static void test_bad_cases(void **state)
 	weft_sock_close(s);
 }
 
-/* ---- Fixtures ------------------------------------------------------------------- */
-
-static int group_failures;
-
-static int stack_setup(void **state)
-{
-	(void)state;
-	if (weft_init(NULL) != 0)
-		return -1;
-	int r = weft_net_init(stack_cfg);
-	if (r != 0) {
-		print_message("%s: weft_net_init: %d\n", stack_name, r);
-		weft_run();
-		weft_shutdown();
-		return -1;
-	}
-	return 0;
-}
-
-static int stack_teardown(void **state)
-{
-	(void)state;
-	int r = weft_net_fini(), r2 = weft_run(), r3 = weft_shutdown();
-	if (r != 0 || r2 != 0 || r3 != 0) {
-		print_message("%s teardown: weft_net_fini %d, weft_run %d, weft_shutdown %d\n",
-			      stack_name, r, r2, r3);
-		group_failures++;
-		return -1;
-	}
-	return 0;
-}
-
 static const struct CMUnitTest tests[] = {
 	cmocka_unit_test(test_socket_wins),
 	cmocka_unit_test(test_channel_wins),
@@ -441,25 +394,13 @@ static const struct CMUnitTest tests[] = {
 	cmocka_unit_test(test_bad_cases),
 };
 
-static int run_stack(const char *name, const weft_net_config_t *cfg)
-{
-	char group[32];
-	snprintf(group, sizeof group, "select-sock-%s", name);
-	stack_name = name;
-	stack_cfg = cfg;
-	return _cmocka_run_group_tests(group, tests, sizeof tests / sizeof tests[0], stack_setup,
-				       stack_teardown);
-}
-
 int main(void)
 {
-	int failed = 0;
-	if (WT_LINUX)
-		failed += run_stack("kernel", &kernel_cfg);
-	else
-		failed += wt_skip_group("select-sock-kernel", tests, sizeof tests / sizeof tests[0],
-					"bare metal has no kernel sockets");
-	failed += run_stack("lwip", &lwip_cfg);
-	failed += group_failures;
-	return failed > 100 ? 100 : failed;
+	const struct wt_net_suite suite = {
+		.prefix = "select-sock",
+		.tests = tests,
+		.n = sizeof tests / sizeof tests[0],
+		.bare_why = "bare metal has no kernel sockets",
+	};
+	return wt_net_groups(&suite);
 }

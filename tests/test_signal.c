@@ -55,6 +55,36 @@ static void *wait_main(void *arg)
 	return NULL;
 }
 
+#if WT_LINUX
+/* A fiber's wait for set until deadline, run to its end, returns r with
+ * signo (-1: it took none). */
+static void fiber_wait_is(uint64_t set, int64_t deadline, int r, int signo)
+{
+	struct waiter w = {.set = set, .deadline = deadline};
+	wt_run_fiber(wait_main, &w);
+	assert_int_equal(w.r, r);
+	assert_int_equal(w.signo, signo);
+}
+
+/* The same wait from this plain thread. */
+static void thread_wait_is(uint64_t set, int64_t deadline, int r, int signo)
+{
+	int got = -1;
+	assert_int_equal(weft_signal_wait(set, deadline, &got), r);
+	assert_int_equal(got, signo);
+}
+
+/* A fiber named name waiting for set with no deadline, once it is parked in
+ * the wait (w gets what it returns). */
+static weft_fiber_t parked_waiter(struct waiter *w, uint64_t set, const char *name)
+{
+	*w = (struct waiter){.set = set, .deadline = -1};
+	weft_fiber_t f = wt_spawn_named(wait_main, w, name);
+	assert_true(wt_wait_parked(name, NULL));
+	return f;
+}
+#endif
+
 static void test_bad_arguments(void **state)
 {
 	(void)state;
@@ -77,10 +107,7 @@ static void test_bad_arguments(void **state)
 	 * from this thread. */
 	assert_int_equal(weft_signal_wait(WEFT_SIGNAL(SIGWINCH), 0, &signo), -EINVAL);
 	assert_int_equal(weft_signal_wait(SET_USR1 | WEFT_SIGNAL(SIGWINCH), 0, &signo), -EINVAL);
-	struct waiter w = {.set = WEFT_SIGNAL(SIGWINCH), .deadline = 0};
-	wt_run_fiber(wait_main, &w);
-	assert_int_equal(w.r, -EINVAL);
-	assert_int_equal(w.signo, -1);
+	fiber_wait_is(WEFT_SIGNAL(SIGWINCH), 0, -EINVAL, -1);
 	assert_int_equal(signo, 0);
 #endif
 }
@@ -104,18 +131,15 @@ static void test_notsup_bare(void **state)
 static void test_delivery_to_fiber(void **state)
 {
 	(void)state;
-	struct waiter w = {.set = SET_USR1 | SET_USR2, .deadline = -1};
-	weft_fiber_t f = wt_spawn_named(wait_main, &w, "sig-waiter");
-	assert_true(wt_wait_parked("sig-waiter", NULL));
+	struct waiter w;
+	weft_fiber_t f = parked_waiter(&w, SET_USR1 | SET_USR2, "sig-waiter");
 	send_signal(SIGUSR2);
 	wt_join(f);
 	assert_int_equal(w.r, 0);
 	assert_int_equal(w.signo, SIGUSR2);
 	/* Consumed: nothing is left pending, and a new wait finds nothing. */
 	assert_false(pending(SIGUSR2));
-	int signo = -1;
-	assert_int_equal(weft_signal_wait(SET_USR1 | SET_USR2, 0, &signo), -ETIMEDOUT);
-	assert_int_equal(signo, -1);
+	thread_wait_is(SET_USR1 | SET_USR2, 0, -ETIMEDOUT, -1);
 }
 
 static void *send_usr1_later(void *arg)
@@ -131,9 +155,7 @@ static void test_delivery_to_thread(void **state)
 {
 	(void)state;
 	weft_fiber_t f = wt_spawn(send_usr1_later, NULL);
-	int signo = -1;
-	assert_int_equal(weft_signal_wait(SET_USR1, wt_ms(30000), &signo), 0);
-	assert_int_equal(signo, SIGUSR1);
+	thread_wait_is(SET_USR1, wt_ms(30000), 0, SIGUSR1);
 	wt_join(f);
 	assert_false(pending(SIGUSR1));
 }
@@ -147,30 +169,21 @@ static void test_pending_taken_at_once(void **state)
 	for (size_t i = 0; i < sizeof past / sizeof past[0]; i++) {
 		send_signal(SIGUSR1);
 		assert_true(pending(SIGUSR1));
-		int signo = -1;
-		assert_int_equal(weft_signal_wait(SET_USR1, past[i], &signo), 0);
-		assert_int_equal(signo, SIGUSR1);
+		thread_wait_is(SET_USR1, past[i], 0, SIGUSR1);
 		assert_false(pending(SIGUSR1));
 	}
 	send_signal(SIGUSR2);
-	struct waiter w = {.set = SET_USR2, .deadline = -2};
-	wt_run_fiber(wait_main, &w);
-	assert_int_equal(w.r, 0);
-	assert_int_equal(w.signo, SIGUSR2);
+	fiber_wait_is(SET_USR2, -2, 0, SIGUSR2);
 }
 
 static void test_deadline(void **state)
 {
 	(void)state;
-	struct waiter w = {.set = SET_USR1, .deadline = wt_ms(50)};
-	wt_run_fiber(wait_main, &w);
-	assert_int_equal(w.r, -ETIMEDOUT);
-	assert_int_equal(w.signo, -1);
-	assert_true(weft_now() >= w.deadline);
+	int64_t deadline = wt_ms(50);
+	fiber_wait_is(SET_USR1, deadline, -ETIMEDOUT, -1);
+	assert_true(weft_now() >= deadline);
 	/* A plain thread's wait times out too. */
-	int signo = -1;
-	assert_int_equal(weft_signal_wait(SET_USR1, wt_ms(20), &signo), -ETIMEDOUT);
-	assert_int_equal(signo, -1);
+	thread_wait_is(SET_USR1, wt_ms(20), -ETIMEDOUT, -1);
 }
 
 /* Deadlines already past act as 0: -ETIMEDOUT at once, never a wait
@@ -180,21 +193,16 @@ static void test_past_deadlines(void **state)
 	(void)state;
 	int64_t past[] = {0, -2, -5, INT64_MIN, 1};
 	for (size_t i = 0; i < sizeof past / sizeof past[0]; i++) {
-		struct waiter w = {.set = SET_USR1, .deadline = past[i]};
-		wt_run_fiber(wait_main, &w);
-		assert_int_equal(w.r, -ETIMEDOUT);
-		int signo = -1;
-		assert_int_equal(weft_signal_wait(SET_USR1, past[i], &signo), -ETIMEDOUT);
-		assert_int_equal(signo, -1);
+		fiber_wait_is(SET_USR1, past[i], -ETIMEDOUT, -1);
+		thread_wait_is(SET_USR1, past[i], -ETIMEDOUT, -1);
 	}
 }
 
 static void test_cancel(void **state)
 {
 	(void)state;
-	struct waiter w = {.set = SET_USR1, .deadline = -1};
-	weft_fiber_t f = wt_spawn_named(wait_main, &w, "sig-cancelled");
-	assert_true(wt_wait_parked("sig-cancelled", NULL));
+	struct waiter w;
+	weft_fiber_t f = parked_waiter(&w, SET_USR1, "sig-cancelled");
 	assert_int_equal(weft_fiber_cancel(f), 0);
 	wt_join(f);
 	assert_int_equal(w.r, -ECANCELED);
@@ -203,10 +211,7 @@ static void test_cancel(void **state)
 	 * for the next wait. */
 	send_signal(SIGUSR1);
 	assert_true(pending(SIGUSR1));
-	struct waiter next = {.set = SET_USR1, .deadline = wt_ms(30000)};
-	wt_run_fiber(wait_main, &next);
-	assert_int_equal(next.r, 0);
-	assert_int_equal(next.signo, SIGUSR1);
+	fiber_wait_is(SET_USR1, wt_ms(30000), 0, SIGUSR1);
 }
 
 /* Two fibers, each on its own signal: each gets its own, and the one whose
@@ -214,12 +219,9 @@ static void test_cancel(void **state)
 static void test_two_waiters(void **state)
 {
 	(void)state;
-	struct waiter a = {.set = SET_USR1, .deadline = -1};
-	struct waiter b = {.set = SET_USR2, .deadline = -1};
-	weft_fiber_t fa = wt_spawn_named(wait_main, &a, "sig-usr1");
-	weft_fiber_t fb = wt_spawn_named(wait_main, &b, "sig-usr2");
-	assert_true(wt_wait_parked("sig-usr1", NULL));
-	assert_true(wt_wait_parked("sig-usr2", NULL));
+	struct waiter a, b;
+	weft_fiber_t fa = parked_waiter(&a, SET_USR1, "sig-usr1");
+	weft_fiber_t fb = parked_waiter(&b, SET_USR2, "sig-usr2");
 	send_signal(SIGUSR2);
 	wt_join(fb);
 	assert_int_equal(b.r, 0);
@@ -238,11 +240,9 @@ static void test_two_waiters(void **state)
 static void test_one_occurrence_one_waiter(void **state)
 {
 	(void)state;
-	struct waiter w[2] = {{.set = SET_USR1, .deadline = -1}, {.set = SET_USR1, .deadline = -1}};
-	weft_fiber_t f0 = wt_spawn_named(wait_main, &w[0], "sig-same-0");
-	weft_fiber_t f1 = wt_spawn_named(wait_main, &w[1], "sig-same-1");
-	assert_true(wt_wait_parked("sig-same-0", NULL));
-	assert_true(wt_wait_parked("sig-same-1", NULL));
+	struct waiter w[2];
+	weft_fiber_t f0 = parked_waiter(&w[0], SET_USR1, "sig-same-0");
+	weft_fiber_t f1 = parked_waiter(&w[1], SET_USR1, "sig-same-1");
 	send_signal(SIGUSR1);
 	/* One returns with it; the other goes on waiting until cancelled. */
 	_Atomic int *first = &w[0].finished;
@@ -282,9 +282,8 @@ static void test_parks_only_the_fiber(void **state)
 		skip(); /* no signals: test_notsup_bare */
 #if WT_LINUX
 	wt_restart(1, 0);
-	struct waiter w = {.set = SET_USR1, .deadline = -1};
-	weft_fiber_t f = wt_spawn_named(wait_main, &w, "sig-one-worker");
-	assert_true(wt_wait_parked("sig-one-worker", NULL));
+	struct waiter w;
+	weft_fiber_t f = parked_waiter(&w, SET_USR1, "sig-one-worker");
 	atomic_store(&others_ran, 0);
 	for (int i = 0; i < 10; i++)
 		wt_join(wt_spawn(count_main, NULL));

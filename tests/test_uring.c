@@ -41,6 +41,52 @@ static void stop(void)
 	unsetenv("WEFT_IO");
 }
 
+/* stderr into a temporary file (already unlinked) while the runtime says
+ * what it uses; saved is the stderr to put back. */
+struct captured {
+	int file, saved;
+};
+
+static struct captured capture_stderr(void)
+{
+	char path[] = "/tmp/weft-uring-XXXXXX";
+	struct captured c = {.file = mkstemp(path)};
+	assert_true(c.file >= 0);
+	unlink(path);
+	fflush(stderr);
+	c.saved = dup(2);
+	assert_true(c.saved >= 0);
+	assert_int_equal(dup2(c.file, 2), 2);
+	return c;
+}
+
+/* stderr back where it was: before any assert, which prints on it. */
+static void restore_stderr(const struct captured *c)
+{
+	dup2(c->saved, 2);
+	close(c->saved);
+}
+
+/* What was said, up to cap - 1 bytes and a NUL, into out; closes the file.
+ * pread's result. */
+static long read_captured(const struct captured *c, char *out, size_t cap)
+{
+	memset(out, 0, cap);
+	long n = pread(c->file, out, cap - 1, 0);
+	close(c->file);
+	return n;
+}
+
+/* Skip where this machine cannot set up an io_uring (qemu-user, some
+ * sandboxes), saying so. */
+static void need_uring(void)
+{
+	if (!wt_uring_works()) {
+		print_message("io_uring cannot be set up here: nothing to check\n");
+		skip();
+	}
+}
+
 struct waiter {
 	int fd;
 	unsigned events;
@@ -126,14 +172,7 @@ static void test_bad_value_fails_init(void **state)
 static void test_fallback_says_why_and_works(void **state)
 {
 	(void)state;
-	char path[] = "/tmp/weft-uring-XXXXXX";
-	int tmp = mkstemp(path);
-	assert_true(tmp >= 0);
-	unlink(path);
-	fflush(stderr);
-	int saved = dup(2);
-	assert_true(saved >= 0);
-	assert_int_equal(dup2(tmp, 2), 2);
+	struct captured err = capture_stderr();
 	shim_io_uring_refuse = ENOSYS;
 	assert_int_equal(start_with("uring"), 0);
 	int p[2];
@@ -142,14 +181,12 @@ static void test_fallback_says_why_and_works(void **state)
 	assert_int_equal(wt_write(p[1], "x", 1), 1);
 	wt_run_fiber(wait_one, &w);
 	const struct shim_io_ops *used = shim_io_current();
-	dup2(saved, 2);
-	close(saved);
+	restore_stderr(&err);
 	shim_io_uring_refuse = 0;
 	assert_int_equal(w.r, WEFT_IO_IN);
 	assert_ptr_equal(used, &shim_io_epoll);
-	char buf[400] = {0};
-	assert_true(pread(tmp, buf, sizeof buf - 1, 0) > 0);
-	close(tmp);
+	char buf[400];
+	assert_true(read_captured(&err, buf, sizeof buf) > 0);
 	assert_non_null(strstr(buf, "weft: WEFT_IO=uring: "));
 	assert_non_null(strstr(buf, "using epoll"));
 	assert_ptr_equal(strchr(buf, '\n'), buf + strlen(buf) - 1); /* one line */
@@ -170,10 +207,7 @@ static void test_epoll_by_default(void **state)
 
 static void on_uring(int oneshot)
 {
-	if (!wt_uring_works()) {
-		print_message("io_uring cannot be set up here: nothing to check\n");
-		skip();
-	}
+	need_uring();
 	shim_io_uring_oneshot = oneshot;
 	assert_int_equal(start_with("uring"), 0);
 	readiness_works();
@@ -204,10 +238,7 @@ static void test_uring_oneshot(void **state)
  * has them must use them. */
 static void start_completions(void)
 {
-	if (!wt_uring_works()) {
-		print_message("io_uring cannot be set up here: nothing to check\n");
-		skip();
-	}
+	need_uring();
 	assert_int_equal(start_with("uring"), 0);
 	int p[2];
 	wt_pipe(p); /* the reactor starts at the first wait */
@@ -312,6 +343,39 @@ static int held_reaches(int fd, int n) { return held_reaches_on(fd, fd, n); }
 static unsigned char pattern(unsigned who, size_t i)
 {
 	return (unsigned char)(who * 31 + i * 7 + i / 251);
+}
+
+/* sockets_work: what shim_uring_held says of a socket that waits for
+ * readiness (-1), of one whose completion is armed and holds nothing (0),
+ * or ANY_HELD: not checked. */
+#define ANY_HELD (-2)
+
+/* A connection accepted and read through the shim, as net/kernel.c does,
+ * on whatever the backend now uses for each: the listener's accept and
+ * the stream's receive, once armed, are held as accept_held and recv_held
+ * say. */
+static void sockets_work(int accept_held, int recv_held)
+{
+	uint16_t port;
+	int l = listener(&port);
+	struct shim_sockaddr peer;
+	assert_int_equal(shim_sock_accept(l, &peer), -EAGAIN);
+	if (accept_held != ANY_HELD)
+		assert_int_equal(shim_uring_held(l), accept_held);
+	int c = client(port);
+	int s = accept_wait(l, &peer);
+	assert_true(s >= 0);
+	char b[4];
+	assert_int_equal(shim_sock_recv(s, b, sizeof b), -EAGAIN);
+	if (recv_held != ANY_HELD)
+		assert_int_equal(shim_uring_held(s), recv_held);
+	assert_int_equal(send(c, "hi", 2, 0), 2);
+	assert_int_equal(recv_wait(s, b, sizeof b), 2);
+	assert_memory_equal(b, "hi", 2);
+	close(c);
+	assert_int_equal(recv_wait(s, b, sizeof b), 0);
+	sclose(s);
+	sclose(l);
 }
 
 /* The connections are accepted ahead of the caller and queued on the
@@ -572,31 +636,14 @@ static void test_recv_many_sockets_bounded(void **state)
 static void test_features_fall_back_one_by_one(void **state)
 {
 	(void)state;
-	if (!wt_uring_works())
-		skip();
+	need_uring();
 	for (int k = 0; k < 2; k++) {
 		shim_io_uring_no_accept = k == 0;
 		shim_io_uring_no_recv = k == 1;
 		assert_int_equal(start_with("uring"), 0);
 		readiness_works();
 		unsigned got = shim_io_uring_completions();
-		uint16_t port;
-		int l = listener(&port);
-		struct shim_sockaddr peer;
-		assert_int_equal(shim_sock_accept(l, &peer), -EAGAIN);
-		assert_int_equal(shim_uring_held(l), k == 0 ? -1 : 0);
-		int c = client(port);
-		int s = accept_wait(l, &peer);
-		assert_true(s >= 0);
-		char b[4];
-		assert_int_equal(shim_sock_recv(s, b, sizeof b), -EAGAIN);
-		assert_int_equal(shim_uring_held(s), k == 1 ? -1 : 0);
-		assert_int_equal(send(c, "hi", 2, 0), 2);
-		assert_int_equal(recv_wait(s, b, sizeof b), 2);
-		close(c);
-		assert_int_equal(recv_wait(s, b, sizeof b), 0);
-		sclose(s);
-		sclose(l);
+		sockets_work(k == 0 ? -1 : 0, k == 1 ? -1 : 0);
 		stop();
 		shim_io_uring_no_accept = shim_io_uring_no_recv = 0;
 		assert_int_equal(got, k == 0 ? SHIM_URING_RECV : SHIM_URING_ACCEPT);
@@ -657,14 +704,7 @@ static int lines_with(const char *text, const char *s)
 static void start_hidden(const char *missing, char *out, size_t cap,
 			 const struct shim_io_ops **used, unsigned *feats)
 {
-	char path[] = "/tmp/weft-uring-XXXXXX";
-	int tmp = mkstemp(path);
-	assert_true(tmp >= 0);
-	unlink(path);
-	fflush(stderr);
-	int saved = dup(2);
-	assert_true(saved >= 0);
-	assert_int_equal(dup2(tmp, 2), 2);
+	struct captured err = capture_stderr();
 	shim_feature_said_reset();
 	setenv("WEFT_IO_MISSING", missing, 1);
 	int r = start_with("uring");
@@ -675,37 +715,12 @@ static void start_hidden(const char *missing, char *out, size_t cap,
 	}
 	*used = shim_io_current();
 	*feats = shim_io_uring_features();
-	dup2(saved, 2);
-	close(saved);
+	restore_stderr(&err);
 	assert_int_equal(r, 0);
 	assert_int_equal(w, WEFT_IO_OUT);
 	wt_close(p[0]);
 	wt_close(p[1]);
-	memset(out, 0, cap);
-	assert_true(pread(tmp, out, cap - 1, 0) >= 0);
-	close(tmp);
-}
-
-/* A connection accepted and read through the shim, as net/kernel.c does,
- * on whatever the backend now uses for each. */
-static void sockets_work(void)
-{
-	uint16_t port;
-	int l = listener(&port);
-	struct shim_sockaddr peer;
-	assert_int_equal(shim_sock_accept(l, &peer), -EAGAIN);
-	int c = client(port);
-	int s = accept_wait(l, &peer);
-	assert_true(s >= 0);
-	char b[4];
-	assert_int_equal(shim_sock_recv(s, b, sizeof b), -EAGAIN);
-	assert_int_equal(send(c, "hi", 2, 0), 2);
-	assert_int_equal(recv_wait(s, b, sizeof b), 2);
-	assert_memory_equal(b, "hi", 2);
-	close(c);
-	assert_int_equal(recv_wait(s, b, sizeof b), 0);
-	sclose(s);
-	sclose(l);
+	assert_true(read_captured(&err, out, cap) >= 0);
 }
 
 /* Hide missing (a comma-separated list of hides[]' names), and check each
@@ -717,7 +732,7 @@ static void hidden_falls_back(const char *missing)
 	unsigned feats;
 	start_hidden(missing, out, sizeof out, &used, &feats);
 	readiness_works();
-	sockets_work();
+	sockets_work(ANY_HELD, ANY_HELD);
 	stop();
 	unsetenv("WEFT_IO_MISSING");
 	print_message("WEFT_IO_MISSING=%s: %s", missing, out);
@@ -767,8 +782,7 @@ static void hidden_falls_back(const char *missing)
 static void test_missing_each_falls_back(void **state)
 {
 	(void)state;
-	if (!wt_uring_works())
-		skip();
+	need_uring();
 	for (size_t i = 0; i < sizeof hides / sizeof hides[0]; i++)
 		hidden_falls_back(hides[i].name);
 	hidden_falls_back("coop_taskrun,multishot_accept");
@@ -801,8 +815,7 @@ static void test_missing_from_environment(void **state)
 			"WEFT_IO_MISSING is not set: test_missing_each_falls_back covers it\n");
 		skip();
 	}
-	if (!wt_uring_works())
-		skip();
+	need_uring();
 	hidden_falls_back(env_missing);
 }
 

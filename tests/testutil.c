@@ -361,6 +361,125 @@ void wt_close(int fd)
 }
 #endif
 
+/* ---- Suites run on each network stack ------------------------------------ */
+
+const weft_net_config_t wt_net_kernel = {.stack = "kernel"};
+const weft_net_config_t wt_net_lwip = {.stack = "lwip", .netif = "loop"};
+
+static const struct wt_net_suite *net_suite;
+static const char *net_group_name; /* "PREFIX-kernel": what the fixtures say */
+static const weft_net_config_t *net_cfg;
+static int net_teardown_failures;
+
+const weft_net_config_t *wt_net_cfg(void) { return net_cfg; }
+const char *wt_net_name(void) { return net_cfg ? net_cfg->stack : NULL; }
+int wt_net_is_lwip(void) { return net_cfg && strcmp(net_cfg->stack, "lwip") == 0; }
+
+int wt_net_start(void **state)
+{
+	(void)state;
+	int r = weft_init(NULL);
+	if (r != 0) {
+		print_message("%s: weft_init: %d\n", net_group_name, r);
+		return -1;
+	}
+	r = weft_net_init(net_cfg);
+	if (r != 0) {
+		print_message("%s: weft_net_init: %d\n", net_group_name, r);
+		weft_run();
+		weft_shutdown();
+		return -1;
+	}
+	return 0;
+}
+
+int wt_net_stop(void **state)
+{
+	(void)state;
+	int r = weft_net_fini(), r2 = weft_run(), r3 = weft_shutdown();
+	if (r != 0 || r2 != 0 || r3 != 0) {
+		print_message("%s teardown: weft_net_fini %d, weft_run %d, weft_shutdown %d\n",
+			      net_group_name, r, r2, r3);
+		net_teardown_failures++;
+		return -1;
+	}
+	return 0;
+}
+
+static int net_group_setup(void **state)
+{
+	if (wt_net_start(state) != 0)
+		return -1;
+	return net_suite->up && net_suite->up() != 0 ? -1 : 0;
+}
+
+static int net_group_teardown(void **state)
+{
+	if (net_suite->down)
+		net_suite->down();
+	return wt_net_stop(state);
+}
+
+static int net_group(const struct wt_net_suite *s, const weft_net_config_t *cfg)
+{
+	char name[48];
+	snprintf(name, sizeof name, "%s-%s", s->prefix, cfg->stack);
+	net_suite = s;
+	net_group_name = name;
+	net_cfg = cfg;
+	int failed =
+		_cmocka_run_group_tests(name, s->tests, s->n, s->per_test ? NULL : net_group_setup,
+					s->per_test ? NULL : net_group_teardown);
+	net_group_name = NULL;
+	net_cfg = NULL;
+	return failed;
+}
+
+int wt_net_groups(const struct wt_net_suite *s)
+{
+	int failed = 0;
+	net_teardown_failures = 0;
+	if (WT_LINUX) {
+		failed += net_group(s, &wt_net_kernel);
+	} else {
+		char name[48];
+		snprintf(name, sizeof name, "%s-kernel", s->prefix);
+		failed += wt_skip_group(name, s->tests, s->n, s->bare_why);
+	}
+	failed += net_group(s, s->lwip ? s->lwip : &wt_net_lwip);
+	failed += net_teardown_failures;
+	return failed > 100 ? 100 : failed;
+}
+
+int wt_tcp_pair(weft_sock_t **c, weft_sock_t **s)
+{
+	weft_sock_t *ls = NULL;
+	weft_addr_t a, l;
+	*c = *s = NULL;
+	int r = weft_addr_parse("127.0.0.1", &a);
+	if (r == 0)
+		r = weft_tcp_listen(&ls, &a, 0);
+	if (r == 0)
+		r = weft_sock_local(ls, &l);
+	if (r == 0 && l.port == 0)
+		r = -EINVAL;
+	if (r == 0)
+		r = weft_tcp_connect(c, &l, wt_ms(10000));
+	if (r == 0)
+		r = weft_tcp_accept(ls, s, NULL, wt_ms(10000));
+	int rc = ls ? weft_sock_close(ls) : 0;
+	if (r == 0)
+		r = rc;
+	if (r != 0) {
+		if (*c)
+			weft_sock_close(*c);
+		if (*s)
+			weft_sock_close(*s);
+		*c = *s = NULL;
+	}
+	return r;
+}
+
 static uint64_t rng_state;
 
 void wt_rng_seed(void)

@@ -19,6 +19,7 @@
 #include <cmocka.h>
 
 #include "weft.h"
+#include "weft_net.h"
 
 /* Group setup/teardown: weft_init(NULL) / weft_run + weft_shutdown. */
 int wt_start(void **state);
@@ -109,6 +110,50 @@ long wt_write(int fd, const void *buf, size_t n);
 long wt_read(int fd, void *buf, size_t n);
 /* weft_fd_forget(fd), then close it: its peer sees a hang-up. */
 void wt_close(int fd);
+
+/* ---- Suites run on each network stack (weft_net.h) ----------------------
+ * wt_net_groups runs a suite's tests as two CMocka groups, "PREFIX-kernel"
+ * (the kernel's sockets; on bare metal, which has none, run as skips that
+ * say bare_why) and then "PREFIX-lwip" (lwIP over "loop"). Unless per_test
+ * is set, each group's setup is wt_net_start and then up (if any), and its
+ * teardown down (if any) and then wt_net_stop; with per_test the tests
+ * bring their own fixtures (wt_net_start, or their own) and the groups none.
+ * Returns the failures of both groups and of their teardowns, clamped as
+ * wt_main's. */
+struct wt_net_suite {
+	const char *prefix;
+	const struct CMUnitTest *tests;
+	size_t n;
+	const char *bare_why;
+	/* "lwip"'s configuration; NULL: wt_net_lwip. */
+	const weft_net_config_t *lwip;
+	int per_test;
+	int (*up)(void);
+	void (*down)(void);
+};
+int wt_net_groups(const struct wt_net_suite *suite);
+
+/* The two configurations: {.stack = "kernel"} and {.stack = "lwip",
+ * .netif = "loop"}. */
+extern const weft_net_config_t wt_net_kernel, wt_net_lwip;
+
+/* The stack of the group running now: its configuration, its name
+ * ("kernel" or "lwip"), whether it is lwIP. */
+const weft_net_config_t *wt_net_cfg(void);
+const char *wt_net_name(void);
+int wt_net_is_lwip(void);
+
+/* Fixtures: weft_init(NULL) and weft_net_init(wt_net_cfg()), undone and -1
+ * (said on the output) if either fails; weft_net_fini, weft_run and
+ * weft_shutdown, -1 if any fails (said, and counted in wt_net_groups'
+ * result: CMocka does not count a group teardown's failure). */
+int wt_net_start(void **state);
+int wt_net_stop(void **state);
+
+/* A connected TCP pair on 127.0.0.1, made from the calling thread or fiber
+ * (no asserts): *c connected, *s accepted, the listener closed. 0, or the
+ * first error, with everything it opened closed again. */
+int wt_tcp_pair(weft_sock_t **c, weft_sock_t **s);
 
 /* A seeded xorshift generator; the seed is printed so a failure can be
  * replayed. */

@@ -213,4 +213,11 @@ struct shim_tty_stats {
 };
 void shim_tty_stats(struct shim_tty_stats *out);
 
+/* ---- Self-tests (netdev.c) ------------------------------------------------
+ * WEFT_SELFTEST=eth on the command line: boot.c runs the network device's
+ * self-test instead of main (drivers/dwmac.c, dwmac_selftest) and exits
+ * with 0 (pass) or 1. 0 pass, -ENODEV no such self-test on this board, or
+ * the test's error. */
+int shim_selftest(const char *what);
+
 #endif

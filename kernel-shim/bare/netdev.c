@@ -81,12 +81,14 @@ static int open_virtio(struct shim_netdev *d, struct shim_netdev_info *info)
 #endif
 }
 
-static int open_dwmac(struct shim_netdev *d, struct shim_netdev_info *info)
-{
 #ifdef BOARD_DWMAC_BASE
-	struct dwmac_config cfg = {
+/* The board's DWMAC as WEFT_MAC and WEFT_POLL ask, its internal PHY brought
+ * up first where there is one: 0, or -EINVAL (WEFT_MAC, said). */
+static int dwmac_prepare(struct dwmac_config *cfg)
+{
+	*cfg = (struct dwmac_config){
 		.base = BOARD_DWMAC_BASE, .irq = BOARD_DWMAC_IRQ, .poll = want_poll()};
-	if (dwmac_parse_mac(shim_getenv("WEFT_MAC"), cfg.mac)) {
+	if (dwmac_parse_mac(shim_getenv("WEFT_MAC"), cfg->mac)) {
 		shim_puts("weft: WEFT_MAC: not a unicast address xx:xx:xx:xx:xx:xx\n");
 		return -EINVAL;
 	}
@@ -96,8 +98,34 @@ static int open_dwmac(struct shim_netdev *d, struct shim_netdev_info *info)
 		BOARD_CV1800B_RTCIO_BASE};
 	cv1800b_ephy_init(&ephy);
 #endif
+	return 0;
+}
+#endif
+
+int shim_selftest(const char *what)
+{
+	if (strcmp(what, "eth") == 0) {
+#ifdef BOARD_DWMAC_BASE
+		struct dwmac_config cfg;
+		int e = dwmac_prepare(&cfg);
+		return e ? e : dwmac_selftest(&cfg);
+#endif
+	}
+	shim_puts("weft: WEFT_SELFTEST=");
+	shim_puts(what);
+	shim_puts(": no such self-test on this board (the Duo's: eth)\n");
+	return -ENODEV;
+}
+
+static int open_dwmac(struct shim_netdev *d, struct shim_netdev_info *info)
+{
+#ifdef BOARD_DWMAC_BASE
+	struct dwmac_config cfg;
+	int e = dwmac_prepare(&cfg);
+	if (e)
+		return e;
 	int src;
-	int e = dwmac_open(&cfg, &d->dw, &src);
+	e = dwmac_open(&cfg, &d->dw, &src);
 	if (e)
 		return e;
 	d->dwmac = 1;

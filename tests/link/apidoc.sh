@@ -7,8 +7,13 @@
 # code added to one and not the other fails here.
 # Every WEFT_API function of include/*.h is named in api.md; its table of
 # contents and weft_net.h's prototypes there are what mk/apidoc-gen.sh
-# writes from the headings and the header. (weft.h's calls are documented
-# in prose and tables of other shapes: their codes are not compared yet.)
+# writes from the headings and the header.
+# weft.h's calls likewise, where both sides say it in a shape this reads:
+# the header's comment serves that declaration alone and says "Returns"
+# (the codes from there on), and api.md gives the call a "| Returns | When |"
+# table in the paragraphs that **`weft_x`** opens, or a row of a
+# "| Function | Returns |" table. The calls of other shapes (a comment over
+# several, prose only) are counted as not compared, never passed.
 # Last line: "apidoc: N passed, M failed".
 # Usage: tests/link/apidoc.sh
 set -u
@@ -89,6 +94,103 @@ while IFS=: read -r name hcodes; do
 	[ -n "${hcodes// /}" ] || continue
 	grep -q "^$name:" "$tmp/doc" || bad "$name: declared with error codes, but no row in api.md's table"
 done <"$tmp/hdr"
+# ---- weft.h ----------------------------------------------------------------
+awk '
+# NAME: the -E codes of the comment right above it, from the comment'"'"'s
+# first "returns" on, for each WEFT_API declaration that comment serves
+# alone (a comment over several is ambiguous: left out).
+function codes(s,   out) {
+	out = ""
+	while (match(s, /-E[A-Z0-9]+/)) {
+		out = out " " substr(s, RSTART + 1, RLENGTH - 1)
+		s = substr(s, RSTART + RLENGTH)
+	}
+	return out
+}
+function returns(s,   i) {
+	i = index(s, "Returns")
+	if (!i)
+		i = index(s, "returns")
+	return i ? substr(s, i) : ""
+}
+function flush() {
+	if (ndecl == 1 && has) print decl ":" codes(returns(cm))
+	ndecl = 0; has = 0
+}
+/^\/\*/ { flush(); cm = ""; incm = 1 }
+incm { cm = cm " " $0; if ($0 ~ /\*\//) { incm = 0; valid = 1 }; next }
+/^WEFT_API/ {
+	if (valid && match($0, /weft_[a-z0-9_]+\(/)) {
+		ndecl++; decl = substr($0, RSTART, RLENGTH - 1)
+		has = returns(cm) != ""
+	}
+	next
+}
+/^[ \t]/ { next }
+/^#define/ { next }
+{ flush(); valid = 0 }
+END { flush() }
+' include/weft.h >"$tmp/hdr1"
+awk '
+# NAME: the -E codes api.md gives as its results: the first cells of the
+# "| Returns | When |" tables in the paragraph block that a line starting
+# with **`NAME`** (that one call alone) opens, or its row of a
+# "| Function | Returns |" table.
+function codes(s,   out) {
+	out = ""
+	while (match(s, /-E[A-Z0-9]+/)) {
+		out = out " " substr(s, RSTART + 1, RLENGTH - 1)
+		s = substr(s, RSTART + RLENGTH)
+	}
+	return out
+}
+function flush() {
+	if (cur != "" && ntab) print cur ":" got
+	cur = ""; got = ""; ntab = 0
+}
+/^```/ { fence = !fence; next }
+fence { next }
+/^#/ { flush(); tab = ""; next }
+/^\*\*`weft_[a-z0-9_]+`\*\*/ {
+	flush()
+	match($0, /^\*\*`weft_[a-z0-9_]+`\*\*/)
+	cur = substr($0, 4, RLENGTH - 6)
+	rest = substr($0, RLENGTH + 1)
+	if (rest ~ /^ *\/ *\*\*`/ || rest ~ /^ *(,|and) *\*\*`/) cur = ""  # shared lead
+	next
+}
+/^\| Returns \| When \|/ { tab = "returns"; ntab++; next }
+/^\| Function \| Returns \|/ { tab = "rows"; next }
+!/^\|/ { tab = ""; next }
+tab == "returns" { split($0, cell, "|"); got = got codes(cell[2]); next }
+tab == "rows" && /^\| `weft_[a-z0-9_]+` \|/ {
+	n = split($0, cell, "|"); rest = ""
+	for (i = 3; i <= n; i++) rest = rest "|" cell[i]
+	c = codes(rest)
+	match(cell[2], /weft_[a-z0-9_]+/)
+	print substr(cell[2], RSTART, RLENGTH) ":" c
+}
+END { flush() }
+' docs/api.md >"$tmp/doc1"
+compared=0 uncompared=0
+while IFS=: read -r name hcodes; do
+	if ! grep -q "^$name:" "$tmp/doc1"; then
+		uncompared=$((uncompared + 1))
+		continue
+	fi
+	compared=$((compared + 1))
+	h=$(echo "$hcodes" | sorted)
+	d=$(grep "^$name:" "$tmp/doc1" | cut -d: -f2 | sorted)
+	if [ "$d" = "$h" ]; then
+		ok "$name: ${h:-no error codes}"
+	else
+		bad "$name: weft.h says '${h% }', docs/api.md says '${d% }'"
+	fi
+done <"$tmp/hdr1"
+if [ "$compared" -lt 20 ]; then
+	bad "only $compared of weft.h's calls compared with api.md: a parser lost its shape"
+fi
+echo "  weft.h: $compared calls compared, $uncompared not (shapes this does not read)"
 # Every public function is documented (named) on the page.
 sed -n 's/^WEFT_API [^(]*[ *]\(weft_[a-z0-9_]*\)(.*/\1/p' include/*.h | sort -u >"$tmp/api"
 undoc=$(while read -r f; do grep -q "\b$f\b" docs/api.md || echo "$f"; done <"$tmp/api")
