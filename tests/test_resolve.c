@@ -313,8 +313,8 @@ static void test_unknown_name(void **state)
 {
 	(void)state;
 	weft_addr_t a = {0};
-	int r = resolve("no-such-host.invalid:80", &a, wt_ms(is_lwip() ? LONG_MS : 60000));
-	if (is_lwip()) {
+	int r = resolve("no-such-host.invalid:80", &a, wt_ms(wt_net_is_lwip() ? LONG_MS : 60000));
+	if (wt_net_is_lwip()) {
 		assert_int_equal(r, -ENOENT);
 	} else {
 		/* RFC 6761: .invalid never exists. The host's resolver says so
