@@ -133,7 +133,7 @@ include $(LWIPDIR)/Filelists.mk
 # user's own, is never changed.
 LWIP_PATCHES := $(sort $(wildcard net/patches/*.patch))
 LWIP_TREE := $(O)/lwip-src
-LWIP_SRCS := $(COREFILES) $(CORE4FILES) $(LWIPDIR)/netif/ethernet.c
+LWIP_SRCS := $(COREFILES) $(CORE4FILES) $(CORE6FILES) $(LWIPDIR)/netif/ethernet.c
 LWIP_INC := -Inet/port -I$(LWIP_TREE)/include
 LWIP_OBJS := $(patsubst $(LWIPDIR)/%.c,$(O)/lwip/%.o,$(LWIP_SRCS))
 LWIP_PIC_OBJS := $(patsubst $(LWIPDIR)/%.c,$(O)/lwip-pic/%.o,$(LWIP_SRCS))

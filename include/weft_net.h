@@ -5,14 +5,17 @@
  *  - "kernel": the host kernel's sockets through the runtime's reactor
  *    (Linux only);
  *  - "lwip":   lwIP 2.1 inside the process, over a network interface that
- *    weft drives: "loop" (in memory: 127.0.0.1 and nothing else), "tap:NAME",
- *    "packet:IFNAME", "xdp:IFNAME[:QUEUE]" (Linux, kernel bypass),
- *    "virtio" (qemu-virt) or "dwmac" (the Milk-V Duo's Ethernet).
+ *    weft drives: "loop" (in memory: 127.0.0.1, ::1 and nothing else),
+ *    "tap:NAME", "packet:IFNAME", "xdp:IFNAME[:QUEUE]" (Linux, kernel
+ *    bypass), "virtio" (qemu-virt) or "dwmac" (the Milk-V Duo's Ethernet);
+ *    a device interface has an IPv6 link-local address besides its IPv4
+ *    one.
  * A program written against it moves between the two without changes.
  *
- * IPv4 only. The conventions of weft.h hold: absolute deadlines (-1 forever,
- * 0 try once), negative errno results, -ECANCELED on cancellation. Callable
- * from fibers and from plain threads. A socket may be used by two fibers at
+ * IPv4 and IPv6 (weft_addr_t holds either; an IPv6 socket takes IPv6 only).
+ * The conventions of weft.h hold: absolute deadlines (-1 forever, 0 try
+ * once), negative errno results, -ECANCELED on cancellation. Callable from
+ * fibers and from plain threads. A socket may be used by two fibers at
  * once, one reading and one writing; two concurrent readers (or writers, or
  * acceptors) get -EBUSY. Closing a socket that another fiber is blocked on
  * wakes that fiber with -EBADF; the memory is freed when the last of them
@@ -31,38 +34,78 @@
 extern "C" {
 #endif
 
+/* An address of either family, family 0 being IPv4: so an initializer
+ * that names only ip and port ({.ip = ..., .port = 80}) or a zeroed
+ * weft_addr_t is IPv4. One filled field by field must be zeroed first:
+ * family is read (an unknown one is -EINVAL). */
+enum { WEFT_AF_INET = 0, WEFT_AF_INET6 = 1 };
+
 typedef struct weft_addr {
-	uint32_t ip;   /* IPv4 address, network byte order */
-	uint16_t port; /* host byte order */
+	uint32_t ip;     /* IPv4 address (family WEFT_AF_INET), network byte order */
+	uint16_t port;   /* host byte order, either family */
+	uint16_t family; /* WEFT_AF_INET or WEFT_AF_INET6 */
+	uint8_t ip6[16]; /* IPv6 address (family WEFT_AF_INET6), network byte order */
+	uint32_t scope;  /* IPv6 zone: an interface's index (fe80::1%2); 0 none */
 } weft_addr_t;
 
-/* Parse "a.b.c.d" or "a.b.c.d:port" (port 0-65535; absent means 0).
- * Returns 0 or -EINVAL. */
+/* weft_addr_format's longest text and its NUL: "[" 39 hex digits and colons
+ * "%" 10 digits "]:" 5 digits. */
+#define WEFT_ADDR_STRLEN 60
+
+/* Parse an address, port 0-65535 (absent means 0):
+ *   IPv4  "a.b.c.d", "a.b.c.d:port" (four decimal numbers 0-255);
+ *   IPv6  "::1", "fe80::1%2" (no port), "[::1]", "[::1]:80", "[fe80::1%2]:80":
+ *         RFC 4291's text (hex groups, one "::", a dotted IPv4 tail as in
+ *         "::ffff:1.2.3.4"), a zone as a decimal interface index 1 to
+ *         4294967295 after '%' (names are not looked up), a port only
+ *         inside brackets.
+ * Returns 0 or -EINVAL (NULL, or anything else; *out is left as it was). */
 WEFT_API int weft_addr_parse(const char *s, weft_addr_t *out);
 
-/* Format as "a.b.c.d:port" into buf; returns buf. cap >= 22 always fits. */
+/* Format as "a.b.c.d:port" or "[v6]:port", v6 as RFC 5952 writes it
+ * (lowercase, the longest run of zero groups as "::", "::ffff:a.b.c.d" for
+ * an IPv4-mapped address) with "%scope" when scope is not 0; what
+ * weft_addr_parse reads back to the same address. Returns buf. cap >= 22
+ * fits any IPv4 address, WEFT_ADDR_STRLEN any address; a shorter buffer
+ * gets the text cut short, NUL-terminated. An unknown family formats as
+ * "(bad family)". */
 WEFT_API char *weft_addr_format(const weft_addr_t *a, char *buf, size_t cap);
 
-/* Resolve "host" or "host:port" (port 0-65535; absent means 0) to an IPv4
- * address. A numeric address (as weft_addr_parse) and "localhost" (any
- * case, a final dot allowed: 127.0.0.1) need no network and work with the
- * stack down; any other name (letters, digits, '-' and '.', at most 253)
- * is asked of the stack that is up: the host's resolver (/etc/hosts, DNS)
- * on a helper thread for "kernel", lwIP's DNS client and the server of
- * weft_net_config_t.dns for "lwip". Returns 0 and *out (the first IPv4
- * address); -EINVAL (s or out NULL, a malformed name or port); -ESRCH (a
- * name, and the stack is down); -ENOENT (no such name, or it has no IPv4
- * address; on "lwip" also when the server never answered within lwIP's
- * retries, about 7 s); -EAGAIN ("kernel": the resolver reached no server;
- * "lwip": lwIP's 8 queries in flight are all taken); -EDESTADDRREQ
- * ("lwip": no DNS server configured); -ETIMEDOUT (the deadline came
- * first; deadline 0 only answers names "lwip" has cached); -ECANCELED;
- * -ENOMEM; -EIO (another failure of the host's resolver). A lookup given
- * up on (deadline, cancellation) runs on without its caller: on "kernel"
- * it holds a helper thread (weft_offload's, at most 4) until the resolver
- * returns, and weft_shutdown waits for it; on "lwip" lwIP finishes it and
- * caches the answer. weft_net_fini refuses while a resolve runs. */
+/* Resolve "host" or "host:port" (port 0-65535; absent means 0) to an
+ * address, as weft_addr_resolve_family(s, WEFT_RESOLVE_INET_FIRST, ...). */
 WEFT_API int weft_addr_resolve(const char *s, weft_addr_t *out, int64_t deadline);
+
+/* Which family weft_addr_resolve_family answers with. */
+enum {
+	WEFT_RESOLVE_INET_FIRST = 0,  /* the first IPv4 address, else the first IPv6 */
+	WEFT_RESOLVE_INET6_FIRST = 1, /* the first IPv6 address, else the first IPv4 */
+	WEFT_RESOLVE_INET = 2,        /* IPv4 only */
+	WEFT_RESOLVE_INET6 = 3,       /* IPv6 only */
+};
+
+/* Resolve "host", "host:port", or a numeric address as weft_addr_parse
+ * reads it ("[::1]:80"), to an address of the family pref asks for. A
+ * numeric address is itself (-ENOENT if pref excludes its family), and
+ * "localhost" (any case, a final dot allowed) is 127.0.0.1 or ::1 (the
+ * first that pref allows): both need no network and work with the stack
+ * down. Any other name (letters, digits, '-' and '.', at most 253) is
+ * asked of the stack that is up: the host's resolver (/etc/hosts, DNS) on
+ * a helper thread for "kernel", lwIP's DNS client (A and AAAA queries)
+ * and the server of weft_net_config_t.dns for "lwip". Returns 0 and *out;
+ * -EINVAL (s or out NULL, pref unknown, a malformed name or port); -ESRCH
+ * (a name, and the stack is down); -ENOENT (no such name, or it has no
+ * address of the family asked; on "lwip" also when the server never
+ * answered within lwIP's retries, about 7 s); -EAGAIN ("kernel": the
+ * resolver reached no server; "lwip": lwIP's 8 queries in flight are all
+ * taken); -EDESTADDRREQ ("lwip": no DNS server configured); -ETIMEDOUT
+ * (the deadline came first; deadline 0 only answers names "lwip" has
+ * cached); -ECANCELED; -ENOMEM; -EIO (another failure of the host's
+ * resolver). A lookup given up on (deadline, cancellation) runs on
+ * without its caller: on "kernel" it holds a helper thread (weft_offload's,
+ * at most 4) until the resolver returns, and weft_shutdown waits for it;
+ * on "lwip" lwIP finishes it and caches the answer. weft_net_fini refuses
+ * while a resolve runs. */
+WEFT_API int weft_addr_resolve_family(const char *s, int pref, weft_addr_t *out, int64_t deadline);
 
 /* ---- The stack ---------------------------------------------------------- */
 
@@ -140,7 +183,9 @@ WEFT_API int weft_net_stats(weft_net_stats_t *out);
 
 typedef struct weft_sock weft_sock_t;
 
-/* Listen on local (ip 0 = any; port 0 = a free port, see weft_sock_local).
+/* Listen on local (0.0.0.0 or :: = any address of that family; port 0 = a
+ * free port, see weft_sock_local). An IPv6 listener takes IPv6 only, so an
+ * IPv4 one may share its port.
  * backlog: connections completed and not yet accepted, 1..65535 (0 = 128);
  * beyond it new connections wait in SYN or are refused by the stack.
  * Returns 0; -EADDRINUSE; -EINVAL; -ENOMEM; -ESRCH (stack down). */
@@ -213,11 +258,12 @@ WEFT_API int weft_sock_peer(weft_sock_t *s, weft_addr_t *out);
 
 /* ---- UDP ---------------------------------------------------------------- */
 
-/* A UDP socket bound to local (port 0 = a free port). 0, -EADDRINUSE,
- * -EINVAL, -ENOMEM, -ESRCH. */
+/* A UDP socket bound to local (port 0 = a free port), of local's family.
+ * 0, -EADDRINUSE, -EINVAL, -ENOMEM, -ESRCH. */
 WEFT_API int weft_udp_bind(weft_sock_t **out, const weft_addr_t *local);
 
-/* Send one datagram (len <= 65507). Returns len; -EMSGSIZE; -EHOSTUNREACH;
+/* Send one datagram (len <= 65507) to an address of s's family. Returns
+ * len; -EAFNOSUPPORT (to is of the other family); -EMSGSIZE; -EHOSTUNREACH;
  * -ETIMEDOUT or -ECANCELED (the kernel stack's send buffer stayed full;
  * lwIP never waits); -EBUSY (another send on s is in progress); -EINVAL;
  * -EBADF; -ENOMEM. */

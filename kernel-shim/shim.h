@@ -267,17 +267,22 @@ int shim_netdev_send(struct shim_netdev *d, const struct shim_iov *iov, int n);
 
 void shim_netdev_close(struct shim_netdev *d);
 
-/* ---- Kernel sockets (IPv4) ----------------------------------------------
+/* ---- Kernel sockets (IPv4, IPv6) -----------------------------------------
  * Non-blocking sockets of the host kernel. Each returns -errno on failure;
  * -EAGAIN means wait for the fd (an I/O source) and try again. A shim with
  * no kernel sockets returns -ENOSYS from shim_sock_open. */
-enum { SHIM_SOCK_STREAM = 1, SHIM_SOCK_DGRAM = 2 };
+enum { SHIM_SOCK_STREAM = 1, SHIM_SOCK_DGRAM = 2, SHIM_SOCK_INET6 = 16 };
 
 struct shim_sockaddr {
-	uint32_t ip;   /* network byte order */
-	uint16_t port; /* host byte order */
+	uint32_t ip;     /* IPv4, network byte order */
+	uint16_t port;   /* host byte order */
+	uint16_t v6;     /* 0: IPv4 (ip); 1: IPv6 (ip6, scope) */
+	uint8_t ip6[16]; /* network byte order */
+	uint32_t scope;  /* interface index, 0 none */
 };
 
+/* type: SHIM_SOCK_STREAM or _DGRAM, with SHIM_SOCK_INET6 for an IPv6 socket
+ * (IPv6 only: IPV6_V6ONLY, so it shares a port with an IPv4 one). */
 int shim_sock_open(int type); /* fd: non-blocking, close-on-exec; SO_REUSEADDR on
 				      streams, TCP_NODELAY set once connected */
 int shim_sock_bind(int fd, const struct shim_sockaddr *a);
@@ -308,5 +313,9 @@ int shim_sock_close(int fd);
  * server reached, or it failed); -ENOMEM; -EIO (anything else); -ENOSYS
  * (no resolver: bare metal). */
 int shim_resolve(const char *name, uint32_t *ip);
+/* The same for the first IPv6 address: 0 and ip6 (network byte order) and
+ * *scope (0 unless the resolver gave a zone); -ENOENT also when the name
+ * has no IPv6 address. */
+int shim_resolve6(const char *name, uint8_t ip6[16], uint32_t *scope);
 
 #endif

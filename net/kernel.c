@@ -7,6 +7,7 @@
  * blocked on the socket and fails the ones about to block; the fd itself is
  * closed when the last of them has left. */
 #include <stdlib.h>
+#include <string.h>
 
 #include "net.h"
 
@@ -21,7 +22,32 @@ static struct ksock *K(struct weft_sock *s) { return (struct ksock *)s; }
 
 static struct shim_sockaddr to_shim(const weft_addr_t *a)
 {
-	return (struct shim_sockaddr){.ip = a->ip, .port = a->port};
+	struct shim_sockaddr s = {.ip = a->ip, .port = a->port};
+	if (a->family == WEFT_AF_INET6) {
+		s.ip = 0;
+		s.v6 = 1;
+		memcpy(s.ip6, a->ip6, 16);
+		s.scope = a->scope;
+	}
+	return s;
+}
+
+static weft_addr_t from_shim(const struct shim_sockaddr *s)
+{
+	weft_addr_t a = {.ip = s->ip, .port = s->port};
+	if (s->v6) {
+		a.ip = 0;
+		a.family = WEFT_AF_INET6;
+		memcpy(a.ip6, s->ip6, 16);
+		a.scope = s->scope;
+	}
+	return a;
+}
+
+/* The shim's socket type for an address of a's family. */
+static int sock_type(int type, const weft_addr_t *a)
+{
+	return a->family == WEFT_AF_INET6 ? type | SHIM_SOCK_INET6 : type;
 }
 
 static int wrap(int fd, int kind, struct weft_sock **out)
@@ -67,7 +93,7 @@ static void k_fini(void) {}
 
 static int bound(int type, const weft_addr_t *local, int *out)
 {
-	int fd = shim_sock_open(type);
+	int fd = shim_sock_open(sock_type(type, local));
 	if (fd < 0)
 		return fd;
 	struct shim_sockaddr a = to_shim(local);
@@ -102,7 +128,7 @@ static int k_accept(struct weft_sock *ls, struct weft_sock **out, weft_addr_t *p
 		int fd = shim_sock_accept(K(ls)->fd, peer ? &a : NULL);
 		if (fd >= 0) {
 			if (peer)
-				*peer = (weft_addr_t){.ip = a.ip, .port = a.port};
+				*peer = from_shim(&a);
 			return wrap(fd, NK_CONN, out);
 		}
 		if (atomic_load(&ls->closed))
@@ -120,7 +146,7 @@ static int k_accept(struct weft_sock *ls, struct weft_sock **out, weft_addr_t *p
 
 static int k_connect(struct weft_sock **out, const weft_addr_t *remote, int64_t deadline)
 {
-	int fd = shim_sock_open(SHIM_SOCK_STREAM);
+	int fd = shim_sock_open(sock_type(SHIM_SOCK_STREAM, remote));
 	if (fd < 0)
 		return fd;
 	struct shim_sockaddr a = to_shim(remote);
@@ -202,7 +228,7 @@ static int k_local(struct weft_sock *s, weft_addr_t *out)
 	struct shim_sockaddr a;
 	int err = shim_sock_name(K(s)->fd, &a);
 	if (!err)
-		*out = (weft_addr_t){.ip = a.ip, .port = a.port};
+		*out = from_shim(&a);
 	return err;
 }
 
@@ -211,7 +237,7 @@ static int k_peer(struct weft_sock *s, weft_addr_t *out)
 	struct shim_sockaddr a;
 	int err = shim_sock_peer(K(s)->fd, &a);
 	if (!err)
-		*out = (weft_addr_t){.ip = a.ip, .port = a.port};
+		*out = from_shim(&a);
 	return err;
 }
 
@@ -245,7 +271,7 @@ static ssize_t k_recvfrom(struct weft_sock *s, void *buf, size_t len, weft_addr_
 		long n = shim_sock_recvfrom(K(s)->fd, buf, len, &a);
 		if (n >= 0) {
 			if (from)
-				*from = (weft_addr_t){.ip = a.ip, .port = a.port};
+				*from = from_shim(&a);
 			return n;
 		}
 		if (n != -EAGAIN)

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The "lwip" stack's names: lwIP's DNS client (dns_gethostbyname), asking
+/* The "lwip" stack's names: lwIP's DNS client (A or AAAA queries), asking
  * the server of weft_net_config_t.dns or $WEFT_DNS. A query is a record
  * here, named to lwIP by a number, not a pointer: lwIP calls back with it
  * when the answer comes or its retries run out, possibly after the caller
@@ -21,7 +21,7 @@ struct query {
 	int refs; /* the caller's, and lwIP's until it calls back */
 	bool done;
 	int err;
-	uint32_t ip;
+	weft_addr_t addr;
 	struct weft__waiter *q; /* the caller, parked */
 };
 
@@ -58,7 +58,7 @@ static void found(const char *name, const ip_addr_t *ip, void *arg)
 	 * for its retries running out. */
 	q->err = ip ? 0 : -ENOENT;
 	if (ip)
-		q->ip = ip4_addr_get_u32(ip_2_ip4(ip));
+		q->addr = weft__lsock_addr(ip, 0);
 	struct weft__waiter *w;
 	while ((w = weft__waitq_pop(&q->q)))
 		weft__waiter_complete(w, 0);
@@ -71,9 +71,11 @@ int weft__lwip_dns_up(const weft_net_config_t *cfg, const char *netif)
 	ip_addr_t server = *IP_ADDR_ANY;
 	if (s && *s) {
 		weft_addr_t a;
-		if (weft_addr_parse(s, &a) || a.port || !a.ip)
+		static const uint8_t zero[16];
+		if (weft_addr_parse(s, &a) || a.port ||
+		    (a.family == WEFT_AF_INET ? !a.ip : !memcmp(a.ip6, zero, 16)) ||
+		    weft__lsock_ip(&a, &server))
 			return -EINVAL;
-		server = weft__lsock_ip(a.ip);
 	} else if (cfg->dns) {
 		return -EINVAL; /* "" is no server (NULL means the default) */
 	} else if (!strcmp(netif, "virtio")) {
@@ -93,7 +95,8 @@ void weft__lwip_dns_down(void)
 	dns_setserver(0, IP_ADDR_ANY);
 }
 
-int weft__lwip_resolve(const char *name, uint32_t *ip, int64_t deadline)
+/* One family's lookup (type: LWIP_DNS_ADDRTYPE_IPV4 or _IPV6). */
+static int lookup(const char *name, u8_t type, weft_addr_t *out, int64_t deadline)
 {
 	struct query *q = calloc(1, sizeof *q);
 	if (!q)
@@ -104,10 +107,10 @@ int weft__lwip_resolve(const char *name, uint32_t *ip, int64_t deadline)
 	q->next = pending;
 	pending = q;
 	ip_addr_t a;
-	err_t e = dns_gethostbyname(name, &a, found, (void *)q->id);
+	err_t e = dns_gethostbyname_addrtype(name, &a, found, (void *)q->id, type);
 	int err = 0;
 	if (e == ERR_OK) {
-		*ip = ip4_addr_get_u32(ip_2_ip4(&a)); /* in lwIP's cache */
+		*out = weft__lsock_addr(&a, 0); /* in lwIP's cache */
 		unlink_id(q->id);
 		free(q);
 		weft__lwip_unlock();
@@ -133,9 +136,32 @@ int weft__lwip_resolve(const char *name, uint32_t *ip, int64_t deadline)
 	}
 	if (q->done) {
 		err = q->err;
-		*ip = q->ip;
+		if (!err)
+			*out = q->addr;
 	}
 	put(q);
 	weft__lwip_unlock();
 	return err;
+}
+
+/* A preference is two lookups, one family after the other, rather than
+ * lwIP's own IPV4_IPV6 and IPV6_IPV4: those answer from the cache with the
+ * second family when the first is not cached, so "IPv6 first" would give
+ * an IPv4 address without asking for the IPv6 one. */
+int weft__lwip_resolve(const char *name, int pref, weft_addr_t *out, int64_t deadline)
+{
+	const u8_t v4 = LWIP_DNS_ADDRTYPE_IPV4, v6 = LWIP_DNS_ADDRTYPE_IPV6;
+	int err;
+	switch (pref) {
+	case WEFT_RESOLVE_INET:
+		return lookup(name, v4, out, deadline);
+	case WEFT_RESOLVE_INET6:
+		return lookup(name, v6, out, deadline);
+	case WEFT_RESOLVE_INET6_FIRST:
+		err = lookup(name, v6, out, deadline);
+		return err == -ENOENT ? lookup(name, v4, out, deadline) : err;
+	default:
+		err = lookup(name, v4, out, deadline);
+		return err == -ENOENT ? lookup(name, v6, out, deadline) : err;
+	}
 }

@@ -18,6 +18,7 @@
 #include "lwip.h"
 #include "weft.h"
 
+#include "lwip/ethip6.h"
 #include "lwip/ip4_addr.h"
 #include "lwip/netif.h"
 #include "lwip/pbuf.h"
@@ -143,12 +144,13 @@ static err_t dev_netif_init(struct netif *nif)
 	nif->name[0] = 'w';
 	nif->name[1] = 't';
 	nif->output = etharp_output;
+	nif->output_ip6 = ethip6_output;
 	nif->linkoutput = dev_linkoutput;
 	nif->mtu = (u16_t)(d->info.mtu > 9000 ? 9000 : d->info.mtu);
 	nif->hwaddr_len = 6;
 	memcpy(nif->hwaddr, d->info.mac, 6);
-	nif->flags =
-		NETIF_FLAG_BROADCAST | NETIF_FLAG_ETHARP | NETIF_FLAG_ETHERNET | NETIF_FLAG_LINK_UP;
+	nif->flags = NETIF_FLAG_BROADCAST | NETIF_FLAG_ETHARP | NETIF_FLAG_ETHERNET |
+		     NETIF_FLAG_LINK_UP | NETIF_FLAG_MLD6;
 	return ERR_OK;
 }
 
@@ -214,7 +216,7 @@ int weft__lwip_parse_cidr(const char *s, ip4_addr_t *ip, ip4_addr_t *mask)
 	memcpy(buf, s, n);
 	buf[n] = 0;
 	weft_addr_t a;
-	if (weft_addr_parse(buf, &a) || a.port)
+	if (weft_addr_parse(buf, &a) || a.port || a.family != WEFT_AF_INET)
 		return -EINVAL;
 	unsigned long len = 24;
 	if (slash) {
@@ -245,7 +247,7 @@ int weft__lwip_dev_open(const char *spec, const weft_net_config_t *cfg)
 	if (weft__lwip_parse_cidr(ip, &a, &m))
 		return -EINVAL;
 	if (gw && *gw) {
-		if (weft_addr_parse(gw, &gwa) || gwa.port)
+		if (weft_addr_parse(gw, &gwa) || gwa.port || gwa.family != WEFT_AF_INET)
 			return -EINVAL;
 		g.addr = gwa.ip;
 	}
@@ -261,6 +263,10 @@ int weft__lwip_dev_open(const char *spec, const weft_net_config_t *cfg)
 	struct netif *ok = netif_add(&d->netif, &a, &m, &g, d, dev_netif_init, ethernet_input);
 	if (ok) {
 		netif_set_default(&d->netif);
+		/* IPv6: the link-local address from the MAC (fe80::/64, EUI-64),
+		 * valid once duplicate address detection has passed (about a
+		 * second). */
+		netif_create_ip6_linklocal_address(&d->netif, 1);
 		netif_set_up(&d->netif);
 		netif_set_link_up(&d->netif);
 	}

@@ -163,10 +163,12 @@ int weft__lwip_up(const weft_net_config_t *cfg)
 	weft_addr_t g;
 	if (cfg->ip && weft__lwip_parse_cidr(cfg->ip, &a, &m))
 		return -EINVAL;
-	if (cfg->gw && (weft_addr_parse(cfg->gw, &g) || g.port))
+	if (cfg->gw && (weft_addr_parse(cfg->gw, &g) || g.port || g.family != WEFT_AF_INET))
 		return -EINVAL;
 	weft_addr_t d;
-	if (cfg->dns && (weft_addr_parse(cfg->dns, &d) || d.port || !d.ip))
+	static const uint8_t zero[16];
+	if (cfg->dns && (weft_addr_parse(cfg->dns, &d) || d.port ||
+			 (d.family == WEFT_AF_INET ? !d.ip : !memcmp(d.ip6, zero, 16))))
 		return -EINVAL;
 	if (weft__lwip_mem_config())
 		return -EINVAL;

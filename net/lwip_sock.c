@@ -74,10 +74,30 @@ int weft__lsock_wait(struct weft__waiter **q, int64_t deadline)
 	return weft__waiter_wait(&weft__lwip_lock, q, &w, deadline);
 }
 
-ip_addr_t weft__lsock_ip(uint32_t ip)
+int weft__lsock_ip(const weft_addr_t *a, ip_addr_t *out)
 {
-	ip_addr_t a;
-	ip_addr_set_ip4_u32_val(a, ip);
+	if (a->family != WEFT_AF_INET6) {
+		ip_addr_set_ip4_u32_val(*out, a->ip);
+		return 0;
+	}
+	if (a->scope > 255)
+		return -EINVAL; /* lwIP's zones are u8_t: no such interface */
+	ip_addr_set_zero_ip6(out);
+	memcpy(ip_2_ip6(out)->addr, a->ip6, 16);
+	ip6_addr_set_zone(ip_2_ip6(out), (u8_t)a->scope);
+	return 0;
+}
+
+weft_addr_t weft__lsock_addr(const ip_addr_t *ip, u16_t port)
+{
+	weft_addr_t a = {.port = port};
+	if (IP_IS_V6(ip)) {
+		a.family = WEFT_AF_INET6;
+		memcpy(a.ip6, ip_2_ip6(ip)->addr, 16);
+		a.scope = ip6_addr_zone(ip_2_ip6(ip));
+	} else {
+		a.ip = ip4_addr_get_u32(ip_2_ip4(ip));
+	}
 	return a;
 }
 
@@ -97,11 +117,9 @@ static int addr_of(struct lsock *s, bool local, weft_addr_t *out)
 	weft__lwip_lock_take();
 	if (s->pcb) {
 		const ip_addr_t *ip = local ? &s->pcb->local_ip : &s->pcb->remote_ip;
-		*out = (weft_addr_t){.ip = ip4_addr_get_u32(ip_2_ip4(ip)),
-				     .port = local ? s->pcb->local_port : s->pcb->remote_port};
+		*out = weft__lsock_addr(ip, local ? s->pcb->local_port : s->pcb->remote_port);
 	} else if (s->upcb && local) {
-		*out = (weft_addr_t){.ip = ip4_addr_get_u32(ip_2_ip4(&s->upcb->local_ip)),
-				     .port = s->upcb->local_port};
+		*out = weft__lsock_addr(&s->upcb->local_ip, s->upcb->local_port);
 	} else {
 		err = -ENOTCONN;
 	}

@@ -51,7 +51,10 @@ void weft__lsock_ready(struct lsock *s);
  * still queued is delivered first, and if it did anything this returns 0
  * without parking: the caller looks at its condition again. */
 int weft__lsock_wait(struct weft__waiter **q, int64_t deadline);
-ip_addr_t weft__lsock_ip(uint32_t ip);
+/* A weft address's IP part as lwIP's (0), or -EINVAL (a zone beyond lwIP's
+ * 255 interfaces); and lwIP's address and port as weft's. */
+int weft__lsock_ip(const weft_addr_t *a, ip_addr_t *out);
+weft_addr_t weft__lsock_addr(const ip_addr_t *ip, u16_t port);
 /* A zeroed socket (no lock needed), with the datagram ring if udp, or NULL. */
 struct lsock *weft__lsock_new(bool udp);
 

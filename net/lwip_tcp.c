@@ -161,21 +161,26 @@ int weft__ltcp_listen(struct weft_sock **out, const weft_addr_t *local, int back
 	struct lsock *s = weft__lsock_new(false);
 	if (!s)
 		return -ENOMEM;
-	ip_addr_t ip = weft__lsock_ip(local->ip);
+	ip_addr_t ip;
+	if (weft__lsock_ip(local, &ip)) {
+		free(s);
+		return -EINVAL;
+	}
 	weft__lwip_lock_take();
 	int err = -ENOMEM;
 	/* Address reuse (below) is for the TIME_WAIT of past connections;
-	 * two listeners on one port, one of them on any address, conflict
-	 * as on a kernel. */
+	 * two listeners of one family on one port, one of them on any
+	 * address, conflict as on a kernel (an IPv6 socket takes IPv6 only). */
 	for (struct tcp_pcb_listen *l = tcp_listen_pcbs.listen_pcbs; l; l = l->next)
 		if (l->local_port == local->port && local->port &&
-		    (ip_addr_isany(&l->local_ip) || local->ip == 0 ||
+		    IP_IS_V6_VAL(l->local_ip) == IP_IS_V6_VAL(ip) &&
+		    (ip_addr_isany(&l->local_ip) || ip_addr_isany(&ip) ||
 		     ip_addr_cmp(&l->local_ip, &ip))) {
 			weft__lwip_unlock();
 			free(s);
 			return -EADDRINUSE;
 		}
-	struct tcp_pcb *pcb = tcp_new();
+	struct tcp_pcb *pcb = tcp_new_ip_type(IP_GET_TYPE(&ip));
 	if (pcb) {
 		ip_set_option(pcb, SOF_REUSEADDR);
 		err = weft__lsock_err(tcp_bind(pcb, &ip, local->port));
@@ -226,9 +231,7 @@ int weft__ltcp_accept(struct weft_sock *lsk, struct weft_sock **out, weft_addr_t
 		if (c->pcb) {
 			tcp_backlog_accepted(c->pcb);
 			if (peer)
-				*peer = (weft_addr_t){
-					.ip = ip4_addr_get_u32(ip_2_ip4(&c->pcb->remote_ip)),
-					.port = c->pcb->remote_port};
+				*peer = weft__lsock_addr(&c->pcb->remote_ip, c->pcb->remote_port);
 		} else if (peer) {
 			*peer = (weft_addr_t){0};
 		}
@@ -246,10 +249,14 @@ int weft__ltcp_connect(struct weft_sock **out, const weft_addr_t *remote, int64_
 	struct lsock *s = weft__lsock_new(false);
 	if (!s)
 		return -ENOMEM;
-	ip_addr_t ip = weft__lsock_ip(remote->ip);
+	ip_addr_t ip;
+	if (weft__lsock_ip(remote, &ip)) {
+		free(s);
+		return -EINVAL;
+	}
 	weft__lwip_lock_take();
 	int err = -ENOMEM;
-	struct tcp_pcb *pcb = tcp_new();
+	struct tcp_pcb *pcb = tcp_new_ip_type(IP_GET_TYPE(&ip));
 	if (pcb) {
 		hook(s, pcb);
 		err = weft__lsock_err(tcp_connect(pcb, &ip, remote->port, on_connected));

@@ -34,10 +34,14 @@ int weft__ludp_bind(struct weft_sock **out, const weft_addr_t *local)
 	struct lsock *s = weft__lsock_new(true);
 	if (!s)
 		return -ENOMEM;
-	ip_addr_t ip = weft__lsock_ip(local->ip);
+	ip_addr_t ip;
+	if (weft__lsock_ip(local, &ip)) {
+		free(s);
+		return -EINVAL;
+	}
 	weft__lwip_lock_take();
 	int err = -ENOMEM;
-	struct udp_pcb *pcb = udp_new();
+	struct udp_pcb *pcb = udp_new_ip_type(IP_GET_TYPE(&ip));
 	if (pcb) {
 		err = weft__lsock_err(udp_bind(pcb, &ip, local->port));
 		if (err) {
@@ -62,7 +66,9 @@ ssize_t weft__ludp_sendto(struct weft_sock *sk, const void *buf, size_t len, con
 {
 	(void)deadline; /* lwIP's UDP never blocks (lwip_netif.c holds or drops) */
 	struct lsock *s = L(sk);
-	ip_addr_t ip = weft__lsock_ip(to->ip);
+	ip_addr_t ip;
+	if (weft__lsock_ip(to, &ip))
+		return -EINVAL;
 	weft__lwip_lock_take();
 	int err = -ENOMEM;
 	struct pbuf *p = pbuf_alloc(PBUF_TRANSPORT, (u16_t)len, PBUF_RAM);
@@ -97,8 +103,7 @@ ssize_t weft__ludp_recvfrom(struct weft_sock *sk, void *buf, size_t len, weft_ad
 			size_t take = len < d->p->tot_len ? len : d->p->tot_len;
 			pbuf_copy_partial(d->p, buf, (u16_t)take, 0);
 			if (from)
-				*from = (weft_addr_t){.ip = ip4_addr_get_u32(ip_2_ip4(&d->addr)),
-						      .port = d->port};
+				*from = weft__lsock_addr(&d->addr, d->port);
 			pbuf_free(d->p);
 			n = (ssize_t)take;
 			break;

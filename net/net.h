@@ -29,6 +29,7 @@ struct weft_sock {
 	_Atomic int closed;
 	_Atomic int rd_busy;     /* a reader, acceptor or receiver is inside */
 	_Atomic int wr_busy;     /* a writer or sender is inside */
+	int family;              /* WEFT_AF_INET or _INET6, set by sock.c */
 	struct weft_waitable wa; /* weft_select's READY case (sock.c) */
 };
 
@@ -59,9 +60,10 @@ struct net_ops {
 	int (*watch)(struct weft_sock *s, weft_pid_t pid);
 	/* Add the stack's own counters (frames). */
 	void (*stats)(weft_net_stats_t *out);
-	/* A host name (checked, not numeric, not "localhost") to its IPv4
-	 * address, network byte order; deadline normalised (resolve.c). */
-	int (*resolve)(const char *name, uint32_t *ip, int64_t deadline);
+	/* A host name (checked, not numeric, not "localhost") to its address
+	 * of the family pref asks for (WEFT_RESOLVE_*), port 0; deadline
+	 * normalised (resolve.c). */
+	int (*resolve)(const char *name, int pref, weft_addr_t *out, int64_t deadline);
 	/* weft_select on s (sock.c's waitable), as struct weft__waitable_ops
 	 * says: the lock, and under it poll (s not closed), arm, disarm.
 	 * events: WEFT_IO_IN or WEFT_IO_OUT. */
@@ -84,11 +86,13 @@ const struct net_ops *weft__net_hold(void);
 void weft__net_release(void);
 
 /* The stacks' resolvers (kernel_resolve.c, lwip_dns.c). */
-int weft__kernel_resolve(const char *name, uint32_t *ip, int64_t deadline);
-int weft__lwip_resolve(const char *name, uint32_t *ip, int64_t deadline);
-/* For tests: what the kernel stack's helper thread calls to look a name up
- * (shim_resolve unless a test puts a lookup of its own there). */
+int weft__kernel_resolve(const char *name, int pref, weft_addr_t *out, int64_t deadline);
+int weft__lwip_resolve(const char *name, int pref, weft_addr_t *out, int64_t deadline);
+/* For tests: what the kernel stack's helper thread calls to look a name's
+ * IPv4 (IPv6) address up: shim_resolve (shim_resolve6) unless a test puts a
+ * lookup of its own there. */
 extern int (*weft__kresolve_fn)(const char *name, uint32_t *ip);
+extern int (*weft__kresolve6_fn)(const char *name, uint8_t ip6[16], uint32_t *scope);
 
 /* Shared counters. */
 struct net_counters {

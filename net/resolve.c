@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* weft_addr_resolve: "host[:port]" to an address. What needs no network is
  * answered here, on every stack and with the stack down: a numeric address
- * (weft_addr_parse) and "localhost" (127.0.0.1, RFC 6761). A name goes to
+ * (weft_addr_parse, either family) and "localhost" (127.0.0.1 or ::1, RFC
+ * 6761), of the family the caller prefers. A name goes to
  * the stack that is up: the host's resolver on a helper thread for
  * "kernel" (kernel_resolve.c), lwIP's DNS client for "lwip" (lwip_dns.c). */
 #include <string.h>
@@ -52,13 +53,21 @@ static bool is_localhost(const char *h, size_t n)
 	return true;
 }
 
-int weft_addr_resolve(const char *s, weft_addr_t *out, int64_t deadline)
+/* May pref answer with family? */
+static bool allows(int pref, int family)
 {
-	if (!s || !out)
+	return family == WEFT_AF_INET ? pref != WEFT_RESOLVE_INET6 : pref != WEFT_RESOLVE_INET;
+}
+
+int weft_addr_resolve_family(const char *s, int pref, weft_addr_t *out, int64_t deadline)
+{
+	if (!s || !out || pref < WEFT_RESOLVE_INET_FIRST || pref > WEFT_RESOLVE_INET6)
 		return -EINVAL;
 	deadline = weft__deadline_norm(deadline);
 	weft_addr_t a;
 	if (weft_addr_parse(s, &a) == 0) {
+		if (!allows(pref, a.family))
+			return -ENOENT; /* a number of the family not asked for */
 		*out = a;
 		return 0;
 	}
@@ -79,9 +88,17 @@ int weft_addr_resolve(const char *s, weft_addr_t *out, int64_t deadline)
 	if (!name_ok(s, n))
 		return -EINVAL;
 	if (is_localhost(s, n)) {
-		const uint8_t lo[4] = {127, 0, 0, 1};
-		memcpy(&out->ip, lo, 4);
-		out->port = (uint16_t)port;
+		/* 127.0.0.1 or ::1, whichever pref takes first. */
+		bool v6 = pref == WEFT_RESOLVE_INET6 || pref == WEFT_RESOLVE_INET6_FIRST;
+		a = (weft_addr_t){.port = (uint16_t)port};
+		if (v6) {
+			a.family = WEFT_AF_INET6;
+			a.ip6[15] = 1;
+		} else {
+			const uint8_t lo[4] = {127, 0, 0, 1};
+			memcpy(&a.ip, lo, 4);
+		}
+		*out = a;
 		return 0;
 	}
 	char name[256];
@@ -90,12 +107,16 @@ int weft_addr_resolve(const char *s, weft_addr_t *out, int64_t deadline)
 	const struct net_ops *ops = weft__net_hold();
 	if (!ops)
 		return -ESRCH;
-	uint32_t ip = 0;
-	int err = ops->resolve(name, &ip, deadline);
+	int err = ops->resolve(name, pref, &a, deadline);
 	weft__net_release();
 	if (err)
 		return err;
-	out->ip = ip;
-	out->port = (uint16_t)port;
+	a.port = (uint16_t)port;
+	*out = a;
 	return 0;
+}
+
+int weft_addr_resolve(const char *s, weft_addr_t *out, int64_t deadline)
+{
+	return weft_addr_resolve_family(s, WEFT_RESOLVE_INET_FIRST, out, deadline);
 }

@@ -34,32 +34,191 @@ static int parse_num(const char **p, unsigned long max, unsigned long *out)
 	return 0;
 }
 
+/* "a.b.c.d" at *p into b[4]: 0 (and *p past it) or -EINVAL. */
+static int parse_v4(const char **p, uint8_t b[4])
+{
+	const char *s = *p;
+	for (int i = 0; i < 4; i++) {
+		unsigned long v;
+		if (parse_num(&s, 255, &v))
+			return -EINVAL;
+		b[i] = (uint8_t)v;
+		if (i < 3 && *s++ != '.')
+			return -EINVAL;
+	}
+	*p = s;
+	return 0;
+}
+
+static int hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/* RFC 4291's text form at *p, up to the first character that cannot
+ * continue it: hex groups of 1 to 4 digits, one "::" standing for one or
+ * more zero groups, and a dotted IPv4 tail in the last 32 bits. 0 (and *p
+ * past it) or -EINVAL. */
+static int parse_v6(const char **p, uint8_t out[16])
+{
+	const char *s = *p;
+	uint8_t b[16] = {0};
+	int n = 0, gap = -1; /* bytes written; where "::" stands */
+	if (s[0] == ':') {
+		if (s[1] != ':')
+			return -EINVAL;
+		gap = 0;
+		s += 2;
+	}
+	while (n < 16) {
+		const char *start = s;
+		unsigned v = 0;
+		int d = 0, h;
+		while (d < 5 && (h = hexval(*s)) >= 0) {
+			v = v << 4 | (unsigned)h;
+			s++, d++;
+		}
+		if (d == 0)
+			break; /* after "::", or the end of "::" at the start */
+		/* A dotted tail: the last 32 bits. */
+		if (*s == '.') {
+			s = start;
+			if (n > 12 || parse_v4(&s, b + n))
+				return -EINVAL;
+			n += 4;
+			break;
+		}
+		if (d > 4)
+			return -EINVAL;
+		b[n++] = (uint8_t)(v >> 8);
+		b[n++] = (uint8_t)v;
+		if (*s != ':')
+			break;
+		if (s[1] == ':') {
+			if (gap >= 0)
+				return -EINVAL; /* a second "::" */
+			gap = n;
+			s += 2;
+			continue;
+		}
+		s++;
+		if (hexval(*s) < 0)
+			return -EINVAL; /* a lone ':' ends nothing */
+	}
+	if (gap < 0 ? n != 16 : n == 16)
+		return -EINVAL; /* too few groups, or "::" standing for none */
+	if (gap >= 0) {
+		memset(out, 0, 16);
+		memcpy(out, b, (size_t)gap);
+		memcpy(out + 16 - (n - gap), b + gap, (size_t)(n - gap));
+	} else {
+		memcpy(out, b, 16);
+	}
+	*p = s;
+	return 0;
+}
+
+/* "%N" at *p, N a decimal interface index 1 to 2^32-1, into *scope; no '%'
+ * leaves it 0. */
+static int parse_scope(const char **p, uint32_t *scope)
+{
+	const char *s = *p;
+	*scope = 0;
+	if (*s != '%')
+		return 0;
+	s++;
+	uint64_t v = 0;
+	int n = 0;
+	while (*s >= '0' && *s <= '9' && n < 11) {
+		v = v * 10 + (uint64_t)(*s++ - '0');
+		n++;
+	}
+	if (n == 0 || n > 10 || v == 0 || v > UINT32_MAX)
+		return -EINVAL;
+	*scope = (uint32_t)v;
+	*p = s;
+	return 0;
+}
+
 int weft_addr_parse(const char *s, weft_addr_t *out)
 {
 	if (!s || !out)
 		return -EINVAL;
-	uint32_t ip = 0;
-	for (int i = 0; i < 4; i++) {
-		unsigned long b;
-		if (parse_num(&s, 255, &b))
-			return -EINVAL;
-		ip = ip << 8 | (uint32_t)b;
-		if (i < 3 && *s++ != '.')
-			return -EINVAL;
-	}
+	weft_addr_t a = {0};
 	unsigned long port = 0;
-	if (*s == ':') {
-		s++;
-		if (parse_num(&s, 65535, &port))
+	bool bracket = *s == '[';
+	const char *p = s + bracket;
+	uint8_t v4[4];
+	const char *q = p;
+	if (!bracket && parse_v4(&q, v4) == 0 && (*q == ':' || *q == 0)) {
+		memcpy(&a.ip, v4, 4); /* network byte order whatever the CPU's */
+		p = q;
+		if (*p == ':') {
+			p++;
+			if (parse_num(&p, 65535, &port))
+				return -EINVAL;
+		}
+	} else {
+		a.family = WEFT_AF_INET6;
+		if (parse_v6(&p, a.ip6) || parse_scope(&p, &a.scope))
 			return -EINVAL;
+		if (bracket) {
+			if (*p++ != ']')
+				return -EINVAL;
+			if (*p == ':') {
+				p++;
+				if (parse_num(&p, 65535, &port))
+					return -EINVAL;
+			}
+		}
 	}
-	if (*s)
+	if (*p)
 		return -EINVAL;
-	const uint8_t b[4] = {(uint8_t)(ip >> 24), (uint8_t)(ip >> 16), (uint8_t)(ip >> 8),
-			      (uint8_t)ip};
-	memcpy(&out->ip, b, 4); /* network byte order whatever the CPU's */
-	out->port = (uint16_t)port;
+	a.port = (uint16_t)port;
+	*out = a;
 	return 0;
+}
+
+/* RFC 5952's text for b: lowercase, no leading zeros, the longest run of
+ * two or more zero groups (the first of equals) as "::", and
+ * "::ffff:a.b.c.d" for an IPv4-mapped address. Returns the length. */
+static int format_v6(const uint8_t b[16], char *out, size_t cap)
+{
+	static const uint8_t mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+	if (!memcmp(b, mapped, 12))
+		return snprintf(out, cap, "::ffff:%u.%u.%u.%u", b[12], b[13], b[14], b[15]);
+	unsigned g[8];
+	int best = -1, best_len = 1;
+	for (int i = 0; i < 8; i++)
+		g[i] = (unsigned)b[2 * i] << 8 | b[2 * i + 1];
+	for (int i = 0; i < 8;) {
+		int j = i;
+		while (j < 8 && g[j] == 0)
+			j++;
+		if (j - i > best_len) {
+			best = i;
+			best_len = j - i;
+		}
+		i = j > i ? j : i + 1;
+	}
+	char t[48];
+	int n = 0;
+	for (int i = 0; i < 8; i++) {
+		if (i == best) {
+			n += snprintf(t + n, sizeof t - (size_t)n, "::");
+			i += best_len - 1;
+			continue;
+		}
+		bool sep = i > 0 && i != best + best_len;
+		n += snprintf(t + n, sizeof t - (size_t)n, "%s%x", sep ? ":" : "", g[i]);
+	}
+	return snprintf(out, cap, "%s", t);
 }
 
 char *weft_addr_format(const weft_addr_t *a, char *buf, size_t cap)
@@ -70,10 +229,26 @@ char *weft_addr_format(const weft_addr_t *a, char *buf, size_t cap)
 		snprintf(buf, cap, "(null)");
 		return buf;
 	}
-	uint8_t b[4];
-	memcpy(b, &a->ip, 4);
-	snprintf(buf, cap, "%u.%u.%u.%u:%u", b[0], b[1], b[2], b[3], a->port);
+	if (a->family == WEFT_AF_INET) {
+		uint8_t b[4];
+		memcpy(b, &a->ip, 4);
+		snprintf(buf, cap, "%u.%u.%u.%u:%u", b[0], b[1], b[2], b[3], a->port);
+	} else if (a->family == WEFT_AF_INET6) {
+		char v6[48], zone[16] = "";
+		format_v6(a->ip6, v6, sizeof v6);
+		if (a->scope)
+			snprintf(zone, sizeof zone, "%%%u", (unsigned)a->scope);
+		snprintf(buf, cap, "[%s%s]:%u", v6, zone, a->port);
+	} else {
+		snprintf(buf, cap, "(bad family)");
+	}
 	return buf;
+}
+
+/* An address a call may be given: a known family. */
+static bool addr_ok(const weft_addr_t *a)
+{
+	return a && (a->family == WEFT_AF_INET || a->family == WEFT_AF_INET6);
 }
 
 /* ---- The stack ------------------------------------------------------------- */
@@ -205,6 +380,7 @@ void weft__sock_init(struct weft_sock *s, const struct net_ops *ops, int kind)
 	s->ops = ops;
 	s->wa.ops = &sock_waitable;
 	s->kind = kind;
+	s->family = WEFT_AF_INET;
 	atomic_store(&s->refs, 1);
 	atomic_store(&s->closed, 0);
 	atomic_store(&s->rd_busy, 0);
@@ -302,12 +478,15 @@ weft_waitable_t *weft_sock_waitable(weft_sock_t *s) { return s ? &s->wa : NULL; 
 
 int weft_tcp_listen(weft_sock_t **out, const weft_addr_t *local, int backlog)
 {
-	if (!out || !local || backlog < 0 || backlog > 65535)
+	if (!out || !addr_ok(local) || backlog < 0 || backlog > 65535)
 		return -EINVAL;
 	const struct net_ops *ops = stack;
 	if (!ops)
 		return -ESRCH;
-	return ops->listen(out, local, backlog ? backlog : 128);
+	int err = ops->listen(out, local, backlog ? backlog : 128);
+	if (!err)
+		(*out)->family = local->family;
+	return err;
 }
 
 int weft_tcp_accept(weft_sock_t *ls, weft_sock_t **out, weft_addr_t *peer, int64_t deadline)
@@ -318,22 +497,26 @@ int weft_tcp_accept(weft_sock_t *ls, weft_sock_t **out, weft_addr_t *peer, int64
 	if (err)
 		return err;
 	err = ls->ops->accept(ls, out, peer, weft__deadline_norm(deadline));
-	if (!err)
+	if (!err) {
+		(*out)->family = ls->family;
 		atomic_fetch_add(&weft__net_count.tcp_accepted, 1);
+	}
 	leave(ls, &ls->rd_busy);
 	return err;
 }
 
 int weft_tcp_connect(weft_sock_t **out, const weft_addr_t *remote, int64_t deadline)
 {
-	if (!out || !remote || remote->port == 0)
+	if (!out || !addr_ok(remote) || remote->port == 0)
 		return -EINVAL;
 	const struct net_ops *ops = stack;
 	if (!ops)
 		return -ESRCH;
 	int err = ops->connect(out, remote, weft__deadline_norm(deadline));
-	if (!err)
+	if (!err) {
+		(*out)->family = remote->family;
 		atomic_fetch_add(&weft__net_count.tcp_connected, 1);
+	}
 	return err;
 }
 
@@ -428,12 +611,15 @@ int weft_sock_watch(weft_sock_t *s, weft_pid_t pid)
 
 int weft_udp_bind(weft_sock_t **out, const weft_addr_t *local)
 {
-	if (!out || !local)
+	if (!out || !addr_ok(local))
 		return -EINVAL;
 	const struct net_ops *ops = stack;
 	if (!ops)
 		return -ESRCH;
-	return ops->udp_bind(out, local);
+	int err = ops->udp_bind(out, local);
+	if (!err)
+		(*out)->family = local->family;
+	return err;
 }
 
 #define UDP_MAX 65507
@@ -441,13 +627,17 @@ int weft_udp_bind(weft_sock_t **out, const weft_addr_t *local)
 ssize_t weft_udp_sendto(weft_sock_t *s, const void *buf, size_t len, const weft_addr_t *to,
 			int64_t deadline)
 {
-	if ((!buf && len) || !to || to->port == 0)
+	if ((!buf && len) || !addr_ok(to) || to->port == 0)
 		return -EINVAL;
 	if (len > UDP_MAX)
 		return -EMSGSIZE;
 	int err = enter(s, NK_UDP, s ? &s->wr_busy : NULL);
 	if (err)
 		return err;
+	if (to->family != s->family) {
+		leave(s, &s->wr_busy);
+		return -EAFNOSUPPORT;
+	}
 	ssize_t n = s->ops->sendto(s, buf, len, to, weft__deadline_norm(deadline));
 	if (n > 0)
 		atomic_fetch_add(&weft__net_count.bytes_written, (uint64_t)n);

@@ -133,7 +133,7 @@ static void expect_in(long r, const char *expr, const char *file, int line, cons
 static weft_addr_t ip4(unsigned a, unsigned b, unsigned c, unsigned d, uint16_t port)
 {
 	const uint8_t o[4] = {(uint8_t)a, (uint8_t)b, (uint8_t)c, (uint8_t)d};
-	weft_addr_t x;
+	weft_addr_t x = {0}; /* family 0: IPv4 */
 	memcpy(&x.ip, o, 4); /* network byte order */
 	x.port = port;
 	return x;

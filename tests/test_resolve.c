@@ -312,7 +312,7 @@ static void test_name(void **state)
 static void test_unknown_name(void **state)
 {
 	(void)state;
-	weft_addr_t a;
+	weft_addr_t a = {0};
 	int r = resolve("no-such-host.invalid:80", &a, wt_ms(wt_net_is_lwip() ? LONG_MS : 60000));
 	if (wt_net_is_lwip()) {
 		assert_int_equal(r, -ENOENT);
@@ -329,7 +329,7 @@ static void test_negative_deadlines(void **state)
 	(void)state;
 	const int64_t past[] = {0, -2, -5, INT64_MIN};
 	for (size_t i = 0; i < 4; i++) {
-		weft_addr_t a;
+		weft_addr_t a = {0};
 		/* No network needed: answered whatever the deadline. */
 		assert_int_equal(resolve("localhost:9", &a, past[i]), 0);
 		EXPECT_ADDR(a, ip4(127, 0, 0, 1), 9);

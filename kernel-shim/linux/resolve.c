@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* Names through the C library's resolver: getaddrinfo for an IPv4 stream
- * address. It blocks; net/resolve.c calls it on a helper thread. */
+/* Names through the C library's resolver: getaddrinfo for a stream
+ * address of one family. It blocks; net/resolve.c calls it on a helper thread. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <netdb.h>
@@ -10,16 +10,18 @@
 
 #include "shim.h"
 
-int shim_resolve(const char *name, uint32_t *ip)
+/* getaddrinfo for name's stream addresses of family; its failure as
+ * -errno. */
+static int lookup(const char *name, int family, struct addrinfo **res)
 {
-	struct addrinfo hints, *res = NULL;
+	struct addrinfo hints;
 	memset(&hints, 0, sizeof hints);
-	hints.ai_family = AF_INET;
+	hints.ai_family = family;
 	hints.ai_socktype = SOCK_STREAM;
-	int r = getaddrinfo(name, NULL, &hints, &res);
+	int r = getaddrinfo(name, NULL, &hints, res);
 	switch (r) {
 	case 0:
-		break;
+		return 0;
 	case EAI_NONAME:
 #ifdef EAI_NODATA
 	case EAI_NODATA:
@@ -35,11 +37,39 @@ int shim_resolve(const char *name, uint32_t *ip)
 	default:
 		return -EIO;
 	}
-	int err = -ENOENT;
+}
+
+int shim_resolve(const char *name, uint32_t *ip)
+{
+	struct addrinfo *res = NULL;
+	int err = lookup(name, AF_INET, &res);
+	if (err)
+		return err;
+	err = -ENOENT;
 	for (const struct addrinfo *a = res; a; a = a->ai_next) {
 		if (a->ai_family == AF_INET && a->ai_addr) {
 			const struct sockaddr_in *in = (const struct sockaddr_in *)a->ai_addr;
 			*ip = in->sin_addr.s_addr;
+			err = 0;
+			break;
+		}
+	}
+	freeaddrinfo(res);
+	return err;
+}
+
+int shim_resolve6(const char *name, uint8_t ip6[16], uint32_t *scope)
+{
+	struct addrinfo *res = NULL;
+	int err = lookup(name, AF_INET6, &res);
+	if (err)
+		return err;
+	err = -ENOENT;
+	for (const struct addrinfo *a = res; a; a = a->ai_next) {
+		if (a->ai_family == AF_INET6 && a->ai_addr) {
+			const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)a->ai_addr;
+			memcpy(ip6, &in6->sin6_addr, 16);
+			*scope = in6->sin6_scope_id;
 			err = 0;
 			break;
 		}

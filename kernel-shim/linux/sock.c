@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The host kernel's IPv4 sockets, non-blocking, for the "kernel" stack: thin
+/* The host kernel's IPv4 and IPv6 sockets, non-blocking, for the "kernel" stack: thin
  * wrappers that convert addresses, retry EINTR, turn errno into a negative
  * result and leave the caller's errno as it was. */
 #define _GNU_SOURCE
@@ -13,23 +13,42 @@
 
 #include "linux/io.h"
 
-static void to_sin(const struct shim_sockaddr *a, struct sockaddr_in *sin)
+/* A socket address of either family, and its length. */
+union sa {
+	struct sockaddr sa;
+	struct sockaddr_in in;
+	struct sockaddr_in6 in6;
+	struct sockaddr_storage ss;
+};
+
+static socklen_t to_sa(const struct shim_sockaddr *a, union sa *u)
 {
-	memset(sin, 0, sizeof *sin);
-	sin->sin_family = AF_INET;
-	sin->sin_addr.s_addr = a->ip;
-	sin->sin_port = htons(a->port);
+	memset(u, 0, sizeof *u);
+	if (a->v6) {
+		u->in6.sin6_family = AF_INET6;
+		memcpy(&u->in6.sin6_addr, a->ip6, 16);
+		u->in6.sin6_port = htons(a->port);
+		u->in6.sin6_scope_id = a->scope;
+		return sizeof u->in6;
+	}
+	u->in.sin_family = AF_INET;
+	u->in.sin_addr.s_addr = a->ip;
+	u->in.sin_port = htons(a->port);
+	return sizeof u->in;
 }
 
-static void from_sin(const struct sockaddr_in *sin, socklen_t len, struct shim_sockaddr *a)
+static void from_sa(const union sa *u, socklen_t len, struct shim_sockaddr *a)
 {
-	if (len >= sizeof *sin && sin->sin_family == AF_INET) {
-		a->ip = sin->sin_addr.s_addr;
-		a->port = ntohs(sin->sin_port);
-	} else { /* unnamed, or not IPv4 */
-		a->ip = 0;
-		a->port = 0;
-	}
+	memset(a, 0, sizeof *a);
+	if (len >= sizeof u->in && u->sa.sa_family == AF_INET) {
+		a->ip = u->in.sin_addr.s_addr;
+		a->port = ntohs(u->in.sin_port);
+	} else if (len >= sizeof u->in6 && u->sa.sa_family == AF_INET6) {
+		a->v6 = 1;
+		memcpy(a->ip6, &u->in6.sin6_addr, 16);
+		a->port = ntohs(u->in6.sin6_port);
+		a->scope = u->in6.sin6_scope_id;
+	} /* else unnamed, or another family: all zero */
 }
 
 /* r is a system call's result: -1 means errno says why. Restores the
@@ -50,7 +69,11 @@ static void nodelay(int fd)
 
 int shim_sock_open(int type)
 {
-	int kind;
+	int kind, fam = AF_INET;
+	if (type & SHIM_SOCK_INET6) {
+		fam = AF_INET6;
+		type &= ~SHIM_SOCK_INET6;
+	}
 	switch (type) {
 	case SHIM_SOCK_STREAM:
 		kind = SOCK_STREAM;
@@ -62,14 +85,16 @@ int shim_sock_open(int type)
 		return -EINVAL;
 	}
 	int saved = errno;
-	int fd = socket(AF_INET, kind | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	int fd = socket(fam, kind | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return (int)done(-1, saved);
 	/* A restarted server can listen again while its old connections sit
-	 * in TIME_WAIT. */
+	 * in TIME_WAIT; an IPv6 socket takes IPv6 only, so an IPv4 one can
+	 * have the same port (whatever net.ipv6.bindv6only says). */
 	int one = 1;
-	if (kind == SOCK_STREAM &&
-	    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) != 0) {
+	if ((kind == SOCK_STREAM &&
+	     setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) != 0) ||
+	    (fam == AF_INET6 && setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one) != 0)) {
 		long err = done(-1, saved);
 		close(fd);
 		errno = saved;
@@ -83,10 +108,10 @@ int shim_sock_bind(int fd, const struct shim_sockaddr *a)
 {
 	if (!a)
 		return -EINVAL;
-	struct sockaddr_in sin;
-	to_sin(a, &sin);
+	union sa u;
+	socklen_t len = to_sa(a, &u);
 	int saved = errno;
-	return (int)done(bind(fd, (struct sockaddr *)&sin, sizeof sin), saved);
+	return (int)done(bind(fd, &u.sa, len), saved);
 }
 
 int shim_sock_listen(int fd, int backlog)
@@ -103,19 +128,19 @@ int shim_sock_accept(int fd, struct shim_sockaddr *peer)
 	int saved = errno, ready;
 	if (shim_uring_accept(fd, &ready)) {
 		if (ready >= 0 && peer) {
-			struct sockaddr_in sin;
-			socklen_t len = sizeof sin;
-			if (getpeername(ready, (struct sockaddr *)&sin, &len) != 0)
+			union sa u;
+			socklen_t len = sizeof u;
+			if (getpeername(ready, &u.sa, &len) != 0)
 				len = 0; /* reset already: the reads will say so */
-			from_sin(&sin, len, peer);
+			from_sa(&u, len, peer);
 		}
 		errno = saved;
 		return ready;
 	}
 	for (;;) {
-		struct sockaddr_in sin;
-		socklen_t len = sizeof sin;
-		int c = accept4(fd, (struct sockaddr *)&sin, &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		union sa u;
+		socklen_t len = sizeof u;
+		int c = accept4(fd, &u.sa, &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
 		if (c < 0) {
 			/* A connection reset before we took it: the listener is
 			 * fine, the next one may be waiting (libuv does the same). */
@@ -129,7 +154,7 @@ int shim_sock_accept(int fd, struct shim_sockaddr *peer)
 		}
 		nodelay(c);
 		if (peer)
-			from_sin(&sin, len, peer);
+			from_sa(&u, len, peer);
 		errno = saved;
 		return c;
 	}
@@ -144,11 +169,11 @@ int shim_sock_connect(int fd, const struct shim_sockaddr *a)
 {
 	if (!a)
 		return -EINVAL;
-	struct sockaddr_in sin;
-	to_sin(a, &sin);
+	union sa u;
+	socklen_t len = to_sa(a, &u);
 	int saved = errno;
 	nodelay(fd);
-	int r = connect(fd, (struct sockaddr *)&sin, sizeof sin);
+	int r = connect(fd, &u.sa, len);
 	if (r < 0 && errno == EINTR) {
 		errno = saved;
 		return -EINPROGRESS;
@@ -198,14 +223,12 @@ long shim_sock_recv(int fd, void *buf, size_t len)
 /* to NULL: the address the socket is connected to. */
 long shim_sock_sendto(int fd, const void *buf, size_t len, const struct shim_sockaddr *to)
 {
-	struct sockaddr_in sin;
-	if (to)
-		to_sin(to, &sin);
+	union sa u;
+	socklen_t sl = to ? to_sa(to, &u) : 0;
 	int saved = errno;
 	ssize_t r;
 	do
-		r = sendto(fd, buf, len, MSG_NOSIGNAL, to ? (struct sockaddr *)&sin : NULL,
-			   to ? sizeof sin : 0);
+		r = sendto(fd, buf, len, MSG_NOSIGNAL, to ? &u.sa : NULL, sl);
 	while (r < 0 && errno == EINTR);
 	return done(r, saved);
 }
@@ -215,15 +238,15 @@ long shim_sock_sendto(int fd, const void *buf, size_t len, const struct shim_soc
 long shim_sock_recvfrom(int fd, void *buf, size_t len, struct shim_sockaddr *from)
 {
 	int saved = errno;
-	struct sockaddr_in sin;
+	union sa u;
 	socklen_t sl;
 	ssize_t r;
 	do {
-		sl = sizeof sin;
-		r = recvfrom(fd, buf, len, 0, (struct sockaddr *)&sin, &sl);
+		sl = sizeof u;
+		r = recvfrom(fd, buf, len, 0, &u.sa, &sl);
 	} while (r < 0 && errno == EINTR);
 	if (r >= 0 && from)
-		from_sin(&sin, sl, from);
+		from_sa(&u, sl, from);
 	return done(r, saved);
 }
 
@@ -252,11 +275,11 @@ int shim_sock_name(int fd, struct shim_sockaddr *local)
 	if (!local)
 		return -EINVAL;
 	int saved = errno;
-	struct sockaddr_in sin;
-	socklen_t len = sizeof sin;
-	int r = getsockname(fd, (struct sockaddr *)&sin, &len);
+	union sa u;
+	socklen_t len = sizeof u;
+	int r = getsockname(fd, &u.sa, &len);
 	if (r == 0)
-		from_sin(&sin, len, local);
+		from_sa(&u, len, local);
 	return (int)done(r, saved);
 }
 
@@ -265,11 +288,11 @@ int shim_sock_peer(int fd, struct shim_sockaddr *peer)
 	if (!peer)
 		return -EINVAL;
 	int saved = errno;
-	struct sockaddr_in sin;
-	socklen_t len = sizeof sin;
-	int r = getpeername(fd, (struct sockaddr *)&sin, &len);
+	union sa u;
+	socklen_t len = sizeof u;
+	int r = getpeername(fd, &u.sa, &len);
 	if (r == 0)
-		from_sin(&sin, len, peer);
+		from_sa(&u, len, peer);
 	return (int)done(r, saved);
 }
 

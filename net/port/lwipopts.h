@@ -30,9 +30,16 @@
 #define MEMP_NUM_TCP_SEG 4096
 #define PBUF_POOL_SIZE 256
 
-/* Protocols: IPv4 with ARP, ICMP, UDP and TCP. */
+/* Protocols: IPv4 with ARP, ICMP, UDP and TCP; IPv6 with ICMPv6, neighbour
+ * discovery and MLD (the loop interface has ::1, a device interface its
+ * link-local address; no DHCPv6). lwIP's IPv6 sockets take IPv6 only. */
 #define LWIP_IPV4 1
-#define LWIP_IPV6 0
+#define LWIP_IPV6 1
+#define LWIP_IPV6_DHCP6 0
+#define LWIP_IPV6_MLD 1
+#define LWIP_IPV6_FRAG 1
+#define LWIP_IPV6_REASS 1
+#define IPV6_FRAG_COPYHEADER 1 /* needed where pointers are 64-bit */
 #define LWIP_ARP 1
 #define LWIP_ETHERNET 1
 #define LWIP_ICMP 1
@@ -68,7 +75,7 @@
 #define LWIP_CALLBACK_API 1
 #define LWIP_WND_SCALE 0
 
-/* Interfaces: the loopback interface is the in-memory wire (127.0.0.1);
+/* Interfaces: the loopback interface is the in-memory wire (127.0.0.1, ::1);
  * its queue is drained under the net lock before the lock is let go. */
 #define LWIP_NETIF_LOOPBACK 1
 #define LWIP_HAVE_LOOPIF 1
@@ -78,8 +85,8 @@
 #define LWIP_NETIF_STATUS_CALLBACK 0
 #define LWIP_NETIF_LINK_CALLBACK 0
 
-/* DNS: lwIP's client for weft_addr_resolve (net/lwip_dns.c), IPv4
- * answers, one server (weft_net_config_t.dns). Queries in flight at once,
+/* DNS: lwIP's client for weft_addr_resolve (net/lwip_dns.c), A and AAAA
+ * queries, one server (weft_net_config_t.dns). Queries in flight at once,
  * abandoned ones included until lwIP gives up on them (about 7 s of
  * retries): DNS_TABLE_SIZE; beyond, a resolve says -EAGAIN. */
 #define LWIP_DNS 1
