@@ -658,7 +658,7 @@ static int stack_teardown(void **state)
 	(void)state;
 	if (is_lwip()) {
 		weft_fiber_cancel(dns_fiber);
-		weft_fiber_join(dns_fiber, wt_ms(30000), NULL);
+		weft_fiber_join(dns_fiber, wt_ms(30000), NULL, NULL);
 		weft_sock_close(dns_sock);
 		dns_sock = NULL;
 		dns_fiber = 0;
