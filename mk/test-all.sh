@@ -133,6 +133,12 @@ step "make coverage" "" mk/coverage.sh
 # -m 64M (mk/net-tests.sh).
 make --no-print-directory -j"$jobs" TARGET=linux-x86_64 all >/dev/null
 step "network integration tests (mk/net-tests.sh)" "TARGET=qemu-virt all" mk/net-tests.sh
+# The network scripts for linux-riscv64 inside a riscv64 kernel's guest
+# (qemu-system-riscv64, 2 harts, Debian's riscv64 curl, wrk and iproute2
+# there): echo over lwIP on TAP and on kernel sockets, with epoll and with
+# io_uring (tests/net/rv_kernel.sh).
+step "network scripts on the riscv64 kernel (tests/net/rv_kernel.sh)" \
+	"TARGET=linux-riscv64 all" timeout 1200 tests/net/rv_kernel.sh build/linux-riscv64
 # `make run` in a pseudo-terminal: Ctrl-C, Ctrl-A x and a SIGTERM to make
 # stop QEMU; a port in use is said so (tests/run/make_run.sh).
 step "make run in a terminal (tests/run/make_run.sh)" "TARGET=qemu-virt all" \

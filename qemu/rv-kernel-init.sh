@@ -35,7 +35,9 @@ done </lib/modules/order
 ip link set lo up || say "lo not up"
 mount -t 9p -o trans=virtio,version=9p2000.L,ro,msize=262144 weft /weft ||
 	say "no /weft (virtio-9p tag weft)"
-if mount -t 9p -o trans=virtio,version=9p2000.L,ro,msize=262144 userland /userland; then
+# cache=loose: the userland does not change while a guest runs; kept in the
+# guest's page cache, 5 runs of ip and curl took 31 s instead of 85 s.
+if mount -t 9p -o trans=virtio,version=9p2000.L,ro,msize=262144,cache=loose userland /userland; then
 	# Debian's loader where its programs look for it; its libraries are
 	# in /usr/lib/riscv64-linux-gnu, where it looks for them.
 	ln -s /userland/usr /usr
