@@ -27,10 +27,12 @@
 #   mk/deps.sh rv-kernel             linux-riscv64 on a riscv64 kernel (make
 #                                    TARGET=linux-riscv64 RUN_ON=kernel check):
 #                                    Debian's riscv64 kernel, the modules its
-#                                    guest loads and busybox-static, fetched with
-#                                    apt-get download for riscv64 and unpacked
-#                                    with dpkg-deb -x into rv-kernel/ (never
-#                                    installed); cpio for its initramfs.
+#                                    guest loads and busybox-static, and the
+#                                    network scripts' tools for its userland
+#                                    (bash, curl, wrk, iproute2 ...), fetched
+#                                    with apt-get download for riscv64 and
+#                                    unpacked with dpkg-deb -x into rv-kernel/
+#                                    (never installed); cpio for its initramfs.
 #   mk/deps.sh bench                 What `make bench` compares weft with: Go,
 #                                    Boost.Context and Boost.Fiber (g++), nginx,
 #                                    wrk, and gnuplot for the plot.
@@ -59,6 +61,9 @@
 #   build/                    build directories;  log/  build logs
 #   stamps/                   one file per finished step (content = recipe key)
 #   rv-kernel/                Image, base.cpio.gz (busybox, modules), versions;
+#                             userland/ (the network scripts' tools, with their
+#                             libraries: the guest's /usr and /etc), its
+#                             userland.versions;
 #                             apt/ its private riscv64 apt state
 #
 # The system's apt setup is never changed: the deb-src list copies URIs, Suites,
@@ -372,7 +377,13 @@ RV_SUITE=${WEFT_RV_SUITE:-trixie}
 # tun: the suites' TAP devices; 9p, 9pnet_virtio: the guest mounts the
 # tree over virtio-9p; veth, virtio_net: the network paths' links.
 RV_MODULES=(tun veth 9p 9pnet_virtio virtio_net)
-RV_KEY="recipe=$RECIPE suite=$RV_SUITE modules=${RV_MODULES[*]}"
+# The network scripts (tests/net/*.sh, run in the guest by tests/net/
+# rv_kernel.sh) as on x86_64: bash, GNU coreutils and procps (ps -s, ps -p),
+# iproute2 (ip netns) and ethtool, curl and wrk; with what they depend on,
+# unpacked into userland/, which the guest mounts over virtio-9p (its /usr
+# and /etc; Debian's dynamic loader, the libraries found where it looks).
+RV_USER=(bash coreutils procps iproute2 ethtool curl wrk)
+RV_KEY="recipe=$RECIPE suite=$RV_SUITE modules=${RV_MODULES[*]} user=${RV_USER[*]}"
 
 rv_apt() {
 	local a="$CACHE/rv-kernel/apt"
@@ -407,9 +418,10 @@ rv_module_deps() {
 cmd_rv_kernel() {
 	ensure_packages apt dpkg cpio xz-utils binutils qemu-system-misc opensbi
 	local out="$CACHE/rv-kernel"
-	stamp_ok rv-kernel "$RV_KEY" && [ -f "$out/Image" ] && [ -f "$out/base.cpio.gz" ] && return 0
+	local have=(-f "$out/Image" -a -f "$out/base.cpio.gz" -a -x "$out/userland/usr/bin/bash")
+	stamp_ok rv-kernel "$RV_KEY" && [ "${have[@]}" ] && return 0
 	take_lock
-	stamp_ok rv-kernel "$RV_KEY" && [ -f "$out/Image" ] && [ -f "$out/base.cpio.gz" ] && return 0
+	stamp_ok rv-kernel "$RV_KEY" && [ "${have[@]}" ] && return 0
 	local a="$out/apt" log="$CACHE/log/rv-kernel.log" stanza uris signed
 	mkdir -p "$a/lists/partial" "$a/cache/archives/partial" "$CACHE/log"
 	: >"$log"; : >"$a/status"
@@ -435,7 +447,7 @@ cmd_rv_kernel() {
 	Architectures: riscv64
 	Signed-By: ${signed:-/usr/share/keyrings/debian-archive-keyring.gpg}
 	EOF
-	say "fetching Debian $RV_SUITE riscv64 packages: linux-image-riscv64 busybox-static (log: $log)"
+	say "fetching Debian $RV_SUITE riscv64 packages: linux-image-riscv64 busybox-static ${RV_USER[*]} (log: $log)"
 	cat "$a/riscv64.sources" >>"$log"
 	run_logged "$log" "apt-get update (private riscv64 list)" rv_apt apt-get update
 	# linux-image-riscv64 is a metapackage: the kernel is what it depends on.
@@ -472,14 +484,38 @@ cmd_rv_kernel() {
 		echo "${m%.ko}" >>"$ir/lib/modules/order"
 	done <"$tmp/modules"
 	(cd "$ir" && find . | LC_ALL=C sort | cpio -o -H newc -R 0:0 --quiet) | gzip -9 >"$tmp/base.cpio.gz"
-	rm -rf "$out/Image" "$out/base.cpio.gz"
+	# The userland: RV_USER and every package they depend on (no
+	# recommends), unpacked; of /usr/share only iproute2's tables.
+	local pkgs p uversions=""
+	pkgs=$(rv_apt apt-cache depends --recurse --no-recommends --no-suggests \
+		--no-conflicts --no-breaks --no-replaces --no-enhances "${RV_USER[@]}" |
+		grep -v '^[ <]' | sort -u)
+	[ -n "$pkgs" ] || die "apt-cache depends ${RV_USER[*]} named nothing (log: $log)"
+	mkdir -p "$tmp/user" "$tmp/userland"
+	# shellcheck disable=SC2086 # one package a word
+	run_logged "$log" "apt-get download (the guest's userland)" \
+		in_dir "$tmp/user" rv_apt apt-get download $pkgs
+	for deb in "$tmp"/user/*.deb; do
+		run_logged "$log" "dpkg-deb -x $(basename "$deb")" dpkg-deb -x "$deb" "$tmp/userland"
+		printf '%s %s\n' "$(dpkg-deb -f "$deb" Package)" "$(dpkg-deb -f "$deb" Version)" >>"$tmp/user/versions"
+	done
+	for p in "${RV_USER[@]}"; do
+		uversions="$uversions${uversions:+, }$(grep "^$p " "$tmp/user/versions")"
+	done
+	find "$tmp/userland/usr/share" -mindepth 1 -maxdepth 1 ! -name iproute2 -exec rm -rf {} +
+	rm -rf "$tmp/userland/usr/include" "$tmp/userland/var" "$tmp/userland/boot"
+	[ -x "$tmp/userland/usr/bin/bash" ] || die "no bash in the guest's userland (log: $log)"
+	cat "$tmp/user/versions" >>"$log"
+	rm -rf "$out/Image" "$out/base.cpio.gz" "$out/userland"
 	mv "$kernel" "$out/Image"
 	mv "$tmp/base.cpio.gz" "$out/base.cpio.gz"
+	mv "$tmp/userland" "$out/userland"
 	printf '%s\n' "$versions" >"$out/versions"
+	printf '%s\n' "$uversions" >"$out/userland.versions"
 	printf 'modules: %s\n' "$(tr '\n' ' ' <"$ir/lib/modules/order")" >>"$log"
 	rm -rf "$tmp"
 	stamp_set rv-kernel "$RV_KEY"
-	say "riscv64 kernel ready in $out: $versions"
+	say "riscv64 kernel ready in $out: $versions; userland: $uversions"
 }
 
 # ---------------------------------------------------------------- cross

@@ -7,6 +7,9 @@
 set -u
 cd "$(dirname "$0")/.." || exit 1
 mk/deps.sh host || exit 1
+# linux-riscv64 on a riscv64 kernel: Debian's kernel, busybox and the
+# network scripts' tools for its guest (a 1 s no-op once cached).
+mk/deps.sh rv-kernel || exit 1
 jobs=$(nproc 2>/dev/null || echo 2)
 configs=(
 	"TARGET=linux-x86_64"
@@ -15,6 +18,7 @@ configs=(
 	"TARGET=linux-x86_64 WEFT_IO=uring"
 	"TARGET=linux-aarch64"
 	"TARGET=linux-riscv64"
+	"TARGET=linux-riscv64 RUN_ON=kernel"
 	"TARGET=qemu-virt"
 	"TARGET=qemu-virt WEFT_BOOTARGS=WEFT_WORKERS=2"
 	"TARGET=qemu-virt QEMU_MEM=64M"
@@ -139,6 +143,13 @@ step "make coverage" "" mk/coverage.sh
 # -m 64M (mk/net-tests.sh).
 make --no-print-directory -j"$jobs" TARGET=linux-x86_64 all >/dev/null
 step "network integration tests (mk/net-tests.sh)" "TARGET=qemu-virt all" mk/net-tests.sh
+# The network scripts for linux-riscv64 inside a riscv64 kernel's guest
+# (qemu-system-riscv64, 2 harts, Debian's riscv64 curl, wrk and iproute2
+# there): echo over lwIP on TAP and on kernel sockets, with epoll and with
+# io_uring, httpd and echo over lwIP on AF_PACKET on a veth pair
+# (tests/net/rv_kernel.sh).
+step "network scripts on the riscv64 kernel (tests/net/rv_kernel.sh)" \
+	"TARGET=linux-riscv64 all" timeout 1200 tests/net/rv_kernel.sh build/linux-riscv64
 # `make run` in a pseudo-terminal: Ctrl-C, Ctrl-A x and a SIGTERM to make
 # stop QEMU; a port in use is said so (tests/run/make_run.sh).
 step "make run in a terminal (tests/run/make_run.sh)" "TARGET=qemu-virt all" \

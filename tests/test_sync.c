@@ -5,6 +5,7 @@
  * condition's retaking of the mutex on every return, and that a blocked
  * caller never holds up a worker thread. */
 #include <stdatomic.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "testutil.h"
@@ -15,7 +16,13 @@
 
 static int64_t far(void) { return wt_ms(WT_WAIT_MS); }
 
-static long scaled(long native, long sanitized) { return wt_sanitized() ? sanitized : native; }
+/* The sanitizers' sizes also under full-system emulation of a Linux kernel
+ * (WT_SLOW, set by qemu/run-rv-kernel.sh): at full size test_mutex_excludes
+ * ran past its joins' bound there at load 6 on 2 cores (2026-12-02). */
+static long scaled(long native, long sanitized)
+{
+	return wt_sanitized() || getenv("WT_SLOW") != NULL ? sanitized : native;
+}
 
 static weft_mutex_t *make_mutex(void)
 {

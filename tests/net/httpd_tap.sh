@@ -76,7 +76,7 @@ http_checks()
 	nsx curl -sv --max-time 10 -o /dev/null -o /dev/null "$base/" "$base/stats" \
 		>"$tmp/ka" 2>&1
 	check "$lbl: keep-alive: curl re-uses the connection" \
-		grep -qi 're-using existing connection' "$tmp/ka"
+		grep -Eqi 're-using existing (http: )?connection' "$tmp/ka"
 
 	# Malformed and refused requests: the answer, then the server closes
 	# (raw exits 0 only when the server closed the connection).

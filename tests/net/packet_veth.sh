@@ -146,7 +146,7 @@ httpd_checks()
 	nsx curl -sv --max-time 10 -o /dev/null -o /dev/null -o /dev/null \
 		"$base/" "$base/stats" "$base/nowhere" >"$tmp/ka" 2>&1
 	check "$lbl: keep-alive: 3 requests on one connection" \
-		test "$(grep -ci 're-using existing connection' "$tmp/ka")" = 2 \
+		test "$(grep -Eci 're-using existing (http: )?connection' "$tmp/ka")" = 2 \
 		-a "$(grep -c '^< HTTP/1.1 ' "$tmp/ka")" = 3
 
 	printf 'HEAD / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n' >"$tmp/headreq"
