@@ -290,7 +290,7 @@ static void *echo_main(void *arg)
 		return NULL;
 	e->err = weft_sock_local(c, &e->local);
 	char buf[4096];
-	ssize_t n;
+	ssize_t n = 0;
 	while (!e->err && (n = weft_sock_read(c, buf, sizeof buf, wt_ms(LONG_MS))) > 0) {
 		ssize_t w = weft_sock_write(c, buf, (size_t)n, wt_ms(LONG_MS));
 		if (w != n)
