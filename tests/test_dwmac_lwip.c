@@ -307,6 +307,44 @@ void __wrap_shim_netdev_close(struct shim_netdev *d)
 
 /* ---- Helpers ------------------------------------------------------------------ */
 
+/* The kernel's side of a socket, from this thread, again after EINTR. Under
+ * WEFT_IO=uring a thread that has submitted to the runtime's ring (this one
+ * did, closing the device at weft_net_fini) is sent the kernel's task-work
+ * notifications, and a socket call with a timeout (SO_RCVTIMEO) is not
+ * restarted after one: it fails with EINTR, no signal involved
+ * (docs/net/kernel-uring.md, "Your own threads and EINTR"). */
+static ssize_t k_read(int fd, void *buf, size_t n)
+{
+	ssize_t r;
+	while ((r = read(fd, buf, n)) < 0 && errno == EINTR)
+		;
+	return r;
+}
+
+static ssize_t k_write(int fd, const void *buf, size_t n)
+{
+	ssize_t r;
+	while ((r = write(fd, buf, n)) < 0 && errno == EINTR)
+		;
+	return r;
+}
+
+static ssize_t k_recv(int fd, void *buf, size_t n)
+{
+	ssize_t r;
+	while ((r = recv(fd, buf, n, 0)) < 0 && errno == EINTR)
+		;
+	return r;
+}
+
+static ssize_t k_send(int fd, const void *buf, size_t n)
+{
+	ssize_t r;
+	while ((r = send(fd, buf, n, 0)) < 0 && errno == EINTR)
+		;
+	return r;
+}
+
 /* The kernel's side of the TAP: HOST_IP/24, up. */
 static void host_side(void)
 {
@@ -428,10 +466,10 @@ static void test_tcp_echo_with_kernel_client(void **state)
 	for (int r = 0; r < ROUNDS; r++) {
 		for (int i = 0; i < CHUNK; i++)
 			out[i] = (unsigned char)(r * 31 + i);
-		assert_int_equal(write(c, out, CHUNK), CHUNK);
+		assert_int_equal(k_write(c, out, CHUNK), CHUNK);
 		size_t got = 0;
 		while (got < CHUNK) {
-			ssize_t n = read(c, in + got, CHUNK - got);
+			ssize_t n = k_read(c, in + got, CHUNK - got);
 			if (n <= 0)
 				fail_msg("round %d: read %zd after %zu bytes", r, n, got);
 			got += (size_t)n;
@@ -508,8 +546,8 @@ static void test_udp_echo_with_kernel_client(void **state)
 		size_t len = 1 + (size_t)i * 1471 / (N - 1);
 		for (size_t k = 0; k < len; k++)
 			out[k] = (unsigned char)(i + k * 3);
-		assert_int_equal(send(c, out, len, 0), (ssize_t)len);
-		ssize_t got = recv(c, in, sizeof in, 0);
+		assert_int_equal(k_send(c, out, len), (ssize_t)len);
+		ssize_t got = k_recv(c, in, sizeof in);
 		if (got != (ssize_t)len)
 			fail_msg("datagram %d: %zd bytes back of %zu", i, got, len);
 		assert_memory_equal(in, out, len);
@@ -596,14 +634,14 @@ static void transfer(size_t n)
 		size_t k = n - at < sizeof buf ? n - at : sizeof buf;
 		for (size_t i = 0; i < k; i++)
 			buf[i] = pat(at + i, 1);
-		ssize_t w = write(c, buf, k);
+		ssize_t w = k_write(c, buf, k);
 		if (w <= 0)
 			fail_msg("write %zd after %zu of %zu bytes", w, at, n);
 		at += (size_t)w;
 	}
 	size_t got = 0;
 	for (;;) {
-		ssize_t k = read(c, buf, sizeof buf);
+		ssize_t k = k_read(c, buf, sizeof buf);
 		if (k == 0)
 			break;
 		if (k < 0)
