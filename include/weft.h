@@ -746,8 +746,8 @@ WEFT_API int weft_fls_set(weft_fls_key_t key, void *value);
 /* A fiber's exit status, decided when it ends (fn returns, or
  * weft_fiber_exit), and given by weft_fiber_join, weft_gen_destroy and the
  * supervisor report: the one set by weft_fiber_set_status if any; otherwise -ECANCELED if a cancellation request was made for it
- * before it ended (weft_fiber_cancel, weft_shutdown_grace; delivered or
- * not); otherwise 0 (ok). A request not yet delivered when it ends is
+ * before it ended (weft_fiber_cancel, weft_fiber_interrupt,
+ * weft_shutdown_grace; delivered or not); otherwise 0 (ok). A request not yet delivered when it ends is
  * dropped then: its destructors and supervisor report are interrupted only
  * by a request made after that. */
 

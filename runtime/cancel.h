@@ -14,6 +14,21 @@ void weft__cancel_repend(struct weft__fiber *self);
 /* Request cancellation of f; wakes it if parked. */
 void weft__cancel_request(struct weft__fiber *f);
 
+/* A request reached self: its exit status says cancelled (supervise.c),
+ * whoever made the request. weft_fiber_interrupt cannot mark it itself
+ * (the record may be reused under it), so the delivery points do. */
+static inline void weft__cancel_mark(struct weft__fiber *self)
+{
+	atomic_fetch_or_explicit(&self->life, FL_CANCELLED, memory_order_relaxed);
+}
+
+/* weft_fiber_yield delivers the pending request: spent, and marked. */
+static inline void weft__cancel_delivered(struct weft__fiber *self)
+{
+	atomic_fetch_and_explicit(&self->park, ~PW_CANCEL, memory_order_acq_rel);
+	weft__cancel_mark(self);
+}
+
 /* The exit path of self, once its status is decided (weft__exit_status):
  * the fiber has ended, so a request it has not seen is spent (its status
  * says so), and a hold it forgot to release no longer protects anything.

@@ -47,19 +47,24 @@ static int park_settle(struct weft__fiber *self, int fallback, bool take_cancel)
 	for (;;) {
 		int res;
 		uint64_t n;
+		bool spent = false; /* the pending request, delivered here */
 		if (PW_STATE(w) == PS_WOKEN || PW_STATE(w) == PS_RUNNING) {
 			res = PW_RESULT(w);
 			n = PW_MAKE(PW_GEN(w), 0, PS_RUNNING) | (w & PW_FLAGS);
 		} else if (take_cancel && PW_DELIVERABLE(w)) {
 			res = -ECANCELED;
 			n = PW_MAKE(PW_GEN(w), 0, PS_RUNNING);
+			spent = true;
 		} else {
 			res = fallback;
 			n = PW_MAKE(PW_GEN(w), 0, PS_RUNNING) | (w & PW_FLAGS);
 		}
 		if (atomic_compare_exchange_weak_explicit(&self->park, &w, n, memory_order_acq_rel,
-							  memory_order_acquire))
+							  memory_order_acquire)) {
+			if (spent)
+				weft__cancel_mark(self);
 			return res;
+		}
 	}
 }
 

@@ -558,7 +558,7 @@ int weft_fiber_yield(void)
 	struct weft__fiber *self = w->cur;
 	uint64_t pw = atomic_load_explicit(&self->park, memory_order_acquire);
 	if (PW_DELIVERABLE(pw)) {
-		atomic_fetch_and_explicit(&self->park, ~PW_CANCEL, memory_order_acq_rel);
+		weft__cancel_delivered(self);
 		return -ECANCELED;
 	}
 	struct weft__fiber *next = startable(w, weft__find_work(w));

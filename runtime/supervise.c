@@ -21,9 +21,11 @@ int weft_fiber_set_status(int status)
 
 int weft__exit_status(struct weft__fiber *self)
 {
-	int status = self->status != WEFT__STATUS_UNSET          ? self->status
-		     : (atomic_load(&self->life) & FL_CANCELLED) ? -ECANCELED
-								 : 0;
+	/* A request still pending (weft_fiber_interrupt's, not yet seen) was
+	 * made before the end as much as a delivered one. */
+	bool asked = (atomic_load(&self->life) & FL_CANCELLED) ||
+		     (atomic_load_explicit(&self->park, memory_order_acquire) & PW_CANCEL);
+	int status = self->status != WEFT__STATUS_UNSET ? self->status : asked ? -ECANCELED : 0;
 	weft__cancel_end(self); /* a request it has not seen is spent */
 	return status;
 }

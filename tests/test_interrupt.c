@@ -48,6 +48,15 @@ static int turns_reached(struct spin *s, long n)
 	return atomic_load(&s->turns) >= n;
 }
 
+/* Join f (within 30 s) and return its exit status: -ECANCELED for any
+ * fiber an interrupt reached, delivered or not (weft.h). */
+static int join_status(weft_fiber_t f)
+{
+	int status = 1;
+	assert_int_equal(weft_fiber_join(f, wt_ms(30000), NULL, &status), 0);
+	return status;
+}
+
 /* Plain threads record what they saw; the test's thread asserts it
  * (CMocka's asserts work only there). */
 static void *interrupter(void *arg)
@@ -65,7 +74,8 @@ static void test_interrupt_spinning_fiber_from_thread(void **state)
 	weft_fiber_t f = wt_spawn(spin, &s);
 	s.target = f;
 	wt_thread_t t = wt_thread_start(interrupter, &s);
-	wt_join(f);
+	/* Delivered at a yield: its status says cancelled, as for a cancel. */
+	assert_int_equal(join_status(f), -ECANCELED);
 	wt_thread_join(t);
 	assert_true(s.waited);
 	assert_int_equal(s.r_interrupt, 0);
@@ -108,12 +118,14 @@ static void test_interrupt_parked_fiber_from_thread(void **state)
 	wt_thread_join(t);
 	/* Well past what the wake takes; if it was lost, the resolve lets the
 	 * fiber go, so that the suite goes on. */
-	int joined = weft_fiber_join(f, wt_ms(10000), NULL, NULL);
+	int status = 1;
+	int joined = weft_fiber_join(f, wt_ms(10000), NULL, &status);
 	if (joined != 0) {
 		weft_future_resolve(s.never, NULL);
 		wt_join(f);
 	}
 	assert_int_equal(joined, 0);
+	assert_int_equal(status, -ECANCELED);
 	assert_true(s.waited); /* it was parked when interrupted */
 	assert_int_equal(s.r_interrupt, 0);
 	assert_int_equal(s.r, -ECANCELED);
@@ -148,10 +160,56 @@ static void test_interrupt_waits_for_hold(void **state)
 	assert_true(wt_wait_flag(&s.started));
 	assert_int_equal(weft_fiber_interrupt(s.target), 0);
 	atomic_store(&s.hold, 1);
-	wt_join(f);
+	assert_int_equal(join_status(f), -ECANCELED);
 	assert_int_equal(s.cancels_held, 0);
 	assert_int_equal(s.r, -ECANCELED);
 	assert_int_equal(s.r_after, 0);
+}
+
+/* Interrupted while holding cancellation off, and ends still holding it:
+ * the request was never delivered, yet it was made before the end. */
+static void *ends_held(void *arg)
+{
+	struct spin *s = arg;
+	weft_fiber_cancel_hold();
+	atomic_store(&s->started, 1);
+	while (!atomic_load(&s->hold))
+		if (weft_fiber_yield() == -ECANCELED)
+			s->cancels_held++;
+	return NULL;
+}
+
+/* A fiber that said otherwise keeps what it said. */
+static void *ends_ok(void *arg)
+{
+	struct spin *s = arg;
+	spin(s);
+	weft_fiber_set_status(0);
+	return NULL;
+}
+
+static void test_interrupt_sets_exit_status(void **state)
+{
+	(void)state;
+	struct spin s = {0};
+	weft_fiber_t f = wt_spawn(ends_held, &s);
+	assert_true(wt_wait_flag(&s.started));
+	assert_int_equal(weft_fiber_interrupt(f), 0);
+	atomic_store(&s.hold, 1);
+	assert_int_equal(join_status(f), -ECANCELED);
+	assert_int_equal(s.cancels_held, 0);
+
+	struct spin k = {0};
+	f = wt_spawn(ends_ok, &k);
+	assert_true(turns_reached(&k, 10));
+	assert_int_equal(weft_fiber_interrupt(f), 0);
+	assert_int_equal(join_status(f), 0);
+	assert_int_equal(k.r, -ECANCELED);
+
+	/* Not interrupted: ok. */
+	struct spin n = {0};
+	atomic_store(&n.hold, 1);
+	assert_int_equal(join_status(wt_spawn(ends_held, &n)), 0);
 }
 
 static void *returns_at_once(void *arg) { return arg; }
@@ -216,7 +274,7 @@ static void signal_interrupt(struct spin *s, weft_fn fn, int parked)
 	/* Process-directed: any thread may take it, a worker in the middle
 	 * of a switch included. */
 	assert_int_equal(kill(getpid(), SIGUSR1), 0);
-	wt_join(f);
+	assert_int_equal(join_status(f), -ECANCELED);
 	atomic_store(&sig_target, 0);
 	sigaction(SIGUSR1, &old, NULL);
 	assert_int_equal(atomic_load(&sig_result), 0);
@@ -248,6 +306,7 @@ int main(void)
 		cmocka_unit_test(test_interrupt_spinning_fiber_from_thread),
 		cmocka_unit_test(test_interrupt_parked_fiber_from_thread),
 		cmocka_unit_test(test_interrupt_waits_for_hold),
+		cmocka_unit_test(test_interrupt_sets_exit_status),
 		cmocka_unit_test(test_interrupt_errors),
 		cmocka_unit_test(test_interrupt_from_signal_handler),
 	};
