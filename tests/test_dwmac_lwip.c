@@ -308,12 +308,11 @@ void __wrap_shim_netdev_close(struct shim_netdev *d)
 /* ---- Helpers ------------------------------------------------------------------ */
 
 /* The kernel's side of a socket, from this thread, again after EINTR. Under
- * WEFT_IO=uring a thread that has submitted to the runtime's ring (this one
- * did, closing the device at weft_net_fini) is sent the kernel's task-work
- * notifications, and a socket call with a timeout (SO_RCVTIMEO) is not
- * restarted after one: it fails with EINTR, no signal involved
- * (docs/net/kernel-uring.md, "Your own threads and EINTR"). On a
- * connected socket, TCP or UDP, read and write are recv and send. */
+ * WEFT_IO=uring this thread cancels the device's poll at weft_net_fini, and
+ * a socket call with a timeout (SO_RCVTIMEO) in the next test then fails
+ * once with EINTR, no signal involved (docs/net/kernel-uring.md, "Your own
+ * threads and EINTR"). On a connected socket, TCP or UDP, read and write
+ * are recv and send. */
 static ssize_t k_read(int fd, void *buf, size_t n)
 {
 	ssize_t r;
@@ -456,7 +455,8 @@ static void test_tcp_echo_with_kernel_client(void **state)
 		while (got < CHUNK) {
 			ssize_t n = k_read(c, in + got, CHUNK - got);
 			if (n <= 0)
-				fail_msg("round %d: read %zd after %zu bytes", r, n, got);
+				fail_msg("round %d: read %zd (%s) after %zu bytes", r, n,
+					 strerror(errno), got);
 			got += (size_t)n;
 		}
 		assert_memory_equal(in, out, CHUNK);
@@ -534,7 +534,8 @@ static void test_udp_echo_with_kernel_client(void **state)
 		assert_int_equal(k_write(c, out, len), (ssize_t)len);
 		ssize_t got = k_read(c, in, sizeof in);
 		if (got != (ssize_t)len)
-			fail_msg("datagram %d: %zd bytes back of %zu", i, got, len);
+			fail_msg("datagram %d: %zd bytes back of %zu (%s)", i, got, len,
+				 got < 0 ? strerror(errno) : "short");
 		assert_memory_equal(in, out, len);
 	}
 	close(c);
@@ -621,7 +622,8 @@ static void transfer(size_t n)
 			buf[i] = pat(at + i, 1);
 		ssize_t w = k_write(c, buf, k);
 		if (w <= 0)
-			fail_msg("write %zd after %zu of %zu bytes", w, at, n);
+			fail_msg("write %zd (%s) after %zu of %zu bytes", w, strerror(errno), at,
+				 n);
 		at += (size_t)w;
 	}
 	size_t got = 0;
@@ -630,7 +632,8 @@ static void transfer(size_t n)
 		if (k == 0)
 			break;
 		if (k < 0)
-			fail_msg("read %zd after %zu of %zu bytes back", k, got, n);
+			fail_msg("read %zd (%s) after %zu of %zu bytes back", k, strerror(errno),
+				 got, n);
 		for (ssize_t i = 0; i < k; i++)
 			if (buf[i] != pat(got + (size_t)i, 2))
 				fail_msg("byte %zu back: 0x%02x, sent 0x%02x", got + (size_t)i,

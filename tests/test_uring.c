@@ -16,6 +16,9 @@
 #include "testutil.h"
 #if WT_LINUX
 #include <arpa/inet.h>
+#include <errno.h>
+#include <pthread.h>
+#include <sys/time.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/socket.h>
@@ -227,6 +230,85 @@ static void test_uring_oneshot(void **state)
 {
 	(void)state;
 	on_uring(1);
+}
+
+/* ---- A program's own thread -------------------------------------------------
+ * A thread the program made (pthread_create, not the shim's) waits on a
+ * pipe through weft once, and then does a blocking read of its own, with
+ * SO_RCVTIMEO, on a socket weft never saw, while the pipe is written to
+ * every few milliseconds. Had that thread put the pipe's poll in the
+ * kernel, each write would run the poll's completion as task work on it,
+ * which breaks such a read with EINTR (the kernel never restarts a read
+ * with a timeout); the poll is the poller's, and the read times out. */
+
+struct own {
+	int pipe_rd, sock;
+	_Atomic int reading;
+	int waited, r, err;
+};
+
+static void *own_thread(void *arg)
+{
+	struct own *o = arg;
+	o->waited = weft_fd_wait(o->pipe_rd, WEFT_IO_IN, wt_ms(100));
+	atomic_store(&o->reading, 1);
+	char c;
+	errno = 0;
+	o->r = (int)read(o->sock, &c, 1);
+	o->err = errno;
+	atomic_store(&o->reading, 2);
+	return NULL;
+}
+
+static void own_thread_not_interrupted(int oneshot)
+{
+	need_uring();
+	shim_io_uring_oneshot = oneshot;
+	assert_int_equal(start_with("uring"), 0);
+	int p[2], s[2];
+	wt_pipe(p);
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, s), 0);
+	struct timeval tv = {.tv_sec = 1, .tv_usec = 500000};
+	assert_int_equal(setsockopt(s[0], SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv), 0);
+	struct own o = {.pipe_rd = p[0], .sock = s[0]};
+	pthread_t t;
+	assert_int_equal(pthread_create(&t, NULL, own_thread, &o), 0);
+	/* Writes until the read ends (at most 3 s), each a wake of the
+	 * pipe's poll; the pipe holds them all. */
+	int writes = 0;
+	int64_t end = wt_ms(3000);
+	while (atomic_load(&o.reading) != 2 && weft_now() < end) {
+		if (atomic_load(&o.reading) == 1 && wt_write(p[1], "x", 1) == 1)
+			writes++;
+		usleep(5000);
+	}
+	pthread_join(t, NULL);
+	const struct shim_io_ops *used = shim_io_current();
+	wt_close(p[0]);
+	wt_close(p[1]);
+	close(s[0]);
+	close(s[1]);
+	stop();
+	shim_io_uring_oneshot = 0;
+	assert_ptr_equal(used, &shim_io_uring);
+	assert_int_equal(o.waited, -ETIMEDOUT);
+	if (o.err == EINTR)
+		fail_msg("the thread's read was interrupted after %d writes", writes);
+	assert_int_equal(o.r, -1);
+	assert_true(o.err == EAGAIN || o.err == EWOULDBLOCK);
+	assert_true(writes >= 10);
+}
+
+static void test_own_thread_not_interrupted(void **state)
+{
+	(void)state;
+	own_thread_not_interrupted(0);
+}
+
+static void test_own_thread_not_interrupted_oneshot(void **state)
+{
+	(void)state;
+	own_thread_not_interrupted(1);
 }
 
 /* ---- Completion sockets (uring_sock.c) -------------------------------------
@@ -849,6 +931,8 @@ int main(void)
 		URING_TEST(test_epoll_by_default),
 		URING_TEST(test_uring_multishot),
 		URING_TEST(test_uring_oneshot),
+		URING_TEST(test_own_thread_not_interrupted),
+		URING_TEST(test_own_thread_not_interrupted_oneshot),
 		URING_TEST(test_accept_multishot_queues),
 		URING_TEST(test_accept_close_while_armed),
 		URING_TEST(test_recv_smaller_and_larger_reads),

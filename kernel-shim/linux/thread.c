@@ -26,9 +26,12 @@ unsigned shim_cpu_count(void)
 	return n > 0 ? (unsigned)n : 1;
 }
 
+_Thread_local bool shim_thread_own;
+
 static void *trampoline(void *p)
 {
 	struct shim_thread *t = p;
+	shim_thread_own = true;
 	t->fn(t->arg);
 	return NULL;
 }

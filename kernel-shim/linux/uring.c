@@ -32,7 +32,21 @@
  * cooperative task work to the interrupting mode, completion sockets to
  * readiness; without what the readiness itself needs, to epoll: io.c),
  * each said in one line on stderr. $WEFT_IO_MISSING hides features from
- * these probes, so that each fallback is tested on a kernel that has it. */
+ * these probes, so that each fallback is tested on a kernel that has it.
+ *
+ * Threads that are not the shim's (a program's own, calling weft_net_init,
+ * a socket call or weft_fd_wait outside a fiber) never submit a request
+ * that outlives the call: a poll, or a completion socket's multishot. Its
+ * completions would run as task work on that thread, and the kernel
+ * announces task work as it does a signal, so that thread's own blocking
+ * calls that are never restarted (a read with SO_RCVTIMEO, nanosleep,
+ * poll) would fail with EINTR, in code that never called weft there. Such
+ * a thread asks the poller (defer): the poll is armed on the poller's next
+ * turn, which a NOP (completed inline, leaving no task work) brings at
+ * once. What completes as it is submitted (a NOP, a cancellation, a poll's
+ * update, which keeps the poll's first submitter) goes from any thread;
+ * every holder of the lock submits what it queued before it lets go, so a
+ * submission never carries another thread's poll along. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <poll.h>
@@ -49,6 +63,7 @@
 
 #include "linux/feature.h"
 #include "linux/io.h"
+#include "linux/thread.h"
 #include "linux/uring.h"
 
 /* ---- user_data: tag << 32 | kind << 28 | fd ----------------------------
@@ -97,10 +112,20 @@ static _Atomic int fence_word;
 struct src {
 	uint32_t tag;
 	uint8_t polls;
-	bool listed; /* on the ready list */
+	uint8_t want;  /* polls (bit k: kind k) a thread not the shim's asked for */
+	bool sock;     /* and its completion socket's request */
+	bool listed;   /* on the ready list */
+	bool deferred; /* on the deferred list */
 };
 static struct src *tab;
 static size_t ntab;
+
+/* Sources whose polls (or completion socket's request) a thread that is
+ * not the shim's asked for, for the poller to arm (defer). Room for every
+ * source of tab, as the ready list. */
+static int *dlist;
+static size_t ndefer, cap_defer;
+static _Atomic bool any_deferred;
 
 /* Completion sockets to report on the poller's next turn (shim_uring_report:
  * registered, or armed, while something is queued for them). A source is
@@ -230,6 +255,7 @@ static void remove_all(int src)
 		if (tab[src].polls & (1u << k))
 			(void)queue_cancel(src, tab[src].tag, k);
 	tab[src].polls = 0;
+	tab[src].want = 0;
 }
 
 static int grow(int src)
@@ -245,6 +271,13 @@ static int grow(int src)
 			return -ENOMEM;
 		ready = r;
 		cap_ready = n;
+	}
+	if (n > cap_defer) {
+		int *d = realloc(dlist, n * sizeof *d);
+		if (!d)
+			return -ENOMEM;
+		dlist = d;
+		cap_defer = n;
 	}
 	struct src *t = realloc(tab, n * sizeof *t);
 	if (!t)
@@ -428,6 +461,10 @@ static void io_fini(void)
 		ready = NULL;
 		nready = cap_ready = 0;
 		atomic_store(&any_ready, false);
+		free(dlist);
+		dlist = NULL;
+		ndefer = cap_defer = 0;
+		atomic_store(&any_deferred, false);
 	}
 	shim_uring_unlock();
 }
@@ -448,6 +485,74 @@ static int check(int src, uint32_t tag)
 	return 0;
 }
 
+static void queue_wake(void);
+
+/* Under lock: src on the deferred list, and the poller woken to arm it. */
+static void defer(int src)
+{
+	if (!tab[src].deferred) {
+		dlist[ndefer++] = src; /* room for every source: grow */
+		tab[src].deferred = true;
+	}
+	atomic_store(&any_deferred, true);
+	queue_wake();
+}
+
+/* Under lock: a poll of kind for src (multishot for K_BOTH when the kernel
+ * has them), or, on a thread that is not the shim's, the poller asked to
+ * arm it. */
+static int arm_poll(int src, uint32_t tag, unsigned kind)
+{
+	if (!shim_thread_own) {
+		tab[src].want |= (uint8_t)(1u << kind);
+		defer(src);
+		return 0;
+	}
+	return queue_poll(src, tag, kind, multishot && kind == K_BOTH);
+}
+
+int shim_uring_defer_sock(int src)
+{
+	int e = src < 0 || src >= SRC_LIMIT ? -EBADF : grow(src);
+	if (e)
+		return e;
+	tab[src].sock = true;
+	defer(src);
+	return 0;
+}
+
+/* On the poller, before it waits: arm what the deferred list asks for.
+ * A poll the full ring refuses stays listed for the next turn. */
+static void arm_deferred(void)
+{
+	pthread_mutex_lock(&shim_uring_lock);
+	atomic_store(&any_deferred, false);
+	size_t keep = 0;
+	for (size_t i = 0; i < ndefer; i++) {
+		int src = dlist[i];
+		struct src *t = &tab[src];
+		unsigned want = t->tag ? t->want : 0;
+		bool sock = t->sock; /* the socket's own state decides */
+		t->want = 0;
+		t->sock = false;
+		for (unsigned k = K_IN; k <= K_BOTH; k++)
+			if ((want & (1u << k)) && !(t->polls & (1u << k)) &&
+			    queue_poll(src, t->tag, k, multishot && k == K_BOTH) < 0)
+				t->want |= (uint8_t)(1u << k);
+		if (sock)
+			shim_uring_sock_arm_deferred(src);
+		if (t->want)
+			dlist[keep++] = src;
+		else
+			t->deferred = false;
+	}
+	ndefer = keep;
+	if (keep)
+		atomic_store(&any_deferred, true);
+	(void)shim_uring_submit();
+	shim_uring_unlock();
+}
+
 /* Under lock: src registered with tag (a new tag, or a number whose old
  * registration was lost: its polls cancelled), its multishot poll asked
  * for if it has none. The kernel looks at src as the poll is armed. */
@@ -463,7 +568,7 @@ static int reg(int src, uint32_t tag)
 		tab[src].tag = tag;
 	}
 	if (multishot && !(tab[src].polls & (1u << K_BOTH)))
-		return queue_poll(src, tag, K_BOTH, true);
+		return arm_poll(src, tag, K_BOTH);
 	return 0;
 }
 
@@ -484,14 +589,13 @@ static int look(int src, uint32_t tag, unsigned events)
 				covered |= k;
 		unsigned want = events & K_BOTH & ~covered;
 		if (want)
-			e = queue_poll(src, tag, want, false);
+			e = arm_poll(src, tag, want);
 	}
 	if (!e)
 		e = shim_uring_submit();
 	return e;
 }
 
-static void queue_wake(void);
 static void wake_reaped(void);
 
 void shim_uring_report(int src)
@@ -672,6 +776,8 @@ static int io_poll(struct shim_io_event *ev, int max, int64_t deadline)
 		return -ENOSYS;
 	if (max <= 0)
 		return -EINVAL;
+	if (atomic_load(&any_deferred))
+		arm_deferred();
 	bool listed = atomic_load(&any_ready);
 	int r = wait_cqe(fd, listed ? 0 : deadline);
 	if (r < 0)

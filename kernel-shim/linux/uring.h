@@ -159,7 +159,17 @@ void shim_uring_remask(int src);
  * shim_uring_sock_ready says (a completion socket that must be looked at). */
 void shim_uring_report(int src);
 
+/* Under the lock, on a thread that is not the shim's (thread.h): src's
+ * completion socket wants its request armed, which the poller does
+ * (shim_uring_sock_arm_deferred). 0, or -ENOMEM (src beyond the table and
+ * no memory to grow it). */
+int shim_uring_defer_sock(int src);
+
 /* ---- uring_sock.c, for uring.c ------------------------------------------- */
+
+/* Under the lock, on the poller: the request shim_uring_defer_sock asked
+ * for, if src still wants one. */
+void shim_uring_sock_arm_deferred(int src);
 
 /* After the ring is up, under the lock: probe multishot accept and multishot
  * receive (a trial of each), register the provided buffer ring, and say on

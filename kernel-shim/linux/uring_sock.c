@@ -52,6 +52,7 @@
 
 #include "linux/feature.h"
 #include "linux/io.h"
+#include "linux/thread.h"
 #include "linux/uring.h"
 
 #define NBUF SHIM_URING_BUFS /* a power of two */
@@ -175,10 +176,24 @@ static int arm(int fd, struct csock *c)
 }
 
 /* A request that cannot be armed: the socket reports IN, the caller tries
- * the system call again, and its -EAGAIN arms again. */
+ * the system call again, and its -EAGAIN arms again. On a thread that is
+ * not the shim's the poller arms it (uring.c, "Threads that are not the
+ * shim's"); until then the socket is read by plain system calls. */
 static void arm_or_report(int fd, struct csock *c)
 {
+	if (!shim_thread_own && shim_uring_defer_sock(fd) == 0)
+		return;
 	if (arm(fd, c) < 0)
+		shim_uring_report(fd);
+}
+
+void shim_uring_sock_arm_deferred(int fd)
+{
+	struct csock *c = get(fd, false);
+	/* Armed here whatever the thread: the poller of a program that runs
+	 * the runtime from its own loop (weft_poll) is one of its threads. */
+	if (c && !c->armed && (c->mode == M_ACCEPT || (c->mode == M_RECV && !c->eof)) &&
+	    arm(fd, c) < 0)
 		shim_uring_report(fd);
 }
 
