@@ -82,7 +82,8 @@ struct dwmac_stats {
 };
 void dwmac_stats(struct dwmac *d, struct dwmac_stats *out);
 
-/* The self-test a board can run without a cable (WEFT_SELFTEST=eth): open
+/* The self-test a board can run without a cable (WEFT_SELFTEST=eth;
+ * drivers/dwmac_selftest.c): open
  * the device polled (cfg->poll is ignored), turn on the MAC's own loopback
  * (MAC configuration LM: what the transmitter sends, the receiver gets,
  * inside the MAC), send DWMAC_SELFTEST_FRAMES frames of different sizes
