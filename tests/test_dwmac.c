@@ -551,32 +551,74 @@ static void open_cache_calls(const struct dwmac_config *cfg, unsigned long *clea
 	(void)dm_console();
 }
 
-/* Without a cable: the MAC's loopback carries the frames from the transmit
- * ring to the receive ring, none reaches the wire, the loopback is off
- * again after, and the console says pass with the registers. */
+/* Without a cable: the MAC's loopback, then the PHY's, carry the frames
+ * from the transmit ring to the receive ring, none reaches the wire, both
+ * loopbacks are off again after (the PHY's BMCR as it was), and the
+ * console says pass with the registers. */
 static void test_selftest_passes(void **state)
 {
 	(void)state;
 	struct dwmac_config cfg;
 	struct dm_dev *m = selftest_dev(&cfg);
+	uint16_t bmcr = dm_phy_bmcr(m);
 	assert_int_equal(dwmac_selftest(&cfg), 0);
 	const char *out = dm_console();
 	print_lines(out);
 	assert_non_null(strstr(out, "weft: selftest eth: pass\n"));
 	assert_null(strstr(out, "FAIL"));
-	assert_non_null(strstr(out, "frame 3 (777 bytes): ok"));
-	assert_non_null(strstr(out, "frame 2 (1514 bytes): ok"));
+	assert_non_null(strstr(out, "MAC loopback: frame 3 (777 bytes): ok"));
+	assert_non_null(strstr(out, "MAC loopback: frame 2 (1514 bytes): ok"));
+	assert_non_null(strstr(out, "MAC loopback: pass\n"));
+	assert_non_null(strstr(out, "PHY loopback: BMCR 0x1000 -> 0x6100 (reads 0x6100)"));
+	assert_non_null(strstr(out, ", link up at read 1\n"));
+	assert_non_null(strstr(out, "PHY loopback: frame 1 (60 bytes): ok"));
+	assert_non_null(strstr(out, "PHY loopback: frame 3 (777 bytes): ok"));
+	assert_non_null(strstr(out, "PHY loopback: BMCR written back 0x1200, reads 0x1000"));
+	assert_non_null(strstr(out, "PHY loopback: pass\n"));
 	assert_non_null(strstr(out, "ID 0x43 0x5649"));
 	assert_non_null(strstr(out, "link down"));
-	assert_non_null(strstr(out, "3 sent, 3 received, 0 bad"));
+	assert_non_null(strstr(out, "6 sent, 6 received, 0 bad"));
 	struct dm_counters c;
 	dm_counters(m, &c);
 	assert_int_equal(c.looped, DWMAC_SELFTEST_FRAMES);
-	assert_int_equal(c.rx_frames, DWMAC_SELFTEST_FRAMES);
+	assert_int_equal(c.phy_looped, DWMAC_SELFTEST_FRAMES);
+	assert_int_equal(c.rx_frames, 2 * DWMAC_SELFTEST_FRAMES);
 	assert_int_equal(c.tx_frames, 0); /* nothing on the wire */
 	uint8_t buf[2048];
 	assert_int_equal(dm_tx_take(m, buf, sizeof buf), -1);
 	assert_int_equal(dm_reg(m, 0x000) & (1u << 12), 0); /* LM off again */
+	assert_int_equal(dm_phy_bmcr(m), bmcr);             /* the PHY's loopback too */
+}
+
+/* A PHY that ignores BMCR's loopback bit: the MAC stage passes, the
+ * frames of the PHY stage go to the wire instead of coming back, the
+ * self-test fails naming the PHY stage, and BMCR is as it was after. */
+static void test_selftest_fails_when_phy_ignores_loopback(void **state)
+{
+	(void)state;
+	struct dwmac_config cfg;
+	struct dm_dev *m = selftest_dev(&cfg);
+	dm_phy_loopback_ignored(m, 1);
+	uint16_t bmcr = dm_phy_bmcr(m);
+	assert_int_equal(dwmac_selftest(&cfg), -EIO);
+	const char *out = dm_console();
+	print_lines(out);
+	assert_non_null(strstr(out, "MAC loopback: pass\n"));
+	assert_non_null(strstr(out, ", link not up in 20000 reads (going on)"));
+	assert_non_null(strstr(out, "PHY loopback: frame 1 (60 bytes): nothing came back, bad"));
+	assert_non_null(strstr(out, "PHY loopback: FAIL\n"));
+	assert_non_null(strstr(out, "weft: selftest eth: FAIL: PHY loopback: a frame sent did not "
+				    "come back (frame 1)\n"));
+	assert_null(strstr(out, "FAIL: MAC loopback"));
+	assert_null(strstr(out, "selftest eth: pass"));
+	struct dm_counters c;
+	dm_counters(m, &c);
+	assert_int_equal(c.looped, DWMAC_SELFTEST_FRAMES);
+	assert_int_equal(c.phy_looped, 0);
+	assert_int_equal(c.tx_frames, 1); /* the PHY stage's first frame, on the wire */
+	uint8_t buf[2048];
+	assert_int_equal(dm_tx_take(m, buf, sizeof buf), 60);
+	assert_int_equal(dm_phy_bmcr(m), bmcr);
 }
 
 /* The self-test fails, and says so, when the device sees a transmit buffer
@@ -592,10 +634,13 @@ static void test_selftest_fails_on_missing_clean(void **state)
 	assert_int_equal(dwmac_selftest(&cfg), -EIO);
 	const char *out = dm_console();
 	print_lines(out);
-	assert_non_null(
-		strstr(out, "weft: selftest eth: FAIL: a frame came back different (frame 1)"));
-	assert_non_null(strstr(out, "frame 1 (60 bytes): byte 0 is 0xa5"));
-	assert_null(strstr(out, "pass"));
+	assert_non_null(strstr(
+		out,
+		"weft: selftest eth: FAIL: MAC loopback: a frame came back different (frame 1)"));
+	assert_non_null(strstr(out, "MAC loopback: frame 1 (60 bytes): byte 0 is 0xa5"));
+	assert_non_null(strstr(out, "PHY loopback: pass")); /* its frames were cleaned */
+	assert_null(strstr(out, "FAIL: PHY loopback"));
+	assert_null(strstr(out, "selftest eth: pass"));
 	struct dm_cache_counts cc;
 	dm_cache_counts(&cc);
 	assert_int_equal(cc.skipped, 1);
@@ -613,9 +658,10 @@ static void test_selftest_fails_on_missing_inval(void **state)
 	dm_cache_skip(DM_INVAL, (unsigned)inval + 1, 1);
 	assert_int_equal(dwmac_selftest(&cfg), -EIO);
 	const char *out = dm_console();
-	assert_non_null(
-		strstr(out, "weft: selftest eth: FAIL: a frame came back different (frame 1)"));
-	assert_null(strstr(out, "pass"));
+	assert_non_null(strstr(
+		out,
+		"weft: selftest eth: FAIL: MAC loopback: a frame came back different (frame 1)"));
+	assert_null(strstr(out, "selftest eth: pass"));
 }
 
 /* A device that does not answer: the self-test says so, with the registers. */
@@ -787,6 +833,7 @@ int main(void)
 		T(test_missing_clean_caught),
 		T(test_missing_inval_caught),
 		T(test_selftest_passes),
+		T(test_selftest_fails_when_phy_ignores_loopback),
 		T(test_selftest_fails_on_missing_clean),
 		T(test_selftest_fails_on_missing_inval),
 		T(test_selftest_fails_without_phy),
