@@ -288,18 +288,20 @@ $(ALLOC_WRAP_TESTS): TEST_WRAP := $(foreach f,malloc calloc realloc aligned_allo
 # (drivers/driver.h; tests/dwmac_host/ for the arch's half). On bare metal
 # it skips.
 ifeq ($(SHIM),linux)
-$(O)/tests/test_dwmac: TEST_EXTRA_SRCS := drivers/dwmac.c drivers/cv1800b_ephy.c tests/dwmac_model.c
-$(O)/tests/test_dwmac: drivers/dwmac.c drivers/dwmac.h drivers/driver.h drivers/cv1800b_ephy.c \
-	drivers/cv1800b_ephy.h tests/dwmac_model.c tests/dwmac_model.h tests/dwmac_host/arch_bare_cpu.h
+$(O)/tests/test_dwmac: TEST_EXTRA_SRCS := drivers/dwmac.c drivers/dwmac_selftest.c \
+	drivers/cv1800b_ephy.c tests/dwmac_model.c
+$(O)/tests/test_dwmac: drivers/dwmac.c drivers/dwmac.h drivers/dwmac_hw.h drivers/dwmac_selftest.c \
+	drivers/driver.h drivers/cv1800b_ephy.c drivers/cv1800b_ephy.h tests/dwmac_model.c \
+	tests/dwmac_model.h tests/dwmac_host/arch_bare_cpu.h
 $(O)/tests/test_dwmac: private ALL_CFLAGS += -Itests/dwmac_host -Idrivers
 # test_dwmac_lwip puts the same driver and model between lwIP's netif and a
 # TAP device (its link's --wrap of shim_netdev_*); its HTTP server parses
 # requests with httpd's parser.
 $(O)/tests/test_dwmac_lwip: TEST_EXTRA_SRCS := drivers/dwmac.c tests/dwmac_model.c \
 	examples/http/request.c
-$(O)/tests/test_dwmac_lwip: drivers/dwmac.c drivers/dwmac.h drivers/driver.h tests/dwmac_model.c \
-	tests/dwmac_model.h tests/dwmac_host/arch_bare_cpu.h examples/http/request.c \
-	examples/http/request.h
+$(O)/tests/test_dwmac_lwip: drivers/dwmac.c drivers/dwmac.h drivers/dwmac_hw.h drivers/driver.h \
+	tests/dwmac_model.c tests/dwmac_model.h tests/dwmac_host/arch_bare_cpu.h \
+	examples/http/request.c examples/http/request.h
 $(O)/tests/test_dwmac_lwip: private ALL_CFLAGS += -Itests/dwmac_host -Idrivers -Iexamples
 $(O)/tests/test_dwmac_lwip: TEST_WRAP := $(foreach f,open recv send close,-Wl,--wrap=shim_netdev_$(f))
 endif

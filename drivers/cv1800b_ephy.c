@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* The CV1800B internal PHY's bring-up table (cv1800b_ephy.h). Each row is
- * one register access of the vendor's sequence, in its order; the comments
- * say what the vendor says it does. The APB block shows the PHY's MII
+ * one register access of the sequence the Milk-V Duo's own U-Boot runs
+ * (milkv-duo/duo-buildroot-sdk: board_init's PHY ID, then the PHY driver's
+ * init for the CV180X; docs/decisions/cv1800b-ephy-sequence.md says why
+ * this one), in its order; the comments say what the vendor says it does. The APB block shows the PHY's MII
  * registers at offset 4 * register; register 0x1f (0x7c) selects the page
  * (page << 8) for the registers 0x10..0x1e (0x40..0x78). */
 #include "cv1800b_ephy.h"
@@ -13,10 +15,16 @@
 #define PAGE(p) W(0x07c, (uint32_t)(p) << 8)
 
 const struct cv1800b_ephy_step cv1800b_ephy_table[] = {
+	/* What the Duo's U-Boot does at board_init (cv182xa_ephy_id_init). */
 	W(0x804, 0x0001), /* the PHY's registers to the APB interface */
 	W(0x800, 0x0900), /* release shutdown (0x800 bit 0 to 0) */
 	W(0x800, 0x0904), /* release the digital reset: MII registers work */
-	/* Analog: power-down off, enables on (page 5, register 0x10). */
+	W(0x008, 0x0043), /* the PHY ID (registers 2 and 3: not paged) */
+	W(0x00c, 0x5649),
+	/* (U-Boot gives MDIO back to the MAC here, and its PHY driver takes
+	 * it again first thing: both left out.) Then that driver's
+	 * cv182xa_ephy_init, its CV180X branch. Analog: power-down off,
+	 * enables on (page 5, register 0x10). */
 	PAGE(5),
 	W(0x040, 0x0c00),
 	W(0x040, 0x0c7e),
@@ -38,15 +46,17 @@ const struct cv1800b_ephy_step cv1800b_ephy_table[] = {
 	PAGE(17),
 	W(0x040, 0x9080), W(0x044, 0xb0a0), W(0x048, 0xd0c0), W(0x04c, 0xf0e0),
 	W(0x050, 0x9788), W(0x054, 0xb8a7), W(0x058, 0xd7c8), W(0x05c, 0xf8e7),
-	/* Enable the TX termination (page 5, register 0x10 bit 0). */
+	/* Page 5: TX termination on (register 0x10 bit 0), receive common-mode
+	 * voltage (register 0x13 |= 0x0820). */
 	PAGE(5),
 	{EPHY_SET_BITS, EPHY_APB, 0x040, 0x0001, 0},
+	{EPHY_SET_BITS, EPHY_APB, 0x04c, 0x0820, 0},
 	/* Link pulse (page 10). */
 	PAGE(10),
-	W(0x040, 0x2000), W(0x044, 0x3832), W(0x048, 0x3132), W(0x04c, 0x2d2f),
-	W(0x050, 0x2c2d), W(0x054, 0x1b2b), W(0x058, 0x94a0), W(0x05c, 0x8990),
-	W(0x060, 0x8788), W(0x064, 0x8485), W(0x068, 0x8283), W(0x06c, 0x8182),
-	W(0x070, 0x0081),
+	W(0x040, 0x3e00), W(0x044, 0x7864), W(0x048, 0x6470), W(0x04c, 0x5f62),
+	W(0x050, 0x5a5a), W(0x054, 0x5458), W(0x058, 0xb23a), W(0x05c, 0x94a0),
+	W(0x060, 0x9092), W(0x064, 0x8a8e), W(0x068, 0x8688), W(0x06c, 0x8484),
+	W(0x070, 0x0082),
 	/* TP idle (page 11). */
 	PAGE(11),
 	W(0x040, 0x5252), W(0x044, 0x5252), W(0x048, 0x4b52), W(0x04c, 0x3d47),
@@ -66,26 +76,23 @@ const struct cv1800b_ephy_step cv1800b_ephy_table[] = {
 	PAGE(16),
 	W(0x040, 0x1e08), W(0x044, 0x3868), W(0x048, 0x1462), W(0x04c, 0x1a0e),
 	W(0x050, 0x305e), W(0x054, 0x2f62),
-	/* The LED pads: their function, and the pads given to the PHY. */
-	{EPHY_WRITE, EPHY_PINMUX, 0x0e0, 0x05, 0},
-	{EPHY_WRITE, EPHY_PINMUX, 0x0e4, 0x05, 0},
-	{EPHY_WRITE, EPHY_RTCIO, 0x0b0, 0x11111111, 0},
-	{EPHY_WRITE, EPHY_RTCIO, 0x0b4, 0x11111111, 0},
-	/* Link, speed and duplex out to the LED pads (page 1, 0x1a[11:8]). */
+	/* Link, speed and duplex out to the LED signals (page 1, 0x1a[11:8]);
+	 * the pads themselves are left as the board's code set them. */
 	PAGE(1),
 	{EPHY_CLEAR_BITS, EPHY_APB, 0x068, 0, 0x0f00},
-	/* The PHY ID (page 0, registers 2 and 3). */
-	PAGE(0),
-	W(0x008, 0x0043),
-	W(0x00c, 0x5649),
-	/* Receive: AGC swing (page 19), low- and high-pass filters (page 18). */
+	/* Receive: AGC swing (page 19), low- and high-pass filters (page 18,
+	 * the CV180X's). */
 	PAGE(19),
 	W(0x058, 0x0012),
 	W(0x05c, 0x6848),
 	PAGE(18),
-	W(0x048, 0x0808), W(0x04c, 0x0808), W(0x050, 0x32f8), W(0x054, 0xf8dc),
+	W(0x048, 0x0801), W(0x04c, 0x1717), W(0x05c, 0x0108),
+	W(0x050, 0x3afc), W(0x054, 0x08d3), W(0x060, 0x00fb),
 	PAGE(0),
 	W(0x800, 0x090e), /* start autonegotiation */
+	/* Full duplex (MII register 0 bit 8): the PHY comes out of reset at
+	 * half duplex, the vendor says. */
+	{EPHY_SET_BITS, EPHY_APB, 0x000, 0x0100, 0},
 	W(0x804, 0x0000), /* MDIO back to the MAC */
 };
 /* clang-format on */

@@ -1,13 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /* The CV1800B's internal 10/100 Ethernet PHY: its bring-up through its APB
  * register block, before MDIO is handed to the MAC (drivers/dwmac.c). The
- * sequence is the vendor's (docs/boards/cv1800b-ethernet.md names the
- * sources): the APB interface selected, shutdown and resets released, the
- * analog part enabled, three trims from eFuse (or the vendor's defaults
- * when eFuse has none), the 100BASE-TX MLT-3 tables, the link pulse, idle
- * and 10BASE-T tables, the LED pads, the PHY ID, the receive filters,
- * autonegotiation started, MDIO handed back. Kept as a table, so that a
- * test can compare it with the vendor's sequence, step by step. */
+ * sequence is the one the Milk-V Duo's own U-Boot runs (the Duo SDK's,
+ * for the CV180X; docs/decisions/cv1800b-ephy-sequence.md, and
+ * docs/boards/cv1800b-ethernet.md for the sources): the APB interface
+ * selected, shutdown and digital reset released, the PHY ID, the analog
+ * part enabled, three trims from eFuse (or the vendor's defaults when
+ * eFuse has none), the 100BASE-TX MLT-3 tables, TX termination and receive
+ * common-mode voltage, the link pulse, idle and 10BASE-T tables, the LED
+ * signals, the receive filters, autonegotiation started, full duplex, MDIO
+ * handed back. Kept as a table, so that a test can compare it with the
+ * vendor's sequence, step by step. */
 #ifndef WEFT_CV1800B_EPHY_H
 #define WEFT_CV1800B_EPHY_H
 
@@ -16,10 +19,15 @@
 /* Where the blocks it touches are (the CV1800B's: 0x03009000, 0x03050000,
  * 0x03001000, 0x05027000). */
 struct cv1800b_ephy_addrs {
-	uintptr_t ephy;   /* the PHY's APB registers (page select at 0x7c) */
-	uintptr_t efuse;  /* eFuse: valid bits at 0x120, trims at 0x1020, 0x1024 */
-	uintptr_t pinmux; /* the LED pads' function select (0xe0, 0xe4) */
-	uintptr_t rtcio;  /* the pads' PHY select (0xb0, 0xb4) */
+	uintptr_t ephy;  /* the PHY's APB registers (page select at 0x7c) */
+	uintptr_t efuse; /* eFuse: valid bits at 0x120, trims at 0x1020, 0x1024 */
+	/* LED pads (function select 0xe0, 0xe4; PHY select 0xb0, 0xb4): rows
+	 * of blocks EPHY_PINMUX and EPHY_RTCIO write there. The Duo's table
+	 * has none: its U-Boot leaves the pads to board code, and the Duo's
+	 * gives SD1_CLK and SD1_CMD, the pads RT-Thread's rows hand the PHY,
+	 * to SPI2 on the header. */
+	uintptr_t pinmux;
+	uintptr_t rtcio;
 };
 
 enum cv1800b_ephy_block { EPHY_APB, EPHY_PINMUX, EPHY_RTCIO };

@@ -82,18 +82,21 @@ struct dwmac_stats {
 };
 void dwmac_stats(struct dwmac *d, struct dwmac_stats *out);
 
-/* The self-test a board can run without a cable (WEFT_SELFTEST=eth): open
- * the device polled (cfg->poll is ignored), turn on the MAC's own loopback
- * (MAC configuration LM: what the transmitter sends, the receiver gets,
- * inside the MAC), send DWMAC_SELFTEST_FRAMES frames of different sizes
+/* The self-test a board can run without a cable (WEFT_SELFTEST=eth;
+ * drivers/dwmac_selftest.c): open the device polled (cfg->poll is
+ * ignored), then send DWMAC_SELFTEST_FRAMES frames of different sizes
  * through the transmit ring and take each back from the receive ring, byte
- * for byte, then turn the loopback off and close. It prints, on the
- * console, one line per frame, the registers and descriptors a driver
- * author would want (the MAC's and the DMA's, the last descriptors of both
- * rings, the PHY's ID, control and status over MDIO, the driver's
- * counters), and a verdict line, "weft: selftest eth: pass" or "weft:
- * selftest eth: FAIL: ...". 0 pass; -EIO a frame did not come back, or
- * came back different; what dwmac_open returned if it failed. */
+ * for byte, twice: in the MAC's own loopback (MAC configuration LM), then
+ * in the PHY's (clause 22 BMCR bit 14, at 100 Mb/s full duplex; BMCR is
+ * written back as it was after); then close. It prints, on the console,
+ * one line per frame, each stage's verdict, the registers and descriptors
+ * a driver author would want (the MAC's and the DMA's, the last
+ * descriptors of both rings, the PHY's ID, control, status and
+ * advertisements over MDIO, the driver's counters), and a verdict line,
+ * "weft: selftest eth: pass" or one "weft: selftest eth: FAIL: <stage>:
+ * ..." per stage that failed. 0 pass; -EIO a frame did not come back, or
+ * came back different, in either stage; what dwmac_open returned if it
+ * failed. */
 #define DWMAC_SELFTEST_FRAMES 3
 int dwmac_selftest(const struct dwmac_config *cfg);
 

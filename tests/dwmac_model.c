@@ -397,6 +397,7 @@ struct dm_dev {
 	unsigned phy;
 	uint16_t bmcr, anar, anlpar;
 	int link, link_fell;
+	int lb_ignored; /* BMCR's loopback bit kept but without effect */
 	struct dm_counters c;
 };
 
@@ -541,6 +542,14 @@ static void deliver(struct dm_dev *m, const unsigned char *f, size_t len)
 
 static void tx_run(struct dm_dev *m);
 static int rx_frame(struct dm_dev *m, const void *frame, size_t len, int bad);
+
+/* The PHY in loopback (BMCR bit 14, clause 22): what the MAC sends comes
+ * back to it; nothing goes to the wire, nothing comes from it. */
+static int phy_looping(const struct dm_dev *m) { return (m->bmcr & 0x4000) && !m->lb_ignored; }
+
+void dm_phy_loopback_ignored(struct dm_dev *m, int on) { m->lb_ignored = on; }
+uint16_t dm_phy_bmcr(struct dm_dev *m) { return m->bmcr; }
+
 void dm_tx_hold(struct dm_dev *m, int on)
 {
 	shim_big_lock();
@@ -600,6 +609,9 @@ static void tx_run(struct dm_dev *m)
 				if (m->r[R_CONF / 4] & C_LM) {
 					m->c.looped++; /* the MAC's own receiver takes it */
 					rx_frame(m, m->tx_frame, fl, 0);
+				} else if (phy_looping(m)) {
+					m->c.phy_looped++; /* the PHY sends it back */
+					rx_frame(m, m->tx_frame, fl, 0);
 				} else {
 					deliver(m, m->tx_frame, fl);
 				}
@@ -627,7 +639,7 @@ static uint32_t crc32_ieee(const unsigned char *p, size_t n)
 int dm_rx_frame(struct dm_dev *m, const void *frame, size_t len)
 {
 	shim_big_lock();
-	int r = rx_frame(m, frame, len, 0);
+	int r = phy_looping(m) ? (m->c.rx_off++, -1) : rx_frame(m, frame, len, 0);
 	shim_big_unlock(0);
 	return r;
 }
@@ -635,7 +647,7 @@ int dm_rx_frame(struct dm_dev *m, const void *frame, size_t len)
 int dm_rx_bad(struct dm_dev *m, const void *frame, size_t len)
 {
 	shim_big_lock();
-	int r = rx_frame(m, frame, len, 1);
+	int r = phy_looping(m) ? (m->c.rx_off++, -1) : rx_frame(m, frame, len, 1);
 	shim_big_unlock(0);
 	return r;
 }
@@ -737,7 +749,9 @@ static uint16_t phy_read(struct dm_dev *m, unsigned reg)
 		return m->bmcr;
 	case 1: {
 		uint16_t s = 0x7809; /* 10/100 half/full, autonegotiation, extended */
-		if (m->link && !m->link_fell)
+		if (phy_looping(m))
+			s |= 0x0004; /* link (its own), autonegotiation off */
+		else if (m->link && !m->link_fell)
 			s |= 0x0024; /* link, autonegotiation complete */
 		else if (m->link)
 			s |= 0x0020;
@@ -760,7 +774,7 @@ static uint16_t phy_read(struct dm_dev *m, unsigned reg)
 static void phy_write(struct dm_dev *m, unsigned reg, uint16_t v)
 {
 	if (reg == 0)
-		m->bmcr = v & 0x7fff; /* the reset bit clears itself */
+		m->bmcr = v & 0x7dff; /* reset and autonegotiation restart clear themselves */
 	else if (reg == 4)
 		m->anar = v;
 }

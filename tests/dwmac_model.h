@@ -25,7 +25,8 @@
  * (end-of-ring bit), frames spread over descriptors by buffer size, the
  * FCS appended on receive, frames lost when no descriptor is free, the
  * MAC's loopback (configuration LM: frames sent are received, not put on
- * the wire). Frames
+ * the wire), the PHY's (BMCR bit 14: the same, and frames from the wire
+ * are not received; BMSR shows the link up meanwhile). Frames
  * sent go to the peer connected (dm_connect), to a function (dm_wire) or
  * to a queue the test takes them from. The shim lock is a recursive mutex
  * and the register accessors and frame arrivals take it, so several
@@ -82,11 +83,18 @@ struct dm_counters {
 	unsigned long tx_frames;  /* frames sent */
 	unsigned long tx_lost;    /* of them, lost on the wire (dm_wire_loss) */
 	unsigned long looped;     /* frames sent that the MAC's loopback (LM) took back */
+	unsigned long phy_looped; /* frames sent that the PHY's loopback (BMCR bit 14) took back */
 	unsigned long bus_errors; /* DMA outside DMA memory: fatal bus error */
 	unsigned long resets;     /* soft resets */
 	unsigned long mdio_ops;
 };
 void dm_counters(struct dm_dev *m, struct dm_counters *out);
+
+/* The PHY ignores BMCR's loopback bit (it keeps it, but frames go to the
+ * wire as without it): a PHY whose loopback is elsewhere. */
+void dm_phy_loopback_ignored(struct dm_dev *m, int on);
+/* The PHY's BMCR (register 0) as it holds it now (no side effect). */
+uint16_t dm_phy_bmcr(struct dm_dev *m);
 
 /* Hold the transmit DMA (it leaves descriptors alone, as with no
  * carrier), or let it go on (it sends what waits). */

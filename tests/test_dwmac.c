@@ -551,32 +551,74 @@ static void open_cache_calls(const struct dwmac_config *cfg, unsigned long *clea
 	(void)dm_console();
 }
 
-/* Without a cable: the MAC's loopback carries the frames from the transmit
- * ring to the receive ring, none reaches the wire, the loopback is off
- * again after, and the console says pass with the registers. */
+/* Without a cable: the MAC's loopback, then the PHY's, carry the frames
+ * from the transmit ring to the receive ring, none reaches the wire, both
+ * loopbacks are off again after (the PHY's BMCR as it was), and the
+ * console says pass with the registers. */
 static void test_selftest_passes(void **state)
 {
 	(void)state;
 	struct dwmac_config cfg;
 	struct dm_dev *m = selftest_dev(&cfg);
+	uint16_t bmcr = dm_phy_bmcr(m);
 	assert_int_equal(dwmac_selftest(&cfg), 0);
 	const char *out = dm_console();
 	print_lines(out);
 	assert_non_null(strstr(out, "weft: selftest eth: pass\n"));
 	assert_null(strstr(out, "FAIL"));
-	assert_non_null(strstr(out, "frame 3 (777 bytes): ok"));
-	assert_non_null(strstr(out, "frame 2 (1514 bytes): ok"));
+	assert_non_null(strstr(out, "MAC loopback: frame 3 (777 bytes): ok"));
+	assert_non_null(strstr(out, "MAC loopback: frame 2 (1514 bytes): ok"));
+	assert_non_null(strstr(out, "MAC loopback: pass\n"));
+	assert_non_null(strstr(out, "PHY loopback: BMCR 0x1000 -> 0x6100 (reads 0x6100)"));
+	assert_non_null(strstr(out, ", link up at read 1\n"));
+	assert_non_null(strstr(out, "PHY loopback: frame 1 (60 bytes): ok"));
+	assert_non_null(strstr(out, "PHY loopback: frame 3 (777 bytes): ok"));
+	assert_non_null(strstr(out, "PHY loopback: BMCR written back 0x1200, reads 0x1000"));
+	assert_non_null(strstr(out, "PHY loopback: pass\n"));
 	assert_non_null(strstr(out, "ID 0x43 0x5649"));
 	assert_non_null(strstr(out, "link down"));
-	assert_non_null(strstr(out, "3 sent, 3 received, 0 bad"));
+	assert_non_null(strstr(out, "6 sent, 6 received, 0 bad"));
 	struct dm_counters c;
 	dm_counters(m, &c);
 	assert_int_equal(c.looped, DWMAC_SELFTEST_FRAMES);
-	assert_int_equal(c.rx_frames, DWMAC_SELFTEST_FRAMES);
+	assert_int_equal(c.phy_looped, DWMAC_SELFTEST_FRAMES);
+	assert_int_equal(c.rx_frames, 2 * DWMAC_SELFTEST_FRAMES);
 	assert_int_equal(c.tx_frames, 0); /* nothing on the wire */
 	uint8_t buf[2048];
 	assert_int_equal(dm_tx_take(m, buf, sizeof buf), -1);
 	assert_int_equal(dm_reg(m, 0x000) & (1u << 12), 0); /* LM off again */
+	assert_int_equal(dm_phy_bmcr(m), bmcr);             /* the PHY's loopback too */
+}
+
+/* A PHY that ignores BMCR's loopback bit: the MAC stage passes, the
+ * frames of the PHY stage go to the wire instead of coming back, the
+ * self-test fails naming the PHY stage, and BMCR is as it was after. */
+static void test_selftest_fails_when_phy_ignores_loopback(void **state)
+{
+	(void)state;
+	struct dwmac_config cfg;
+	struct dm_dev *m = selftest_dev(&cfg);
+	dm_phy_loopback_ignored(m, 1);
+	uint16_t bmcr = dm_phy_bmcr(m);
+	assert_int_equal(dwmac_selftest(&cfg), -EIO);
+	const char *out = dm_console();
+	print_lines(out);
+	assert_non_null(strstr(out, "MAC loopback: pass\n"));
+	assert_non_null(strstr(out, ", link not up in 20000 reads (going on)"));
+	assert_non_null(strstr(out, "PHY loopback: frame 1 (60 bytes): nothing came back, bad"));
+	assert_non_null(strstr(out, "PHY loopback: FAIL\n"));
+	assert_non_null(strstr(out, "weft: selftest eth: FAIL: PHY loopback: a frame sent did not "
+				    "come back (frame 1)\n"));
+	assert_null(strstr(out, "FAIL: MAC loopback"));
+	assert_null(strstr(out, "selftest eth: pass"));
+	struct dm_counters c;
+	dm_counters(m, &c);
+	assert_int_equal(c.looped, DWMAC_SELFTEST_FRAMES);
+	assert_int_equal(c.phy_looped, 0);
+	assert_int_equal(c.tx_frames, 1); /* the PHY stage's first frame, on the wire */
+	uint8_t buf[2048];
+	assert_int_equal(dm_tx_take(m, buf, sizeof buf), 60);
+	assert_int_equal(dm_phy_bmcr(m), bmcr);
 }
 
 /* The self-test fails, and says so, when the device sees a transmit buffer
@@ -592,10 +634,13 @@ static void test_selftest_fails_on_missing_clean(void **state)
 	assert_int_equal(dwmac_selftest(&cfg), -EIO);
 	const char *out = dm_console();
 	print_lines(out);
-	assert_non_null(
-		strstr(out, "weft: selftest eth: FAIL: a frame came back different (frame 1)"));
-	assert_non_null(strstr(out, "frame 1 (60 bytes): byte 0 is 0xa5"));
-	assert_null(strstr(out, "pass"));
+	assert_non_null(strstr(
+		out,
+		"weft: selftest eth: FAIL: MAC loopback: a frame came back different (frame 1)"));
+	assert_non_null(strstr(out, "MAC loopback: frame 1 (60 bytes): byte 0 is 0xa5"));
+	assert_non_null(strstr(out, "PHY loopback: pass")); /* its frames were cleaned */
+	assert_null(strstr(out, "FAIL: PHY loopback"));
+	assert_null(strstr(out, "selftest eth: pass"));
 	struct dm_cache_counts cc;
 	dm_cache_counts(&cc);
 	assert_int_equal(cc.skipped, 1);
@@ -613,9 +658,10 @@ static void test_selftest_fails_on_missing_inval(void **state)
 	dm_cache_skip(DM_INVAL, (unsigned)inval + 1, 1);
 	assert_int_equal(dwmac_selftest(&cfg), -EIO);
 	const char *out = dm_console();
-	assert_non_null(
-		strstr(out, "weft: selftest eth: FAIL: a frame came back different (frame 1)"));
-	assert_null(strstr(out, "pass"));
+	assert_non_null(strstr(
+		out,
+		"weft: selftest eth: FAIL: MAC loopback: a frame came back different (frame 1)"));
+	assert_null(strstr(out, "selftest eth: pass"));
 }
 
 /* A device that does not answer: the self-test says so, with the registers. */
@@ -640,15 +686,17 @@ static void test_selftest_fails_without_phy(void **state)
 
 static const struct cv1800b_ephy_addrs EPHY_ADDRS = {EPHY, EFUSE, PINMUX, RTCIO};
 
-/* The vendor's sequence (RT-Thread's bsp/cvitek/drivers/libraries/eth/
- * eth_phy_cvitek.c, cv181x_config, Cvitek's code; the two 0x800 writes
- * after the first from T-Head's yoc-open boards/cv181xh_huashanpi_evb/src/
- * eth/board_eth.c, cvi_ephy_id_init), written out as the addresses and
+/* The vendor's sequence as the Milk-V Duo's own U-Boot runs it
+ * (milkv-duo/duo-buildroot-sdk, u-boot-2021.10: board/cvitek/cv180x/
+ * board.c's cv182xa_ephy_id_init, then drivers/net/phy/cvitek.c's
+ * cv182xa_ephy_init with CONFIG_TARGET_CVITEK_CV180X; the MDIO hand-back
+ * and re-take between the two left out), written out as the addresses and
  * values it writes, with eFuse holding no trims and page 5's 0x040 and
- * page 1's 0x068 as the test leaves them before. */
+ * 0x04c, page 1's 0x068 and register 0 as the test leaves them before. */
 /* clang-format off */
 static const struct dm_write vendor[] = {
 	{EPHY + 0x804, 0x0001}, {EPHY + 0x800, 0x0900}, {EPHY + 0x800, 0x0904},
+	{EPHY + 0x008, 0x0043}, {EPHY + 0x00c, 0x5649},
 	{EPHY + 0x07c, 0x0500}, {EPHY + 0x040, 0x0c00}, {EPHY + 0x040, 0x0c7e},
 	{EPHY + 0x800, 0x0906}, {EPHY + 0x07c, 0x0500},
 	{EPHY + 0x064, 0x5a5a}, {EPHY + 0x054, 0x0000}, {EPHY + 0x058, 0x0bb0},
@@ -659,12 +707,14 @@ static const struct dm_write vendor[] = {
 	{EPHY + 0x07c, 0x1100},
 	{EPHY + 0x040, 0x9080}, {EPHY + 0x044, 0xb0a0}, {EPHY + 0x048, 0xd0c0}, {EPHY + 0x04c, 0xf0e0},
 	{EPHY + 0x050, 0x9788}, {EPHY + 0x054, 0xb8a7}, {EPHY + 0x058, 0xd7c8}, {EPHY + 0x05c, 0xf8e7},
-	{EPHY + 0x07c, 0x0500}, {EPHY + 0x040, 0x0c7f}, /* 0x0c7e | 1: TX termination */
+	{EPHY + 0x07c, 0x0500},
+	{EPHY + 0x040, 0x0c7f}, /* 0x0c7e | 1: TX termination */
+	{EPHY + 0x04c, 0x1823}, /* 0x1003 | 0x0820: receive common-mode voltage */
 	{EPHY + 0x07c, 0x0a00},
-	{EPHY + 0x040, 0x2000}, {EPHY + 0x044, 0x3832}, {EPHY + 0x048, 0x3132}, {EPHY + 0x04c, 0x2d2f},
-	{EPHY + 0x050, 0x2c2d}, {EPHY + 0x054, 0x1b2b}, {EPHY + 0x058, 0x94a0}, {EPHY + 0x05c, 0x8990},
-	{EPHY + 0x060, 0x8788}, {EPHY + 0x064, 0x8485}, {EPHY + 0x068, 0x8283}, {EPHY + 0x06c, 0x8182},
-	{EPHY + 0x070, 0x0081},
+	{EPHY + 0x040, 0x3e00}, {EPHY + 0x044, 0x7864}, {EPHY + 0x048, 0x6470}, {EPHY + 0x04c, 0x5f62},
+	{EPHY + 0x050, 0x5a5a}, {EPHY + 0x054, 0x5458}, {EPHY + 0x058, 0xb23a}, {EPHY + 0x05c, 0x94a0},
+	{EPHY + 0x060, 0x9092}, {EPHY + 0x064, 0x8a8e}, {EPHY + 0x068, 0x8688}, {EPHY + 0x06c, 0x8484},
+	{EPHY + 0x070, 0x0082},
 	{EPHY + 0x07c, 0x0b00},
 	{EPHY + 0x040, 0x5252}, {EPHY + 0x044, 0x5252}, {EPHY + 0x048, 0x4b52}, {EPHY + 0x04c, 0x3d47},
 	{EPHY + 0x050, 0xaa99}, {EPHY + 0x054, 0x989e}, {EPHY + 0x058, 0x9395}, {EPHY + 0x05c, 0x9091},
@@ -682,14 +732,14 @@ static const struct dm_write vendor[] = {
 	{EPHY + 0x07c, 0x1000},
 	{EPHY + 0x040, 0x1e08}, {EPHY + 0x044, 0x3868}, {EPHY + 0x048, 0x1462}, {EPHY + 0x04c, 0x1a0e},
 	{EPHY + 0x050, 0x305e}, {EPHY + 0x054, 0x2f62},
-	{PINMUX + 0x0e0, 0x05}, {PINMUX + 0x0e4, 0x05},
-	{RTCIO + 0x0b0, 0x11111111}, {RTCIO + 0x0b4, 0x11111111},
 	{EPHY + 0x07c, 0x0100}, {EPHY + 0x068, 0x30a5}, /* 0x3fa5 & ~0x0f00 */
-	{EPHY + 0x07c, 0x0000}, {EPHY + 0x008, 0x0043}, {EPHY + 0x00c, 0x5649},
 	{EPHY + 0x07c, 0x1300}, {EPHY + 0x058, 0x0012}, {EPHY + 0x05c, 0x6848},
 	{EPHY + 0x07c, 0x1200},
-	{EPHY + 0x048, 0x0808}, {EPHY + 0x04c, 0x0808}, {EPHY + 0x050, 0x32f8}, {EPHY + 0x054, 0xf8dc},
-	{EPHY + 0x07c, 0x0000}, {EPHY + 0x800, 0x090e}, {EPHY + 0x804, 0x0000},
+	{EPHY + 0x048, 0x0801}, {EPHY + 0x04c, 0x1717}, {EPHY + 0x05c, 0x0108},
+	{EPHY + 0x050, 0x3afc}, {EPHY + 0x054, 0x08d3}, {EPHY + 0x060, 0x00fb},
+	{EPHY + 0x07c, 0x0000}, {EPHY + 0x800, 0x090e},
+	{EPHY + 0x000, 0x1100}, /* 0x1000 | 0x0100: full duplex */
+	{EPHY + 0x804, 0x0000},
 };
 
 /* clang-format on */
@@ -701,10 +751,14 @@ static void ephy_windows(void)
 	dm_window_add(EFUSE, 0x2000);
 	dm_window_add(PINMUX, 0x1000);
 	dm_window_add(RTCIO, 0x1000);
-	/* Page 1's 0x068 holds something before (its LED select bits set). */
+	/* Page 1's 0x068 holds something before (its LED select bits set),
+	 * page 5's 0x04c and register 0 (autonegotiation on) too. */
 	mmio_write32(EPHY + 0x07c, 0x0100);
 	mmio_write32(EPHY + 0x068, 0x3fa5);
+	mmio_write32(EPHY + 0x07c, 0x0500);
+	mmio_write32(EPHY + 0x04c, 0x1003);
 	mmio_write32(EPHY + 0x07c, 0x0000);
+	mmio_write32(EPHY + 0x000, 0x1000);
 	dm_window_log_clear();
 }
 
@@ -727,8 +781,13 @@ static void test_ephy_matches_vendor(void **state)
 	ephy_windows();
 	cv1800b_ephy_init(&EPHY_ADDRS);
 	check_sequence(vendor, sizeof vendor / sizeof vendor[0]);
-	/* About 110 writes, as the issue says of the vendor's sequence. */
+	/* About 110 writes, as the issue says of the vendor's sequence; none
+	 * to the LED pads (the pin mux and RTC-IO windows). */
 	assert_true(sizeof vendor / sizeof vendor[0] > 100);
+	unsigned n;
+	const struct dm_write *log = dm_window_log(&n);
+	for (unsigned i = 0; i < n; i++)
+		assert_true(log[i].addr >= EPHY && log[i].addr < EPHY + 0x1000);
 }
 
 /* With trims in eFuse, the three trim writes take them (the vendor's
@@ -752,12 +811,12 @@ static void test_ephy_efuse_trims(void **state)
 	cv1800b_ephy_init(&EPHY_ADDRS);
 	struct dm_write want[sizeof vendor / sizeof vendor[0]];
 	memcpy(want, vendor, sizeof vendor);
-	assert_int_equal(want[8].addr, EPHY + 0x064);
-	want[8].val = 0xffff0000u | 0x3412u;
-	assert_int_equal(want[9].addr, EPHY + 0x054);
-	want[9].val = 0x56c3u;
-	assert_int_equal(want[10].addr, EPHY + 0x058);
-	want[10].val = 0xf00fu | 0x9u << 4 | 0xau << 8;
+	assert_int_equal(want[10].addr, EPHY + 0x064);
+	want[10].val = 0xffff0000u | 0x3412u;
+	assert_int_equal(want[11].addr, EPHY + 0x054);
+	want[11].val = 0x56c3u;
+	assert_int_equal(want[12].addr, EPHY + 0x058);
+	want[12].val = 0xf00fu | 0x9u << 4 | 0xau << 8;
 	check_sequence(want, sizeof want / sizeof want[0]);
 }
 
@@ -787,6 +846,7 @@ int main(void)
 		T(test_missing_clean_caught),
 		T(test_missing_inval_caught),
 		T(test_selftest_passes),
+		T(test_selftest_fails_when_phy_ignores_loopback),
 		T(test_selftest_fails_on_missing_clean),
 		T(test_selftest_fails_on_missing_inval),
 		T(test_selftest_fails_without_phy),
