@@ -7,9 +7,10 @@
  * echo server, and an lwIP client to a kernel listener, 128 KiB each way
  * with every byte checked. Neighbour discovery has to work both ways for
  * either: the kernel's solicitation for lwIP's address goes to that
- * address's solicited-node multicast group. The TAP device is not
- * persistent: weft_net_fini closes it and the kernel removes it (checked),
- * and so does the end of the process however it ends.
+ * address's solicited-node multicast group. UDP is echoed too. The TAP
+ * device is not persistent: weft_net_fini closes it and the kernel
+ * removes it (checked), and so does the end of the process however it
+ * ends.
  *
  * Malformed addresses (no prefix, /48, garbage, an IPv4 address, empty,
  * link-local, ...) are refused with -EINVAL before any device is touched,
@@ -636,6 +637,81 @@ static void test_lwip_client_kernel_server(void **state)
 	down();
 }
 
+/* ---- UDP ------------------------------------------------------------------------------- */
+
+struct udp_echo {
+	weft_sock_t *s;
+	int n;
+	long bad;
+	weft_addr_t from;
+};
+
+/* lwIP's side: n datagrams back to where each came from. */
+static void *udp_echo_main(void *arg)
+{
+	struct udp_echo *u = arg;
+	static uint8_t buf[1500];
+	for (int i = 0; i < 8; i++) {
+		ssize_t n =
+			weft_udp_recvfrom(u->s, buf, sizeof buf, &u->from, wt_ms(LONG_S * 1000));
+		if (n <= 0 || weft_udp_sendto(u->s, buf, (size_t)n, &u->from, 0) != n)
+			break;
+		u->n++;
+	}
+	return NULL;
+}
+
+/* UDP over IPv6 both ways: the kernel sends 8 datagrams of 1,000 bytes to
+ * lwIP's global address, and each comes back from it unchanged. */
+static void test_udp_echo(void **state)
+{
+	(void)state;
+	if (up(0))
+		skip();
+	struct udp_echo u = {0};
+	weft_addr_t at = {.family = WEFT_AF_INET6, .port = PORT + 2};
+	memcpy(at.ip6, g.l.s6_addr, 16);
+	assert_int_equal(weft_udp_bind(&u.s, &at), 0);
+	weft_fiber_t f = wt_spawn(udp_echo_main, &u);
+
+	int s = socket(AF_INET6, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	assert_true(s >= 0);
+	struct timeval tv = {LONG_S, 0};
+	setsockopt(s, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+	struct sockaddr_in6 to = {
+		.sin6_family = AF_INET6, .sin6_port = htons(PORT + 2), .sin6_addr = g.l};
+	int back = 0, wrong = 0, from_other = 0;
+	static uint8_t in[1500];
+	for (int i = 0; i < 8; i++) {
+		const uint8_t *out = g.data[0] + (size_t)i * 1000;
+		ssize_t r;
+		while ((r = sendto(s, out, 1000, 0, (struct sockaddr *)&to, sizeof to)) < 0 &&
+		       errno == EINTR)
+			;
+		if (r != 1000)
+			break;
+		struct sockaddr_in6 from;
+		socklen_t flen = sizeof from;
+		while ((r = recvfrom(s, in, sizeof in, 0, (struct sockaddr *)&from, &flen)) < 0 &&
+		       errno == EINTR)
+			flen = sizeof from;
+		if (r < 0)
+			break;
+		back++;
+		wrong += r != 1000 || memcmp(in, out, 1000);
+		from_other += memcmp(&from.sin6_addr, &g.l, 16) || from.sin6_port != to.sin6_port;
+	}
+	close(s);
+	wt_join(f);
+	assert_int_equal(back, 8);
+	assert_int_equal(wrong, 0);
+	assert_int_equal(from_other, 0);
+	assert_int_equal(u.n, 8);
+	assert_true(same6(&u.from, &g.k));
+	assert_int_equal(weft_sock_close(u.s), 0);
+	down();
+}
+
 #define T(f) cmocka_unit_test_teardown(f, net_down)
 #else
 static void test_kernel_client_lwip_server(void **state)
@@ -652,6 +728,13 @@ static void test_lwip_client_kernel_server(void **state)
 	skip();
 }
 
+static void test_udp_echo(void **state)
+{
+	(void)state;
+	print_message("needs Linux's TAP devices and the kernel's IPv6 as the peer\n");
+	skip();
+}
+
 #define T(f) cmocka_unit_test(f)
 #endif
 
@@ -662,6 +745,7 @@ int main(void)
 		cmocka_unit_test(test_other_values_refused),
 		T(test_kernel_client_lwip_server),
 		T(test_lwip_client_kernel_server),
+		T(test_udp_echo),
 	};
 	return WT_MAIN("ipv6-tap", tests, wt_start, wt_stop);
 }
