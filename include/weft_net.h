@@ -9,7 +9,7 @@
  *    "tap:NAME", "packet:IFNAME", "xdp:IFNAME[:QUEUE]" (Linux, kernel
  *    bypass), "virtio" (qemu-virt) or "dwmac" (the Milk-V Duo's Ethernet);
  *    a device interface has an IPv6 link-local address besides its IPv4
- *    one.
+ *    one, and the global one of weft_net_config_t.ip6 if given.
  * A program written against it moves between the two without changes.
  *
  * IPv4 and IPv6 (weft_addr_t holds either; an IPv6 socket takes IPv6 only).
@@ -130,6 +130,13 @@ typedef struct weft_net_config {
 	 * or else 10.0.2.3 for "virtio" (QEMU's user network), none otherwise.
 	 * The kernel stack uses the host's resolver and ignores it. */
 	const char *dns;
+	/* lwIP's global IPv6 address on a device interface, "ADDR/64" (lwIP
+	 * 2.1 keeps no other prefix length: the /64 is on-link), a unicast
+	 * address that is not ::, ::1, link-local or IPv4-mapped; NULL =
+	 * $WEFT_IP6, or else none (the link-local address only). Usable at
+	 * once: no duplicate address detection. Checked but not used for
+	 * "loop". Last, so initializers written before it still compile. */
+	const char *ip6;
 } weft_net_config_t;
 
 /* Bring the stack up; the runtime must be running. cfg may be NULL.
@@ -137,8 +144,10 @@ typedef struct weft_net_config {
  * quarter of the free RAM on bare metal, no bound on Linux): beyond it lwIP drops
  * frames and refuses connections (mem_failed below).
  * Returns 0; -EALREADY; -ESRCH (runtime not running); -EINVAL (unknown stack
- * or netif, malformed address (ip, gw, dns) or none for a device, $WEFT_NET_MEM_KB
- * malformed or out of range);
+ * or netif, malformed address (ip, gw, dns, ip6) or none for a device,
+ * $WEFT_NET_MEM_KB malformed or out of range: lwIP's refusals say which
+ * field or variable, its value and what is accepted, on the console:
+ * stderr on Linux);
  * -ENOSYS (no kernel sockets on this target); -ENOMEM; and when the
  * interface cannot be opened: -ENODEV (no such interface, not Ethernet, no
  * AF_XDP), -EPERM (no right), -EBUSY (a TAP device another process has

@@ -92,9 +92,23 @@ void weft__lwip_dns_down(void);
 /* The device interface (lwip_netif.c): open spec ("tap:NAME",
  * "packet:NAME", "virtio") with cfg's addresses, or close it. */
 struct ip4_addr;
+struct ip6_addr;
 int weft__lwip_dev_open(const char *spec, const weft_net_config_t *cfg);
 void weft__lwip_dev_close(void);
 /* "a.b.c.d/len" (len 24 if left out): 0 or -EINVAL. */
 int weft__lwip_parse_cidr(const char *s, struct ip4_addr *ip, struct ip4_addr *mask);
+/* What it accepts, for a refusal. */
+#define WEFT__LWIP_CIDR_FORM "not an IPv4 address a.b.c.d/len (len 0 to 32) or a.b.c.d (/24)"
+/* A device's global IPv6 address, "ADDR/64": 0, or -EINVAL with *why. */
+int weft__lwip_parse_ip6(const char *s, struct ip6_addr *ip, const char **why);
+
+/* weft_net_init refused with e, saying why: "weft_net_init: <why>" on the
+ * console, one line, as weft_init's refusals are said. Returns e. */
+int weft__lwip_refuse(int e, const char *fmt, ...);
+/* A malformed value refused (-EINVAL): named as the field
+ * (weft_net_config_t.FIELD "V") when from_field, else as the
+ * variable (VAR=V), with what is accepted. */
+int weft__lwip_bad_value(bool from_field, const char *field, const char *var, const char *v,
+			 const char *accepted);
 
 #endif

@@ -75,9 +75,13 @@ int weft__lwip_dns_up(const weft_net_config_t *cfg, const char *netif)
 		if (weft_addr_parse(s, &a) || a.port ||
 		    (a.family == WEFT_AF_INET ? !a.ip : !memcmp(a.ip6, zero, 16)) ||
 		    weft__lsock_ip(&a, &server))
-			return -EINVAL;
+			return weft__lwip_bad_value(cfg->dns != NULL, "dns", "WEFT_DNS", s,
+						    "not an IPv4 or IPv6 address (a.b.c.d, or "
+						    "::-form) other than 0.0.0.0 and ::");
 	} else if (cfg->dns) {
-		return -EINVAL; /* "" is no server (NULL means the default) */
+		/* "" is no server (NULL means the default) */
+		return weft__lwip_bad_value(true, "dns", "WEFT_DNS", "",
+					    "not an IPv4 or IPv6 address (NULL: none)");
 	} else if (!strcmp(netif, "virtio")) {
 		IP_ADDR4(&server, 10, 0, 2, 3); /* QEMU's user network's */
 	}

@@ -144,7 +144,11 @@ int weft__lwip_mem_config(void)
 	if (s && *s) {
 		unsigned long kb;
 		if (weft__parse_ulong(s, BUDGET_KB_MIN, BUDGET_KB_MAX, &kb))
-			return -EINVAL;
+			return weft__lwip_refuse(-EINVAL,
+						 "WEFT_NET_MEM_KB=%.40s: not a whole number from "
+						 "%lu to %lu (KiB)",
+						 s, (unsigned long)BUDGET_KB_MIN,
+						 (unsigned long)BUDGET_KB_MAX);
 		limit = (size_t)kb * 1024;
 	} else if (shim_heap_size()) {
 		limit = shim_heap_size() / HEAP_SHARE_DIV;

@@ -230,27 +230,83 @@ int weft__lwip_parse_cidr(const char *s, ip4_addr_t *ip, ip4_addr_t *mask)
 	return 0;
 }
 
+#define IP6_FORM "ADDR/64 (e.g. fd00::2/64)"
+
+int weft__lwip_parse_ip6(const char *s, ip6_addr_t *ip, const char **why)
+{
+	const char *slash = strchr(s, '/');
+	char buf[48];
+	size_t n = slash ? (size_t)(slash - s) : strlen(s);
+	weft_addr_t a = {0};
+	if (n < sizeof buf) {
+		memcpy(buf, s, n);
+		buf[n] = 0;
+	}
+	/* Brackets (weft_addr_parse's "[::1]") belong to an address with a
+	 * port; a zone to a link-local one. */
+	if (n >= sizeof buf || s[0] == '[' || weft_addr_parse(buf, &a) || a.port ||
+	    a.family != WEFT_AF_INET6 || a.scope) {
+		*why = "not an IPv6 address " IP6_FORM;
+		return -EINVAL;
+	}
+	if (!slash) {
+		*why = "no prefix length: " IP6_FORM;
+		return -EINVAL;
+	}
+	if (strcmp(slash + 1, "64")) {
+		*why = "/64 only (lwIP 2.1 keeps no prefix length: a static address's /64 "
+		       "is on-link): " IP6_FORM;
+		return -EINVAL;
+	}
+	static const uint8_t zero[15];
+	const uint8_t *b = a.ip6;
+	bool unspec_or_loop = !memcmp(b, zero, 15) && b[15] <= 1;
+	bool mapped = !memcmp(b, zero, 10) && b[10] == 0xff && b[11] == 0xff;
+	bool link_local = b[0] == 0xfe && (b[1] & 0xc0) == 0x80;
+	if (unspec_or_loop || mapped || link_local || b[0] == 0xff) {
+		*why = "not a global or unique-local unicast address (not ::, ::1, IPv4-mapped, "
+		       "multicast or link-local: the interface makes its own fe80:: one): " IP6_FORM;
+		return -EINVAL;
+	}
+	memcpy(ip->addr, b, 16);
+	ip6_addr_clear_zone(ip);
+	return 0;
+}
+
 int weft__lwip_dev_open(const char *spec, const weft_net_config_t *cfg)
 {
 	bool virtio = !strcmp(spec, "virtio");
 	const char *ip = cfg->ip ? cfg->ip : shim_getenv("WEFT_IP");
 	const char *gw = cfg->gw ? cfg->gw : shim_getenv("WEFT_GW");
+	const char *ip6 = cfg->ip6 ? cfg->ip6 : shim_getenv("WEFT_IP6");
 	if (!ip || !*ip)
 		ip = virtio ? "10.0.2.15/24" : NULL;
 	if ((!gw || !*gw) && virtio)
 		gw = "10.0.2.2";
-	if (!ip)
-		return -EINVAL; /* a device needs an address */
+	if (!ip) /* a device needs an address */
+		return weft__lwip_refuse(-EINVAL,
+					 "netif \"%.40s\" needs an IPv4 address: "
+					 "weft_net_config_t.ip or WEFT_IP, a.b.c.d/len",
+					 spec);
 	ip4_addr_t a, m, g;
 	ip4_addr_set_zero(&g);
 	weft_addr_t gwa;
 	if (weft__lwip_parse_cidr(ip, &a, &m))
-		return -EINVAL;
+		return weft__lwip_bad_value(cfg->ip != NULL, "ip", "WEFT_IP", ip,
+					    WEFT__LWIP_CIDR_FORM);
 	if (gw && *gw) {
 		if (weft_addr_parse(gw, &gwa) || gwa.port || gwa.family != WEFT_AF_INET)
-			return -EINVAL;
+			return weft__lwip_bad_value(cfg->gw != NULL, "gw", "WEFT_GW", gw,
+						    "not an IPv4 address a.b.c.d");
 		g.addr = gwa.ip;
 	}
+	/* $WEFT_IP6 empty is unset, as $WEFT_IP is; the field empty was
+	 * refused by weft__lwip_up. */
+	bool has6 = ip6 && *ip6;
+	ip6_addr_t a6;
+	const char *why;
+	if (has6 && weft__lwip_parse_ip6(ip6, &a6, &why))
+		return weft__lwip_bad_value(cfg->ip6 != NULL, "ip6", "WEFT_IP6", ip6, why);
 	struct ndev *d = calloc(1, sizeof *d);
 	if (!d)
 		return -ENOMEM;
@@ -263,12 +319,23 @@ int weft__lwip_dev_open(const char *spec, const weft_net_config_t *cfg)
 	struct netif *ok = netif_add(&d->netif, &a, &m, &g, d, dev_netif_init, ethernet_input);
 	if (ok) {
 		netif_set_default(&d->netif);
-		/* IPv6: the link-local address from the MAC (fe80::/64, EUI-64),
-		 * valid once duplicate address detection has passed (about a
-		 * second). */
-		netif_create_ip6_linklocal_address(&d->netif, 1);
 		netif_set_up(&d->netif);
 		netif_set_link_up(&d->netif);
+		/* IPv6: the link-local address from the MAC (fe80::/64, EUI-64),
+		 * valid once duplicate address detection has passed (about a
+		 * second), and the configured global one, preferred at once:
+		 * no DAD (docs/decisions/ipv6.md). Making an address valid
+		 * joins its solicited-node multicast group (lwIP's
+		 * nd6_adjust_mld_membership), so neighbour solicitations for
+		 * it are taken in and answered. */
+		netif_create_ip6_linklocal_address(&d->netif, 1);
+		s8_t i6 = -1;
+		if (has6 && netif_add_ip6_address(&d->netif, &a6, &i6) == ERR_OK && i6 >= 0)
+			netif_ip6_addr_set_state(&d->netif, i6, IP6_ADDR_PREFERRED);
+		else if (has6)
+			ok = NULL; /* no slot: cannot happen on a new netif */
+		if (!ok)
+			netif_remove(&d->netif);
 	}
 	weft__lwip_unlock();
 	if (!ok) {

@@ -6,6 +6,8 @@
  * loopback interface (127.0.0.1, and any packet an interface sends to its
  * own address) is drained before the lock is let go, so the in-memory wire
  * needs no fiber of its own. */
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -147,29 +149,62 @@ static void *timer_main(void *arg)
 	return NULL;
 }
 
+/* ---- Refusals ------------------------------------------------------------------ */
+
+int weft__lwip_refuse(int e, const char *fmt, ...)
+{
+	char why[320], line[sizeof why + 24];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof why, fmt, ap);
+	va_end(ap);
+	int n = snprintf(line, sizeof line, "weft_net_init: %s\n", why);
+	if (n > 0)
+		shim_console_write(line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
+	return e;
+}
+
+int weft__lwip_bad_value(bool from_field, const char *field, const char *var, const char *v,
+			 const char *accepted)
+{
+	if (from_field)
+		return weft__lwip_refuse(-EINVAL, "weft_net_config_t.%s \"%.40s\": %s", field, v,
+					 accepted);
+	return weft__lwip_refuse(-EINVAL, "%s=%.40s: %s", var, v, accepted);
+}
+
+#define NETIFS "not loop, tap:NAME, packet:IFNAME, xdp:IFNAME[:QUEUE], virtio or dwmac"
+#define GW_FORM "not an IPv4 address a.b.c.d"
+#define DNS_FORM "not an IPv4 or IPv6 address (a.b.c.d, or ::-form) other than 0.0.0.0 and ::"
+
 int weft__lwip_up(const weft_net_config_t *cfg)
 {
 	const char *spec = cfg->netif ? cfg->netif : shim_getenv("WEFT_NETIF");
 	if (cfg->netif && !*cfg->netif)
-		return -EINVAL;
+		return weft__lwip_bad_value(true, "netif", "WEFT_NETIF", "", NETIFS);
 	if (!spec || !*spec)
 		spec = "loop";
 	bool loop = !strcmp(spec, "loop");
 	if (!loop && strcmp(spec, "virtio") && strcmp(spec, "dwmac") && strncmp(spec, "tap:", 4) &&
 	    strncmp(spec, "packet:", 7) && strncmp(spec, "xdp:", 4))
-		return -EINVAL;
+		return weft__lwip_bad_value(cfg->netif != NULL, "netif", "WEFT_NETIF", spec,
+					    NETIFS);
 	/* Addresses given are checked even where they are not used ("loop"). */
 	ip4_addr_t a, m;
+	ip6_addr_t a6;
 	weft_addr_t g;
+	const char *why;
 	if (cfg->ip && weft__lwip_parse_cidr(cfg->ip, &a, &m))
-		return -EINVAL;
+		return weft__lwip_bad_value(true, "ip", "WEFT_IP", cfg->ip, WEFT__LWIP_CIDR_FORM);
 	if (cfg->gw && (weft_addr_parse(cfg->gw, &g) || g.port || g.family != WEFT_AF_INET))
-		return -EINVAL;
+		return weft__lwip_bad_value(true, "gw", "WEFT_GW", cfg->gw, GW_FORM);
 	weft_addr_t d;
 	static const uint8_t zero[16];
 	if (cfg->dns && (weft_addr_parse(cfg->dns, &d) || d.port ||
 			 (d.family == WEFT_AF_INET ? !d.ip : !memcmp(d.ip6, zero, 16))))
-		return -EINVAL;
+		return weft__lwip_bad_value(true, "dns", "WEFT_DNS", cfg->dns, DNS_FORM);
+	if (cfg->ip6 && weft__lwip_parse_ip6(cfg->ip6, &a6, &why))
+		return weft__lwip_bad_value(true, "ip6", "WEFT_IP6", cfg->ip6, why);
 	if (weft__lwip_mem_config())
 		return -EINVAL;
 	weft__lwip_lock_take();
