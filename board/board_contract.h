@@ -86,7 +86,8 @@
  *                         among them. Without BASE there is none (-ENODEV).
  * BOARD_DWMAC_BASE, BOARD_DWMAC_IRQ
  *                         a Synopsys DWMAC 3.x (drivers/dwmac.c; the board
- *                         names dwmac in BOARD_DRIVERS) and its PLIC
+ *                         names dwmac and dwmac_selftest, which
+ *                         WEFT_SELFTEST=eth runs, in BOARD_DRIVERS) and its PLIC
  *                         source: the shim's "dwmac" network device.
  * BOARD_CV1800B_EPHY_BASE, BOARD_CV1800B_EFUSE_BASE,
  * BOARD_CV1800B_PINMUX_BASE, BOARD_CV1800B_RTCIO_BASE
