@@ -298,6 +298,19 @@ int weft_net_init(const weft_net_config_t *cfg)
 	} else if (!strcmp(c.stack, "lwip")) {
 		ops = &weft__net_lwip;
 	} else {
+		/* Said as weft_init says a bad value (docs/decisions/init-errors.md). */
+		char line[120];
+		int n = cfg && cfg->stack
+				? snprintf(line, sizeof line,
+					   "weft_net_init: weft_net_config_t.stack \"%.40s\": "
+					   "not kernel or lwip\n",
+					   c.stack)
+				: snprintf(line, sizeof line,
+					   "weft_net_init: WEFT_NET=%.40s: not kernel or lwip\n",
+					   c.stack);
+		if (n > 0)
+			shim_console_write(line,
+					   (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
 		return -EINVAL;
 	}
 	weft__lock(&stack_lock);

@@ -184,31 +184,38 @@ static void test_other_values_refused(void **state)
 	static const struct {
 		weft_net_config_t c;
 		const char *w1, *w2;
-	} bad[] = {
-		{{.stack = "lwip", .netif = "bogus"},
-		 "weft_net_config_t.netif \"bogus\": ",
-		 "loop, tap:NAME"},
-		{{.stack = "lwip", .netif = ""},
-		 "weft_net_config_t.netif \"\": ",
-		 "loop, tap:NAME"},
-		{{.stack = "lwip", .netif = "loop", .ip = "1.2.3"},
-		 "weft_net_config_t.ip \"1.2.3\": ",
-		 "a.b.c.d/len"},
-		{{.stack = "lwip", .netif = "loop", .ip = "10.0.0.1/33"},
-		 "weft_net_config_t.ip \"10.0.0.1/33\": ",
-		 "len 0 to 32"},
-		{{.stack = "lwip", .netif = "loop", .gw = "1.2.3"},
-		 "weft_net_config_t.gw \"1.2.3\": ",
-		 "a.b.c.d"},
-		{{.stack = "lwip", .netif = "loop", .dns = "x"},
-		 "weft_net_config_t.dns \"x\": ",
-		 "IPv4 or IPv6"},
-		{{.stack = "lwip", .netif = "loop", .dns = "0.0.0.0"},
-		 "weft_net_config_t.dns \"0.0.0.0\": ",
-		 "other than 0.0.0.0"},
-		{{.stack = "lwip", .netif = "tap:wip6-none"},
-		 "netif \"tap:wip6-none\" needs an IPv4 address",
-		 "WEFT_IP"},
+	} bad[] =
+	{ {{.stack = "lwip", .netif = "bogus"},
+	   "weft_net_config_t.netif \"bogus\": ",
+	   "loop, tap:NAME"},
+	  {{.stack = "lwip", .netif = ""}, "weft_net_config_t.netif \"\": ", "loop, tap:NAME"},
+	  {{.stack = "lwip", .netif = "loop", .ip = "1.2.3"},
+	   "weft_net_config_t.ip \"1.2.3\": ",
+	   "a.b.c.d/len"},
+	  {{.stack = "lwip", .netif = "loop", .ip = "10.0.0.1/33"},
+	   "weft_net_config_t.ip \"10.0.0.1/33\": ",
+	   "len 0 to 32"},
+	  {{.stack = "lwip", .netif = "loop", .gw = "1.2.3"},
+	   "weft_net_config_t.gw \"1.2.3\": ",
+	   "a.b.c.d"},
+	  {{.stack = "lwip", .netif = "loop", .dns = "x"},
+	   "weft_net_config_t.dns \"x\": ",
+	   "IPv4 or IPv6"},
+	  {{.stack = "lwip", .netif = "loop", .dns = "0.0.0.0"},
+	   "weft_net_config_t.dns \"0.0.0.0\": ",
+	   "other than 0.0.0.0"},
+	  {{.stack = "lwip", .netif = "tap:wip6-none"},
+	   "netif \"tap:wip6-none\" needs an IPv4 address",
+	   "WEFT_IP"},
+	  {{.stack = "bogus"}, "weft_net_config_t.stack \"bogus\": ", "not kernel or lwip"},
+#if WT_LINUX
+	  {{.stack = "lwip", .netif = "xdp:lo:x", .ip = LWIP_IP4},
+	   "WEFT_NETIF=xdp:lo:x: ",
+	   "the queue is not a number from 0 to 1023"},
+	  {{.stack = "lwip", .netif = "xdp::1", .ip = LWIP_IP4},
+	   "WEFT_NETIF=xdp::1: ",
+	   "not IFNAME[:QUEUE]"},
+#endif
 	};
 #if WT_LINUX
 	char *old_ip = env_save("WEFT_IP");
@@ -230,6 +237,7 @@ static void test_other_values_refused(void **state)
 		{"WEFT_GW", "1.2.3.4.5", "WEFT_GW=1.2.3.4.5: ", "a.b.c.d"},
 		{"WEFT_DNS", "::", "WEFT_DNS=::: ", "other than 0.0.0.0 and ::"},
 		{"WEFT_NET_MEM_KB", "3", "WEFT_NET_MEM_KB=3: ", "from 16 to 1073741824"},
+		{"WEFT_NET", "bogus", "WEFT_NET=bogus: ", "not kernel or lwip"},
 	};
 	for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
 		char *saved = env_save(vars[i].var);
@@ -241,6 +249,8 @@ static void test_other_values_refused(void **state)
 			c.netif = NULL;
 		if (!strcmp(vars[i].var, "WEFT_IP"))
 			c.ip = NULL;
+		if (!strcmp(vars[i].var, "WEFT_NET"))
+			c.stack = NULL;
 		const char *const want[] = {vars[i].w1, vars[i].w2, NULL};
 		refused(&c, vars[i].var, want);
 		env_set(vars[i].var, saved);

@@ -242,14 +242,18 @@ static int open_xdp(const char *spec, struct shim_netdev *d, struct shim_netdev_
 	char name[IFNAMSIZ];
 	const char *colon = strchr(spec, ':');
 	size_t n = colon ? (size_t)(colon - spec) : strlen(spec);
-	if (n == 0 || n >= IFNAMSIZ || (colon && !colon[1]))
+	if (n == 0 || n >= IFNAMSIZ || (colon && !colon[1])) {
+		shim_xdp_refused(spec, "not IFNAME[:QUEUE] (a name of 1 to 15 bytes)", -EINVAL);
 		return -EINVAL;
+	}
 	memcpy(name, spec, n);
 	name[n] = '\0';
 	unsigned queue = 0;
 	for (const char *p = colon ? colon + 1 : ""; *p; p++)
-		if (*p < '0' || *p > '9' || (queue = queue * 10 + (unsigned)(*p - '0')) > 1023)
+		if (*p < '0' || *p > '9' || (queue = queue * 10 + (unsigned)(*p - '0')) > 1023) {
+			shim_xdp_refused(spec, "the queue is not a number from 0 to 1023", -EINVAL);
 			return -EINVAL;
+		}
 	unsigned idx = if_nametoindex(name);
 	int s = idx ? socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0) : -1;
 	if (idx && s < 0)
