@@ -375,6 +375,19 @@ const weft_net_config_t *wt_net_cfg(void) { return net_cfg; }
 const char *wt_net_name(void) { return net_cfg ? net_cfg->stack : NULL; }
 int wt_net_is_lwip(void) { return net_cfg && strcmp(net_cfg->stack, "lwip") == 0; }
 
+int wt_net_init_tap(const weft_net_config_t *cfg)
+{
+	int err = weft_net_init(cfg);
+	if (err == -EPERM || err == -EACCES || err == -ENODEV) {
+		print_message("no TAP device here (%d): it needs /dev/net/tun and "
+			      "CAP_NET_ADMIN (root, as CI runs)\n",
+			      err);
+		return -1;
+	}
+	assert_int_equal(err, 0);
+	return 0;
+}
+
 int wt_net_start(void **state)
 {
 	(void)state;

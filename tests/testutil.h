@@ -143,6 +143,11 @@ const weft_net_config_t *wt_net_cfg(void);
 const char *wt_net_name(void);
 int wt_net_is_lwip(void);
 
+/* weft_net_init(cfg) for a suite that makes its own TAP device: 0 when up;
+ * -1, having said why, where the machine has no TAP device for it
+ * (/dev/net/tun and CAP_NET_ADMIN); any other failure fails the test. */
+int wt_net_init_tap(const weft_net_config_t *cfg);
+
 /* Fixtures: weft_init(NULL) and weft_net_init(wt_net_cfg()), undone and -1
  * (said on the output) if either fails; weft_net_fini, weft_run and
  * weft_shutdown, -1 if any fails (said, and counted in wt_net_groups'
