@@ -44,9 +44,10 @@
 # baseline) catches only a larger leak per connection there. httpd_limits
 # and packet_veth run as on x86_64 (no counts to shrink).
 # Time on a 2-core machine shared with other builds (time tests/net/
-# rv_kernel.sh, 2026-12-03): 8 min 5 s and 6 min 28 s, 229 checks; before
-# xdp, xdp_netlink, httpd_tap, soak and httpd_limits were added, 3 min 36 s;
-# they took 62, 40, 92, 80 and 6 s (47, 41, 87, 40 and 6 s).
+# rv_kernel.sh, 2026-12-03): 8 min 5 s, 6 min 28 s and 9 min 59 s, 229
+# checks; before xdp, xdp_netlink, httpd_tap, soak and httpd_limits were
+# added, 3 min 36 s; they took 62, 40, 92, 80 and 6 s (47, 41, 87, 40, 6 s;
+# 67, 87, 137, 89, 7 s with two other builds running).
 # Usage: tests/net/rv_kernel.sh [BUILD_DIR]   (default build/linux-riscv64)
 set -u
 cd "$(dirname "$0")/../.." || exit 1
