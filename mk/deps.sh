@@ -29,10 +29,11 @@
 #                                    Debian's riscv64 kernel, the modules its
 #                                    guest loads and busybox-static, and the
 #                                    network scripts' tools for its userland
-#                                    (bash, curl, wrk, iproute2 ...), fetched
-#                                    with apt-get download for riscv64 and
-#                                    unpacked with dpkg-deb -x into rv-kernel/
-#                                    (never installed); cpio for its initramfs.
+#                                    (bash, curl, wrk, iproute2, setpriv
+#                                    ...), fetched with apt-get download for
+#                                    riscv64 and unpacked with dpkg-deb -x
+#                                    into rv-kernel/ (never installed); cpio
+#                                    for its initramfs.
 #   mk/deps.sh bench                 What `make bench` compares weft with: Go,
 #                                    Boost.Context and Boost.Fiber (g++), nginx,
 #                                    wrk, and gnuplot for the plot.
@@ -379,10 +380,12 @@ RV_SUITE=${WEFT_RV_SUITE:-trixie}
 RV_MODULES=(tun veth 9p 9pnet_virtio virtio_net)
 # The network scripts (tests/net/*.sh, run in the guest by tests/net/
 # rv_kernel.sh) as on x86_64: bash, GNU coreutils and procps (ps -s, ps -p),
-# iproute2 (ip netns) and ethtool, curl and wrk; with what they depend on,
-# unpacked into userland/, which the guest mounts over virtio-9p (its /usr
-# and /etc; Debian's dynamic loader, the libraries found where it looks).
-RV_USER=(bash coreutils procps iproute2 ethtool curl wrk)
+# iproute2 (ip netns) and ethtool, curl and wrk, util-linux (setpriv, for
+# packet_veth.sh's AF_XDP case without CAP_NET_RAW: busybox's setpriv takes
+# other options); with what they depend on, unpacked into userland/, which
+# the guest mounts over virtio-9p (its /usr and /etc; Debian's dynamic
+# loader, the libraries found where it looks).
+RV_USER=(bash coreutils procps iproute2 ethtool curl wrk util-linux)
 RV_KEY="recipe=$RECIPE suite=$RV_SUITE modules=${RV_MODULES[*]} user=${RV_USER[*]}"
 
 rv_apt() {

@@ -23,60 +23,34 @@ linux=${1:-build/linux-x86_64}
 bare=${2:-build/qemu-virt}
 logs=build/net-tests
 mkdir -p "$logs"
-passed=0 failed=0 skipped=0
+TALLY_PASSED=0 TALLY_FAILED=0 TALLY_SKIPPED=0
 # shellcheck source=tests/net/lib.sh
 . tests/net/lib.sh
 probe=weft-probe-$$
 if why_not=$(ns_add "$probe"); then
 	ip netns del "$probe"
 	echo "  this machine has root and network namespaces: no script may skip"
+	skip_ok=no
 else
 	echo "  this machine cannot run the namespace scripts: $why_not"
+	skip_ok=yes
 fi
 # run [-n NAME] SCRIPT ARGS...: its log is NAME.log (default the script's
-# name), for a script run twice.
+# name), for a script run twice; its tally counted by lib.sh's t_tally.
 run()
 {
-	local name="" script log rc last p f
+	local name="" script log rc
 	if [ "$1" = -n ]; then
 		name=$2
 		shift 2
 	fi
 	script=$1
 	shift
-	log=$logs/${name:-$(basename "$script" .sh)}.log
+	name=${name:-$(basename "$script" .sh)}
+	log=$logs/$name.log
 	timeout 1800 "$script" "$@" >"$log" 2>&1
 	rc=$?
-	# The script's tally: its last line, or the last line that looks like
-	# one (something may print after it).
-	last=$(grep -E '^[a-z_]+: ([0-9]+ passed, [0-9]+ failed$|skipped: )' "$log" | tail -1)
-	[ -n "$last" ] || last="$(basename "$script" .sh): no tally (exit $rc)"
-	printf '  %s\n' "$last"
-	case "$last" in
-	*": skipped: "*)
-		if [ -z "$why_not" ]; then
-			echo "  $script skipped on a machine that can run it: failed"
-			failed=$((failed + 1))
-		else
-			skipped=$((skipped + 1))
-		fi
-		return
-		;;
-	esac
-	p=$(printf '%s\n' "$last" | sed -n 's/.*: \([0-9]*\) passed, \([0-9]*\) failed$/\1/p')
-	f=$(printf '%s\n' "$last" | sed -n 's/.*: \([0-9]*\) passed, \([0-9]*\) failed$/\2/p')
-	if [ -z "$p" ] || { [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; }; then
-		f=1 # crashed, hung or gave no tally
-		echo "  $script: exit $rc"
-	fi
-	p=${p:-0}
-	if [ "$f" -ne 0 ]; then
-		echo "---- $log (failures and tail)"
-		grep 'FAIL' "$log" | head -20
-		tail -15 "$log"
-		echo "----"
-	fi
-	passed=$((passed + p)) failed=$((failed + f))
+	t_tally "$log" "$rc" "$skip_ok" "$name"
 }
 run tests/net/httpd_tap.sh "$linux"
 run tests/net/echo_tap.sh "$linux"
@@ -89,5 +63,5 @@ run -n xdp_netlink_veth tests/net/packet_veth.sh "$linux" xdp_netlink
 run tests/net/httpd_limits.sh "$linux"
 run tests/net/httpd_qemu.sh "$bare/examples/httpd"
 run -n footprint mk/footprint.sh --check "$linux" "$bare"
-echo "net: $passed passed, $failed failed, $skipped skipped"
-[ "$failed" -eq 0 ]
+echo "net: $TALLY_PASSED passed, $TALLY_FAILED failed, $TALLY_SKIPPED skipped"
+[ "$TALLY_FAILED" -eq 0 ]

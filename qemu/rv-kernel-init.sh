@@ -5,10 +5,10 @@
 # Mounts what a program expects (/proc, /sys, /dev, /dev/pts, /dev/shm,
 # /tmp, /run), loads the modules (/lib/modules/order), brings lo up, mounts
 # the host's tree read-only at /weft (virtio-9p, tag "weft") and the cache's
-# userland (Debian's bash, coreutils, procps, iproute2, ethtool, curl, wrk
-# and their libraries; tag "userland") at /userland, its /usr and /etc the
-# guest's (PATH finds them before busybox), then serves the host on
-# /dev/hvc0 (a virtio console, raw), one program at a time:
+# userland (Debian's bash, coreutils, procps, iproute2, ethtool, curl, wrk,
+# util-linux and their libraries; tag "userland") at /userland, its /usr
+# and /etc the guest's (PATH finds them before busybox), then serves the
+# host on /dev/hvc0 (a virtio console, raw), one program at a time:
 #   host: "env NAME=value" lines, "arg WORD" lines (the program's path in
 #         the guest first), then "go";  "stop" powers the guest off.
 #   guest: the program's output (stdout and stderr), then a line

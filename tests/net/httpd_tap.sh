@@ -6,6 +6,9 @@
 # server 10.77.0.2), then on the kernel's sockets over the namespace's
 # loopback. One line per check, then "httpd_tap: N passed, M failed".
 # Needs root, ip (iproute2), curl, wrk; skips without root or namespaces.
+# HTTPD_TAP_FUZZ (60): the fuzzing clients sent at once, each stack (each
+# one a bash in the namespace: tests/net/rv_kernel.sh gives fewer in its
+# emulated guest; the same six kinds of input, the same checks after them).
 # Usage: tests/net/httpd_tap.sh [BUILD_DIR]   (default build/linux-x86_64)
 # Single-quoted scripts for bash -c are meant; checks call functions by name.
 # shellcheck disable=SC2016,SC2317
@@ -22,6 +25,7 @@ needs curl wrk timeout
 
 PORT=8080
 IDLE_MS=5000
+FUZZ=${HTTPD_TAP_FUZZ:-60}
 tmp=$T_TMP
 
 # req NAME TEXT: a request file, TEXT's backslash escapes (\r\n) applied.
@@ -135,13 +139,13 @@ http_checks()
 	rc=$?
 	check "$lbl: an idle connection is closed (HTTPD_IDLE_MS=$IDLE_MS)" test "$rc" = 0 -a -z "$out"
 
-	# Fuzz: 60 clients at once send random bytes, truncated requests, long
-	# lines, and give up after 3 s; the server must stay up and answer.
-	# Seeded by the PID, printed to replay.
-	echo "  ..    $lbl: fuzzing (seed $$)"
+	# Fuzz: FUZZ (60) clients at once send random bytes, truncated
+	# requests, long lines, and give up after 3 s; the server must stay up
+	# and answer. Seeded by the PID, printed to replay.
+	echo "  ..    $lbl: fuzzing, $FUZZ clients (seed $$)"
 	RANDOM=$$
 	local i n fz=()
-	for i in $(seq 60); do
+	for i in $(seq "$FUZZ"); do
 		case $((i % 6)) in
 		0) head -c $((RANDOM % 4000 + 1)) /dev/urandom >"$tmp/fz$i" ;;
 		1) { printf 'GET / HTTP/1.1\r\nHost: x\r\nX: '; head -c $((RANDOM % 12000)) /dev/urandom; } >"$tmp/fz$i" ;;

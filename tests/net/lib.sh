@@ -78,6 +78,47 @@ t_done()
 	exit $?
 }
 
+# t_tally LOG RC SKIP_OK NAME [LABEL [NOTE]]: a runner's account (mk/net-tests.sh,
+# tests/net/rv_kernel.sh) of one script that wrote LOG and exited RC, added
+# to TALLY_PASSED, TALLY_FAILED and TALLY_SKIPPED (start them at 0). Its
+# tally is LOG's last line that looks like one (something may print after
+# it), printed as "  LABEL<tally>NOTE". A script that skipped counts as
+# skipped when SKIP_OK is yes, else as a failure (a machine that could have
+# run it); one that crashed, hung or gave no tally fails. For a failure,
+# LOG's FAIL lines and its tail follow.
+t_tally()
+{
+	local log=$1 rc=$2 skip_ok=$3 name=$4 label=${5:-} note=${6:-} last p f
+	last=$(grep -E '^[a-z_]+: ([0-9]+ passed, [0-9]+ failed$|skipped: )' "$log" | tail -1)
+	[ -n "$last" ] || last="$name: no tally (exit $rc)"
+	printf '  %s%s%s\n' "$label" "$last" "$note"
+	case $last in
+	*": skipped: "*)
+		if [ "$skip_ok" = yes ]; then
+			TALLY_SKIPPED=$((TALLY_SKIPPED + 1))
+		else
+			echo "  $name skipped where it can run (root, network namespaces): failed"
+			TALLY_FAILED=$((TALLY_FAILED + 1))
+		fi
+		return
+		;;
+	esac
+	p=$(printf '%s\n' "$last" | sed -n 's/.*: \([0-9]*\) passed, \([0-9]*\) failed$/\1/p')
+	f=$(printf '%s\n' "$last" | sed -n 's/.*: \([0-9]*\) passed, \([0-9]*\) failed$/\2/p')
+	if [ -z "$p" ] || { [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; }; then
+		f=1 # crashed, hung or gave no tally
+		echo "  $name: exit $rc"
+	fi
+	p=${p:-0}
+	if [ "$f" -ne 0 ]; then
+		echo "---- $log (failures and tail)"
+		grep 'FAIL' "$log" | head -20
+		tail -15 "$log"
+		echo "----"
+	fi
+	TALLY_PASSED=$((TALLY_PASSED + p)) TALLY_FAILED=$((TALLY_FAILED + f))
+}
+
 # needs TOOL...: fail the script (not skip) when a tool is missing.
 needs()
 {
