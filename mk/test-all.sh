@@ -146,7 +146,8 @@ step "network integration tests (mk/net-tests.sh)" "TARGET=qemu-virt all" mk/net
 # The network scripts for linux-riscv64 inside a riscv64 kernel's guest
 # (qemu-system-riscv64, 2 harts, Debian's riscv64 curl, wrk and iproute2
 # there): echo over lwIP on TAP and on kernel sockets, with epoll and with
-# io_uring, httpd and echo over lwIP on AF_PACKET on a veth pair
+# io_uring, httpd and echo over lwIP on AF_PACKET and AF_XDP on a veth pair,
+# httpd_tap, soak and httpd_limits at the guest's sizes
 # (tests/net/rv_kernel.sh).
 step "network scripts on the riscv64 kernel (tests/net/rv_kernel.sh)" \
 	"TARGET=linux-riscv64 all" timeout 1200 tests/net/rv_kernel.sh build/linux-riscv64
