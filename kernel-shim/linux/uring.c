@@ -258,6 +258,20 @@ static void remove_all(int src)
 	tab[src].want = 0;
 }
 
+/* A list of sources with room for n (ready, dlist: one entry per source at
+ * most, so that adding to one never allocates). */
+static int grow_list(int **list, size_t *cap, size_t n)
+{
+	if (n <= *cap)
+		return 0;
+	int *l = realloc(*list, n * sizeof *l);
+	if (!l)
+		return -ENOMEM;
+	*list = l;
+	*cap = n;
+	return 0;
+}
+
 static int grow(int src)
 {
 	if ((size_t)src < ntab)
@@ -265,20 +279,8 @@ static int grow(int src)
 	size_t n = ntab ? ntab : 64;
 	while (n <= (size_t)src)
 		n *= 2;
-	if (n > cap_ready) {
-		int *r = realloc(ready, n * sizeof *r);
-		if (!r)
-			return -ENOMEM;
-		ready = r;
-		cap_ready = n;
-	}
-	if (n > cap_defer) {
-		int *d = realloc(dlist, n * sizeof *d);
-		if (!d)
-			return -ENOMEM;
-		dlist = d;
-		cap_defer = n;
-	}
+	if (grow_list(&ready, &cap_ready, n) || grow_list(&dlist, &cap_defer, n))
+		return -ENOMEM;
 	struct src *t = realloc(tab, n * sizeof *t);
 	if (!t)
 		return -ENOMEM;
