@@ -23,7 +23,9 @@
 # FOOTPRINT_STALL_S (120) seconds (ECHO_LOAD_STALL_ALL: a guest slowed by a
 # loaded host, still echoing, is slow, not stalled; a frame lost on the way
 # is sent again by TCP, seconds later), or when the run's bound,
-# FOOTPRINT_LOAD_S (600), passes first. The guest prints its memory every second
+# FOOTPRINT_LOAD_S, passes first (by default 600 s, or 60 ms a connection
+# where that is more: a step-process echoes some 75 messages a second on a
+# 2-core host, so 21,000 connections' two rounds take about 570 s). The guest prints its memory every second
 # (WEFT_MEMSTAT_MS, kernel-shim/bare/memstat.c): RAM per connection is the
 # pages and the malloc'd bytes that all the connections took while held
 # idle between the rounds, beyond the idle server's, divided by their
@@ -43,7 +45,7 @@
 # the probes' connection counts (beyond what one process's descriptors
 # allow, RLIMIT_NOFILE, raised to 65536 where root may, echo_load holds them
 # in several processes kept in step); FOOTPRINT_MEM (64M), QEMU's -m;
-# FOOTPRINT_STALL_S (120); FOOTPRINT_LOAD_S (600); FOOTPRINT_CONFIRM (2); FOOTPRINT_MODES ("fiber step"), which to measure;
+# FOOTPRINT_STALL_S (120); FOOTPRINT_LOAD_S (above); FOOTPRINT_CONFIRM (2); FOOTPRINT_MODES ("fiber step"), which to measure;
 # FOOTPRINT_BOOTARGS, more NAME=value words for the guest (WEFT_NET_MEM_KB=...).
 # Single-quoted scripts for bash -c are meant; checks call functions by name.
 # shellcheck disable=SC2016,SC2317
@@ -72,7 +74,13 @@ GUEST=10.78.0.2 HOST=10.78.0.1 TAP=wf0
 # Long enough for the slowest run: the first connections wait through the
 # whole opening round and the pause.
 IDLE_MS=900000
-LOAD_S=${FOOTPRINT_LOAD_S:-600} # echo_load's own bound (ECHO_LOAD_TIMEOUT_S); QEMU's is longer
+# load_s CONNS: a run's bound (echo_load's ECHO_LOAD_TIMEOUT_S; QEMU's is
+# longer), into LOAD_S.
+load_s()
+{
+	LOAD_S=${FOOTPRINT_LOAD_S:-$(($1 * 6 / 100 > 600 ? $1 * 6 / 100 : 600))}
+}
+load_s 0
 
 needs timeout setsid qemu-system-riscv64 riscv64-unknown-elf-size
 for b in "$echo_img" "$httpd_img" "$load"; do
@@ -250,6 +258,7 @@ run_mode()
 	RUN_N=$((RUN_N + 1))
 	local mode=$1 conns=$2 q=$out/$1-$2-$RUN_N.qemu.log l=$out/$1-$2-$RUN_N.load.log
 	HELD=0 ERRS='?' LOAD_LINE='' M_PAGES='?' H_PAGES='?' H_FAULTS='?' HOLD_OPEN=0 REFUSED=0 OWN=0 STALLED=0 CAUSES=''
+	load_s "$conns"
 	if ! boot "$q" "$mode"; then
 		bad "$mode: echo boots on qemu-virt -m $MEM and answers on $GUEST:$PORT" \
 			"$(tail -3 "$q" | tr '\n' ' ')"
