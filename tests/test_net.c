@@ -3071,8 +3071,12 @@ static void test_sock_watch_wakes_step(void **state)
 	}
 	EXPECT(w->watch_r, 0);
 	EXPECT(atomic_load(&w->echoed), 5 * (int)sizeof out);
+	/* Every step call had a socket event (no timer, no message): wakes
+	 * that come while a call runs merge into the next one, and a call
+	 * may echo the next round's bytes before its wake is seen, so there
+	 * may be fewer calls than rounds, but never none. */
 	EXPECT(atomic_load(&w->timer_events), 0);
-	assert_true(atomic_load(&w->sock_events) >= 5);
+	assert_true(atomic_load(&w->sock_events) >= 1);
 	EXPECT(t_close(c), 0);
 	until_set(&w->closed);
 	EXPECT(atomic_load(&w->closed), 1);
