@@ -143,7 +143,10 @@ fi
 # not ignored, as in an interactive shell), until it serves. Sets hpid.
 start_httpd() {
 	set -m
-	HTTPD_PORT=18081 "$httpd" >"$tmp/httpd.out" 2>"$tmp/httpd.err" </dev/null &
+	# SIGQUIT at its default action, whatever this script inherited: a
+	# shell that starts a command in the background without job control
+	# has it ignored, and weft leaves an ignored SIGQUIT alone (no dump).
+	HTTPD_PORT=18081 env --default-signal=QUIT "$httpd" >"$tmp/httpd.out" 2>"$tmp/httpd.err" </dev/null &
 	hpid=$!
 	set +m
 	for _ in $(seq 300); do
