@@ -132,8 +132,8 @@ int weft_chan_send(weft_chan_t *c, const void *elem, int64_t deadline)
 	int r = try_send(c, elem);
 	if (r == -EAGAIN) {
 		struct weft__waiter me = {.data = (void *)elem};
-		return weft__waiter_wait_unlocked(&c->lock, &c->senders, &me, deadline,
-						  "chan send");
+		return weft__waiter_wait_own_unlocked(&c->lock, &c->senders, &me, deadline,
+						      "chan send");
 	}
 	weft__unlock(&c->lock);
 	return r;
@@ -147,8 +147,8 @@ int weft_chan_recv(weft_chan_t *c, void *elem, int64_t deadline)
 	int r = try_recv(c, elem);
 	if (r == -EAGAIN) {
 		struct weft__waiter me = {.data = elem};
-		return weft__waiter_wait_unlocked(&c->lock, &c->receivers, &me, deadline,
-						  "chan recv");
+		return weft__waiter_wait_own_unlocked(&c->lock, &c->receivers, &me, deadline,
+						      "chan recv");
 	}
 	weft__unlock(&c->lock);
 	return r;

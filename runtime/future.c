@@ -69,7 +69,7 @@ int weft__future_wait_why(struct weft__future *f, int64_t deadline, void **value
 	int r = 0;
 	if (atomic_load_explicit(&f->state, memory_order_relaxed) == FS_PENDING) {
 		struct weft__waiter w;
-		r = weft__waiter_wait_why(&f->lock, &f->waiters, &w, deadline, why);
+		r = weft__waiter_wait_own(&f->lock, &f->waiters, &w, deadline, why);
 	}
 	weft__unlock(&f->lock);
 	return r ? r : weft__future_outcome(f, value);

@@ -59,7 +59,7 @@ static int wait_resume(struct weft_gen *g, struct weft__fiber *self)
 		if (g->closed)
 			return closed_result(self);
 		struct weft__waiter w;
-		int r = weft__waiter_wait(&g->lock, &g->gwait, &w, -1);
+		int r = weft__waiter_wait_own(&g->lock, &g->gwait, &w, -1, "generator");
 		if (r)
 			return g->closed ? closed_result(self) : r;
 	}
@@ -147,7 +147,7 @@ int weft_gen_next(weft_gen_t *g, int64_t deadline, void **value)
 				weft__waiter_complete(gw, 0);
 		}
 		struct weft__waiter w;
-		r = weft__waiter_wait(&g->lock, &g->rwait, &w, deadline);
+		r = weft__waiter_wait_own(&g->lock, &g->rwait, &w, deadline, "generator");
 		if (r)
 			break;
 	}

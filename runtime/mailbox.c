@@ -254,7 +254,7 @@ int weft_mailbox_send(weft_pid_t to, const void *msg, size_t len, int64_t deadli
 	} else {
 		/* The receiver that makes room appends m and completes us. */
 		struct weft__waiter w = {.data = m};
-		r = weft__waiter_wait_why(&mb->lock, &mb->senders, &w, deadline, "mailbox send");
+		r = weft__waiter_wait_own(&mb->lock, &mb->senders, &w, deadline, "mailbox send");
 	}
 	weft__unlock(&mb->lock);
 	if (r)
@@ -301,7 +301,7 @@ int weft_mailbox_recv(void *buf, size_t cap, size_t *len, int64_t deadline)
 		}
 		/* A sender that appends completes us; then look again. */
 		struct weft__waiter w = {0};
-		if ((r = weft__waiter_wait_why(&mb->lock, &mb->receiver, &w, deadline,
+		if ((r = weft__waiter_wait_own(&mb->lock, &mb->receiver, &w, deadline,
 					       "mailbox recv")))
 			break;
 	}

@@ -71,7 +71,7 @@ int weft_mutex_lock(weft_mutex_t *m, int64_t deadline)
 	} else {
 		/* The unlocker makes us the owner before completing us. */
 		struct weft__waiter w = {0};
-		r = weft__waiter_wait_why(&m->lock, &m->waiters, &w, deadline, "mutex");
+		r = weft__waiter_wait_own(&m->lock, &m->waiters, &w, deadline, "mutex");
 	}
 	weft__unlock(&m->lock);
 	return r;

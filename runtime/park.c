@@ -7,6 +7,11 @@
  * the fiber, so the wake is neither lost nor doubled; a wake for an older
  * generation is dropped.
  *
+ * A wait list's waiter may instead park holding the list's lock
+ * (weft__park_locked, as Go's gopark does): no waker can reach it until the
+ * next context has made its word PARKED and released the lock, so that park
+ * takes one CAS instead of two (docs/decisions/park-locked.md).
+ *
  * A plain OS thread gets a stand-in fiber (thread-local) and sleeps on a
  * futex instead of switching, so the same primitives serve both. */
 
@@ -18,7 +23,9 @@ static _Thread_local struct weft__fiber thread_self = {.flags = FF_THREAD};
 
 struct weft__fiber *weft__self(void)
 {
-	struct weft__worker *w = weft__worker_self();
+	/* The thread-local itself: this call never switches, and its callers
+	 * cannot keep its result across one (WEFT_NOIPA). */
+	struct weft__worker *w = weft__tls_worker;
 	if (w && w->cur)
 		return w->cur;
 	return &thread_self;
@@ -142,11 +149,21 @@ int weft__park_end(struct weft__fiber *self, int64_t deadline)
 	return park_settle(self, 0, false);
 }
 
+int weft__park_locked(struct weft__fiber *self, weft__lock_t *lock, const char *why)
+{
+	atomic_store_explicit(&self->wait_why, why, memory_order_relaxed);
+	weft__switch_out_locked(self, lock); /* the next context releases lock */
+	uint64_t w = atomic_load_explicit(&self->park, memory_order_acquire);
+	if (PW_STATE(w) == PS_RUNNING && PW_RESULT(w) == 0)
+		return 0;
+	return park_settle(self, 0, false);
+}
+
 /* weft_worker_stats' wakes: the waking worker's own counter (one writer).
  * A plain thread's wakes are not counted. */
 static void count_wake(void)
 {
-	struct weft__worker *me = weft__worker_self();
+	struct weft__worker *me = weft__tls_worker; /* no switch in between */
 	if (me)
 		atomic_store_explicit(&me->wakes,
 				      atomic_load_explicit(&me->wakes, memory_order_relaxed) + 1,

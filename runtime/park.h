@@ -7,6 +7,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "fiber.h"
+#include "lock.h"
 #include "rt.h"
 
 struct weft__fiber;
@@ -50,6 +52,25 @@ uint32_t weft__park_begin_why(struct weft__fiber *self, const char *why);
 /* Sleep until woken, the deadline, or cancellation. Returns the wake result:
  * 0 (woken), -ETIMEDOUT, -ECANCELED, or what the waker passed. */
 int weft__park_end(struct weft__fiber *self, int64_t deadline);
+
+/* Parking with a wait list's lock held (docs/decisions/park-locked.md), for
+ * a fiber (not a plain thread) with no deadline and no cancellation request
+ * it would take now (weft__park_lockable). The caller, holding lock, queues
+ * its waiter with generation weft__park_next_gen(self) and calls
+ * weft__park_locked, which switches out without releasing lock; the next
+ * context makes the park word PARKED in that generation (or delivers a
+ * cancellation request that came meanwhile) and then releases lock. Returns
+ * as weft__park_end: 0 (woken), -ECANCELED, or what the waker passed. */
+static inline bool weft__park_lockable(struct weft__fiber *self, int64_t deadline)
+{
+	return deadline == -1 && !(self->flags & FF_THREAD) &&
+	       !PW_DELIVERABLE(atomic_load_explicit(&self->park, memory_order_relaxed));
+}
+static inline uint32_t weft__park_next_gen(struct weft__fiber *self)
+{
+	return PW_GEN(atomic_load_explicit(&self->park, memory_order_relaxed)) + 1;
+}
+int weft__park_locked(struct weft__fiber *self, weft__lock_t *lock, const char *why);
 
 /* Wake (f, gen) with result. Returns true if this call woke it; false if the
  * generation is stale or it was already woken. Callers must guarantee that

@@ -35,6 +35,10 @@ struct weft__worker {
 	struct weft__fiber *cur;          /* running fiber, NULL in the scheduler */
 	struct weft__fiber *prev;         /* the context we just left ... */
 	int prev_act;                     /* ... and what to finish for it */
+	weft__lock_t *held;               /* a wait list's lock the fiber parking
+					   * with ACT_PARK_LOCKED holds across
+					   * its switch (park.c) ... */
+	bool io_owed;                     /* ... and an I/O look skipped for it */
 	struct weft__fiber *yielded;      /* yielded fibers, oldest first ... */
 	struct weft__fiber *yielded_tail; /* ... and the newest */
 	/* fibers pinned here and runnable, oldest first, bulk [0] and

@@ -250,7 +250,14 @@ static struct weft__fiber *look_around(struct weft__worker *w)
 	__atomic_store_n(&w->stamp, arch_cycles(), __ATOMIC_RELAXED);
 	if (weft__stack_pressure(w))
 		weft__stacks_returned();
-	weft__io_tick();
+	/* Not while a parking fiber holds a wait list's lock (the poll's
+	 * handlers complete waiters under such locks, reactor.c's finish),
+	 * but as soon as it is released: a worker whose fibers always park
+	 * so would otherwise never look at I/O while it is busy. */
+	if (w->held)
+		w->io_owed = true;
+	else
+		weft__io_tick();
 	/* Every other time the fibers pinned here before the global queue:
 	 * neither waits for good behind a deque that keeps filling. */
 	struct weft__fiber *f = (w->tick & 64) ? weft__take_pinned(w, 0) : NULL;
@@ -335,7 +342,7 @@ static inline __attribute__((always_inline)) struct weft__fiber *find_bulk(struc
 		return f;
 	/* Nothing queued anywhere: look for I/O that is ready, without
 	 * blocking, as Go's findrunnable does before it spins. */
-	if (weft__io_pending() && weft__io_poll(0, NULL))
+	if (!w->held && weft__io_pending() && weft__io_poll(0, NULL))
 		return take_local(w);
 	return NULL;
 }
@@ -427,6 +434,43 @@ COLD static void yield_high(struct weft__worker *w, struct weft__fiber *p)
 		weft__wake_one(false);
 }
 
+/* The I/O look find_work skipped while a lock was held (look_around). */
+COLD static void owed_io(struct weft__worker *w)
+{
+	w->io_owed = false;
+	weft__io_tick();
+}
+
+/* p parked holding a wait list's lock (weft__switch_out_locked): its word
+ * still says RUNNING with the generation before the one its waiter carries,
+ * since no waker could reach it while the lock was held. Now that p is off
+ * its stack, one CAS makes it PARKED in that generation, or, if a
+ * cancellation request came meanwhile (the only change anyone else makes to
+ * a running fiber's word), delivers it: p runs again and finds -ECANCELED.
+ * Then the lock is released, and wakers may find p. */
+static void park_locked_finish(struct weft__worker *w, struct weft__fiber *p)
+{
+	uint64_t pw = atomic_load_explicit(&p->park, memory_order_relaxed);
+	for (;;) {
+		bool cancel = PW_DELIVERABLE(pw);
+		uint64_t n = cancel ? PW_MAKE(PW_GEN(pw) + 1, -ECANCELED, PS_RUNNING)
+				    : PW_MAKE(PW_GEN(pw) + 1, 0, PS_PARKED) | (pw & PW_FLAGS);
+		if (atomic_compare_exchange_weak_explicit(&p->park, &pw, n, memory_order_acq_rel,
+							  memory_order_relaxed)) {
+			if (__builtin_expect(cancel, 0)) {
+				weft__cancel_mark(p);
+				requeue(p);
+			}
+			break;
+		}
+	}
+	weft__lock_t *l = w->held;
+	w->held = NULL;
+	weft__unlock(l);
+	if (__builtin_expect(w->io_owed, 0))
+		owed_io(w);
+}
+
 void weft__finish_switch(struct weft__worker *w)
 {
 	struct weft__fiber *p = w->prev;
@@ -471,6 +515,9 @@ void weft__finish_switch(struct weft__worker *w)
 		}
 		break;
 	}
+	case ACT_PARK_LOCKED:
+		park_locked_finish(w, p);
+		break;
 	case ACT_EXIT:
 		weft__stack_release(w, p);
 		if (__builtin_expect(weft__starved(), 0))
@@ -527,15 +574,15 @@ static inline struct weft__fiber *startable(struct weft__worker *w, struct weft_
 	return next;
 }
 
-void weft__switch_out(struct weft__fiber *self, int act)
+static inline __attribute__((always_inline)) void switch_out(struct weft__worker *w,
+							     struct weft__fiber *self, int act)
 {
-	struct weft__worker *w = weft__tls_worker;
 	struct weft__fiber *next = startable(w, weft__find_work(w));
 	w->prev = self;
 	w->prev_act = act;
 	set_cur(w, next);
 	count_switch(w);
-	if (act == ACT_PARK) {
+	if (act == ACT_PARK || act == ACT_PARK_LOCKED) {
 		weft__bump(&w->parks);
 		/* weft_dump's "for how long": the worker's stamp, not a read
 		 * of the counter here (a clock read costs 10 ns or more
@@ -546,6 +593,18 @@ void weft__switch_out(struct weft__fiber *self, int act)
 		w->runs++;
 	/* Resumed, perhaps on another worker: the switch reads it afresh. */
 	weft__finish_switch(switch_to(w, self, next, act == ACT_EXIT));
+}
+
+void weft__switch_out(struct weft__fiber *self, int act)
+{
+	switch_out(weft__tls_worker, self, act);
+}
+
+void weft__switch_out_locked(struct weft__fiber *self, weft__lock_t *lock)
+{
+	struct weft__worker *w = weft__tls_worker;
+	w->held = lock;
+	switch_out(w, self, ACT_PARK_LOCKED);
 }
 
 int weft_fiber_yield(void)

@@ -8,13 +8,21 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "lock.h"
+
 struct weft__fiber;
 struct weft__worker;
 
 /* Actions a context leaves for the next one to finish once it is off its
  * stack: a fiber is only made visible to other workers after its registers
  * are saved. */
-enum { ACT_YIELD = 1, ACT_PARK, ACT_EXIT, ACT_MOVE /* to the worker it was just pinned to */ };
+enum {
+	ACT_YIELD = 1,
+	ACT_PARK,
+	ACT_PARK_LOCKED, /* park, then release the worker's held lock */
+	ACT_EXIT,
+	ACT_MOVE /* to the worker it was just pinned to */
+};
 
 /* Make a fiber runnable: on the caller's worker if it is one, else on the
  * global queue, waking an idle worker if none is looking for work. */
@@ -27,6 +35,11 @@ void weft__ready_next(struct weft__fiber *f);
 
 /* Switch the calling fiber out, leaving act for the next context. */
 void weft__switch_out(struct weft__fiber *self, int act);
+
+/* Park the calling fiber on a wait list whose lock it holds: the lock is
+ * released by the next context, once the fiber's park word says PARKED
+ * (park.c's weft__park_locked, docs/decisions/park-locked.md). */
+void weft__switch_out_locked(struct weft__fiber *self, weft__lock_t *lock);
 
 /* Runs on a context that has just been switched in. */
 void weft__finish_switch(struct weft__worker *w);

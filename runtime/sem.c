@@ -48,7 +48,7 @@ int weft_sem_acquire(weft_sem_t *s, int64_t deadline)
 		s->count--;
 	} else {
 		struct weft__waiter w = {0};
-		r = weft__waiter_wait_why(&s->lock, &s->waiters, &w, deadline, "semaphore");
+		r = weft__waiter_wait_own(&s->lock, &s->waiters, &w, deadline, "semaphore");
 	}
 	weft__unlock(&s->lock);
 	return r;

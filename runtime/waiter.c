@@ -73,25 +73,29 @@ int weft__waiter_wait(weft__lock_t *lock, struct weft__waiter **head, struct wef
 	return weft__waiter_wait_why(lock, head, w, deadline, "wait list");
 }
 
-int weft__waiter_wait_why(weft__lock_t *lock, struct weft__waiter **head, struct weft__waiter *w,
-			  int64_t deadline, const char *why)
-{
-	int r = weft__waiter_wait_unlocked(lock, head, w, deadline, why);
-	weft__lock(lock);
-	return r;
-}
-
-int weft__waiter_wait_unlocked(weft__lock_t *lock, struct weft__waiter **head,
-			       struct weft__waiter *w, int64_t deadline, const char *why)
+/* Queue w, park, and return with the lock released. With hold, the lock
+ * is the object's own and may be held across the switch (park.h's
+ * weft__park_locked) when the park has no deadline. */
+static int wait_unlocked(weft__lock_t *lock, struct weft__waiter **head, struct weft__waiter *w,
+			 int64_t deadline, const char *why, bool hold)
 {
 	w->f = weft__self();
 	w->done = 0;
 	w->result = 0;
 	w->claim = 0;
-	w->gen = weft__park_begin_why(w->f, why);
-	weft__waitq_push(head, w);
-	weft__unlock(lock);
-	int res = weft__park_end(w->f, deadline);
+	int res;
+	if (hold && weft__park_lockable(w->f, deadline)) {
+		/* No timer to arm: the lock is released after the switch, and
+		 * the park takes one CAS, not two. */
+		w->gen = weft__park_next_gen(w->f);
+		weft__waitq_push(head, w);
+		res = weft__park_locked(w->f, lock, why);
+	} else {
+		w->gen = weft__park_begin_why(w->f, why);
+		weft__waitq_push(head, w);
+		weft__unlock(lock);
+		res = weft__park_end(w->f, deadline);
+	}
 	/* A plain wake comes only from weft__waiter_complete, which finished
 	 * with w before its unpark (whose CAS this park's end has read): the
 	 * result stands without the lock. */
@@ -101,6 +105,34 @@ int weft__waiter_wait_unlocked(weft__lock_t *lock, struct weft__waiter **head,
 	int r = settle(head, w, res);
 	weft__unlock(lock);
 	return r;
+}
+
+int weft__waiter_wait_why(weft__lock_t *lock, struct weft__waiter **head, struct weft__waiter *w,
+			  int64_t deadline, const char *why)
+{
+	int r = wait_unlocked(lock, head, w, deadline, why, false);
+	weft__lock(lock);
+	return r;
+}
+
+int weft__waiter_wait_unlocked(weft__lock_t *lock, struct weft__waiter **head,
+			       struct weft__waiter *w, int64_t deadline, const char *why)
+{
+	return wait_unlocked(lock, head, w, deadline, why, false);
+}
+
+int weft__waiter_wait_own(weft__lock_t *lock, struct weft__waiter **head, struct weft__waiter *w,
+			  int64_t deadline, const char *why)
+{
+	int r = wait_unlocked(lock, head, w, deadline, why, true);
+	weft__lock(lock);
+	return r;
+}
+
+int weft__waiter_wait_own_unlocked(weft__lock_t *lock, struct weft__waiter **head,
+				   struct weft__waiter *w, int64_t deadline, const char *why)
+{
+	return wait_unlocked(lock, head, w, deadline, why, true);
 }
 
 /* After a park that may have ended another way (lock held): a completion

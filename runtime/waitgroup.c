@@ -65,7 +65,7 @@ int weft_waitgroup_wait(weft_waitgroup_t *wg, int64_t deadline)
 	int r = 0;
 	if (wg->count) {
 		struct weft__waiter w = {0};
-		r = weft__waiter_wait_why(&wg->lock, &wg->waiters, &w, deadline, "waitgroup");
+		r = weft__waiter_wait_own(&wg->lock, &wg->waiters, &w, deadline, "waitgroup");
 	}
 	weft__unlock(&wg->lock);
 	return r;

@@ -3012,12 +3012,14 @@ static int ws_step(weft_step_t *p, unsigned ev)
 				atomic_store(&w->err, (long)n);
 			return WEFT_STEP_DONE;
 		}
+		/* Counted before the write: the client may read the echo
+		 * (and the test look at the count) before the write returns. */
+		atomic_fetch_add(&w->echoed, (int)n);
 		ssize_t m = weft_sock_write(w->s, buf, (size_t)n, 0);
 		if (m != n) {
 			atomic_store(&w->err, (long)m);
 			return WEFT_STEP_DONE;
 		}
-		atomic_fetch_add(&w->echoed, (int)n);
 	}
 	return weft_step_wake_at(p, 0) == 0 ? WEFT_STEP_CONTINUE : WEFT_STEP_DONE;
 }

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* A spinlock for the runtime's short critical sections (queues, wait lists).
- * Never held across a park or a switch; it yields the CPU if the holder was
+ * Held across a switch only by a fiber parking on a wait list, until the
+ * next context releases it (weft__park_locked); it yields the CPU if the holder was
  * preempted, so a descheduled holder cannot make others burn a time slice. */
 #ifndef WEFT_LOCK_H
 #define WEFT_LOCK_H
