@@ -95,6 +95,8 @@ step "io_uring fallbacks (tests/uring_fallbacks.sh)" "$x86 tests" \
 # another (another digest), a deadlock found and replayed, and libweft.a's
 # refusal of a seed (tests/sim/determinism.sh).
 step "tests/sim/determinism.sh" "$x86 sim-build" tests/sim/determinism.sh build/linux-x86_64
+step "tests/sim/determinism.sh qemu-virt" "TARGET=qemu-virt sim-build" \
+	tests/sim/determinism.sh build/qemu-virt qemu/run-qemu-virt.sh
 # The library as a user takes it: only weft_* leaves libweft.a and
 # libweft.so, a program with its own sys_now links, build directories keep
 # one configuration, and on qemu-virt only weft_* and the C library's
