@@ -657,6 +657,7 @@ help:
 	'make footprint          connections held on qemu-virt -m 64M (root: a TAP device)' \
 	'make debug              an image halted under gdb-multiarch with weft'"'"'s gdb extension' \
 	'make coverage           line coverage of linux-x86_64 and its floors' \
+	'make sim-build          libweft-sim.a and the simulation scenarios (tests/sim/) for TARGET' \
 	'make fuzz               the libFuzzer harnesses for FUZZ_SECONDS each' \
 	'make format             clang-format the sources; format-check lists what differs' \
 	'make deps               install what the build needs (Debian packages, sources into WEFT_CACHE)' \

@@ -269,6 +269,15 @@ static void actor_main(void *arg)
 	abort(); /* nobody switches to a finished actor */
 }
 
+/* Whether an actor but the calling thread's is alive or not yet joined. */
+static bool any_actor(void)
+{
+	for (int i = 1; i < MAX_ACTORS; i++)
+		if (actors[i].state != A_FREE)
+			return true;
+	return false;
+}
+
 int weft__sim_thread_start(shim_thread_t *out, void (*fn)(void *), void *arg)
 {
 	if (!on)
@@ -277,11 +286,14 @@ int weft__sim_thread_start(shim_thread_t *out, void (*fn)(void *), void *arg)
 	for (int i = 1; i < MAX_ACTORS && !a; i++)
 		if (actors[i].state == A_FREE)
 			a = &actors[i];
-	if (!a)
-		return -EAGAIN;
-	int e = shim_stack_alloc(ACTOR_STACK, &a->stack);
-	if (e)
+	int e = a ? shim_stack_alloc(ACTOR_STACK, &a->stack) : -EAGAIN;
+	if (e) {
+		/* weft_init's first worker: it gives up, and joins none (the
+		 * last join would end the simulation), so it ends here. */
+		if (!any_actor())
+			on = false;
 		return e;
+	}
 	a->fn = fn;
 	a->arg = arg;
 	a->tls = NULL;
@@ -315,9 +327,8 @@ void weft__sim_thread_join(shim_thread_t t)
 	shim_stack_free(&a->stack);
 	a->state = A_FREE;
 	/* The last actor gone: the run ends, and says how it went. */
-	for (int i = 1; i < MAX_ACTORS; i++)
-		if (actors[i].state != A_FREE)
-			return;
+	if (any_actor())
+		return;
 	say_line("");
 	on = false;
 }
