@@ -109,7 +109,8 @@ LIBS := $(LIBS_OS) $(LIBS_ARCH)
 # tools/gdb/weft-gdb.py rides in the library's .debug_gdb_scripts section
 # (tools/gdb/scripts.c), which gdb reads to load it (docs/debugging.md).
 SRCS := tools/gdb/scripts.c $(wildcard arch/$(ARCH)/*.S arch/$(ARCH)/*.c) $(BOARD_SRCS) \
-	$(wildcard kernel-shim/$(SHIM)/*.c) $(wildcard runtime/*.c) $(wildcard net/*.c)
+	$(wildcard kernel-shim/$(SHIM)/*.c) $(filter-out runtime/sim.c,$(wildcard runtime/*.c)) \
+	$(wildcard net/*.c)
 OBJS := $(patsubst %,$(O)/obj/%.o,$(SRCS))
 PIC_OBJS := $(patsubst %,$(O)/pic/%.o,$(SRCS))
 
@@ -321,6 +322,45 @@ $(O)/tests/test_lwip_input: private ALL_CFLAGS += $(LWIP_INC) -Inet
 ifeq ($(SHIM),linux)
 $(O)/tests/test_stall: TEST_WRAP := -rdynamic
 endif
+
+# Deterministic simulation (docs/decisions/simulation.md): libweft-sim.a,
+# every object of libweft.a's sources built again with -DWEFT_SIM=1 into
+# $(O)/sim/ (runtime/sim.h then maps the shim's thread, wait and clock calls
+# to runtime/sim.c, which only this archive has), its internals visible as
+# libweft-internal.a's are. Its scenarios (tests/sim/sim_*.c) link it; each
+# is also linked with libweft.a ($(O)/sim/NAME.plain), whose weft_init must
+# refuse a seed. make sim-build makes them; tests/sim/determinism.sh runs
+# them (make test).
+SIM_LIB := $(O)/libweft-sim.a
+SIM_OBJS := $(patsubst %,$(O)/sim/obj/%.o,$(SRCS) runtime/sim.c)
+SIM_SCENARIOS := $(patsubst tests/sim/%.c,$(O)/sim/%,$(wildcard tests/sim/sim_*.c))
+.PHONY: sim-build
+sim-build: $(SIM_LIB) $(SIM_SCENARIOS) $(SIM_SCENARIOS:=.plain)
+$(O)/sim/obj/%.o: % $(DEPS_MK)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo '  CC      $@')
+	$(Q)$(CC) $(ALL_CFLAGS) -DWEFT_SIM=1 $(LIB_VISIBILITY) $(LIB_FRAMES) -c $< -o $@
+$(O)/sim/obj/tools/gdb/scripts.c.o: tools/gdb/weft-gdb.py
+$(O)/sim/obj/arch/%.o: ALL_CFLAGS := $(filter-out -Ikernel-shim -Ikernel-shim/bare -Idrivers -Iruntime -Iruntime/seam,$(ALL_CFLAGS))
+$(O)/sim/obj/kernel-shim/%.o: ALL_CFLAGS := $(filter-out -Iruntime -Iruntime/seam,$(ALL_CFLAGS))
+$(O)/sim/obj/net/%.o: ALL_CFLAGS := $(filter-out -Iruntime,$(ALL_CFLAGS)) $(LWIP_INC)
+$(O)/sim/obj/board/%.o: ALL_CFLAGS := $(filter-out -Ikernel-shim -Ikernel-shim/bare -Idrivers -Iruntime -Iruntime/seam,$(ALL_CFLAGS))
+$(O)/sim/obj/drivers/%.o: ALL_CFLAGS := $(filter-out -Ikernel-shim/bare -Iruntime -Iruntime/seam,$(ALL_CFLAGS))
+$(SIM_OBJS): $(FLAGS_STAMP) | $(LWIP_TREE)/.patched
+$(filter $(O)/sim/obj/net/%,$(SIM_OBJS)): $(LWIP_TREE)/.patched
+$(SIM_LIB): $(SIM_OBJS) $(LWIP_OBJS)
+	@rm -f $@
+	@$(if $(Q),echo '  AR      $@')
+	$(Q)$(AR) rcs $@ $^
+$(O)/sim/%: tests/sim/%.c $(SIM_LIB)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo '  LD      $@')
+	$(Q)$(CC) $(PUBLIC_CFLAGS) -o $@ $< $(SIM_LIB) $(ALL_LDFLAGS) $(LIBS)
+$(O)/sim/%.plain: tests/sim/%.c $(LIB)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo '  LD      $@')
+	$(Q)$(CC) $(PUBLIC_CFLAGS) -o $@ $< $(LIB) $(ALL_LDFLAGS) $(LIBS)
+-include $(SIM_OBJS:.o=.d)
 
 # Examples are what a user writes: the public headers and libweft.a only.
 # An example may have files of its own in examples/<dir>/ (httpd's request
@@ -617,6 +657,7 @@ help:
 	'make footprint          connections held on qemu-virt -m 64M (root: a TAP device)' \
 	'make debug              an image halted under gdb-multiarch with weft'"'"'s gdb extension' \
 	'make coverage           line coverage of linux-x86_64 and its floors' \
+	'make sim-build          libweft-sim.a and the simulation scenarios (tests/sim/) for TARGET' \
 	'make fuzz               the libFuzzer harnesses for FUZZ_SECONDS each' \
 	'make format             clang-format the sources; format-check lists what differs' \
 	'make deps               install what the build needs (Debian packages, sources into WEFT_CACHE)' \

@@ -85,6 +85,12 @@ typedef struct weft_config {
 	 * fibers), or NULL for the console. */
 	weft_dump_fn stall_fn;
 	void *stall_ctx;
+	/* Deterministic simulation (docs/debugging.md, "Simulation"): nonzero
+	 * runs every worker as an actor on the calling thread, each choice
+	 * drawn from this seed. 0 = $WEFT_SIM_SEED, else none. Only a program
+	 * linked with libweft-sim.a runs one: libweft.a's weft_init refuses a
+	 * seed with -ENOTSUP. */
+	uint64_t sim_seed;
 } weft_config_t;
 
 /* weft_config_t.stall_ms: no stall detector (no thread for it). */
@@ -112,7 +118,8 @@ enum {
  * any other weft call; again only after weft_shutdown. Returns 0, -EALREADY
  * (running), -EINVAL (workers > 16, stack_size below 4 KiB or above 1 GiB,
  * stall_ms below WEFT_STALL_OFF or above 3600000, or a malformed
- * environment variable), -ENOTSUP (a hardware shadow stack is on), -ENOMEM,
+ * environment variable), -ENOTSUP (a hardware shadow stack is on; a
+ * sim_seed or $WEFT_SIM_SEED in a program linked with libweft.a), -ENOMEM,
  * -EAGAIN (no threads), or the -errno of a failed signal set-up; every
  * failure says why in weft_init_error and on the console. */
 WEFT_API int weft_init(const weft_config_t *cfg);

@@ -90,6 +90,13 @@ x86="TARGET=linux-x86_64"
 # them (tests/uring_fallbacks.sh; about 2 minutes).
 step "io_uring fallbacks (tests/uring_fallbacks.sh)" "$x86 tests" \
 	tests/uring_fallbacks.sh build/linux-x86_64
+# Deterministic simulation (docs/decisions/simulation.md): libweft-sim.a's
+# ring scenario with one seed twice (the same output and digest) and
+# another (another digest), a deadlock found and replayed, and libweft.a's
+# refusal of a seed (tests/sim/determinism.sh).
+step "tests/sim/determinism.sh" "$x86 sim-build" tests/sim/determinism.sh build/linux-x86_64
+step "tests/sim/determinism.sh qemu-virt" "TARGET=qemu-virt sim-build" \
+	tests/sim/determinism.sh build/qemu-virt qemu/run-qemu-virt.sh
 # The library as a user takes it: only weft_* leaves libweft.a and
 # libweft.so, a program with its own sys_now links, build directories keep
 # one configuration, and on qemu-virt only weft_* and the C library's

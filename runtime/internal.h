@@ -14,6 +14,7 @@
 
 #include "arch.h"
 #include "shim.h"
+#include "sim.h" /* the simulation build's points and shim calls (sim.c) */
 #include "weft.h"
 
 #include "lock.h"    /* seam/: the runtime's spinlock */

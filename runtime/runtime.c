@@ -71,10 +71,31 @@ int weft_init(const weft_config_t *cfg)
 		c = *cfg;
 	unsigned long v;
 	int e;
+	/* A simulation's seed: the configuration's, else $WEFT_SIM_SEED
+	 * (decimal, or hexadecimal after 0x). Only libweft-sim.a runs one
+	 * (sim.h, docs/decisions/simulation.md). */
+	uint64_t sim_seed = c.sim_seed;
+	const char *seed_env = shim_getenv("WEFT_SIM_SEED");
+	if (!sim_seed && seed_env && *seed_env) {
+		char *end;
+		errno = 0;
+		unsigned long long s = strtoull(seed_env, &end, 0);
+		if (*end || !s || errno || seed_env[0] == '-')
+			return refuse(-EINVAL,
+				      "WEFT_SIM_SEED=%.40s: not a whole number from 1 to "
+				      "2^64-1 (decimal, or hexadecimal after 0x)",
+				      seed_env);
+		sim_seed = s;
+	}
+	if (sim_seed && !WEFT__SIM_BUILD)
+		return refuse(-ENOTSUP,
+			      "a simulation seed (weft_config_t.sim_seed or WEFT_SIM_SEED) "
+			      "needs the program linked with libweft-sim.a, not libweft.a");
 	if (c.workers == 0) {
 		if ((e = env_num("WEFT_WORKERS", 1, WEFT_MAX_WORKERS, &v)) < 0)
 			return e;
-		c.workers = e ? (unsigned)v : shim_cpu_count();
+		/* A simulation's run may not depend on the machine's CPUs. */
+		c.workers = e ? (unsigned)v : sim_seed ? 4 : shim_cpu_count();
 		if (c.workers > WEFT_MAX_WORKERS)
 			c.workers = WEFT_MAX_WORKERS;
 	}
@@ -122,7 +143,10 @@ int weft_init(const weft_config_t *cfg)
 				      cfg->workers);
 		c.workers = 1;
 	}
-	bool virt = c.flags & WEFT_CFG_VIRTUAL_CLOCK;
+	if (sim_seed && (c.flags & (WEFT_CFG_HOST_LOOP | WEFT_CFG_REAL_CLOCK)))
+		return refuse(-EINVAL, "weft_config_t.flags: WEFT_CFG_HOST_LOOP or "
+				       "WEFT_CFG_REAL_CLOCK with a simulation seed");
+	bool virt = (c.flags & WEFT_CFG_VIRTUAL_CLOCK) || sim_seed;
 	if (!(c.flags & (WEFT_CFG_VIRTUAL_CLOCK | WEFT_CFG_REAL_CLOCK))) {
 		const char *clk = shim_getenv("WEFT_CLOCK");
 		if (clk && *clk && strcmp(clk, "real") != 0) {
@@ -144,6 +168,9 @@ int weft_init(const weft_config_t *cfg)
 			return e;
 		c.stall_ms = e ? (v ? (int)v : WEFT_STALL_OFF) : DEFAULT_STALL_MS;
 	}
+	/* It measures CPU time, which a simulation does not replay. */
+	if (sim_seed)
+		c.stall_ms = WEFT_STALL_OFF;
 	/* The shim's reactor backend, chosen at its first wait: a bad choice
 	 * fails here, not there. */
 	const char *io_err = shim_io_config_error();
@@ -179,6 +206,8 @@ int weft_init(const weft_config_t *cfg)
 		ws[i].index = (int)i;
 		ws[i].rng = 0x9e3779b97f4a7c15ull * (i + 1);
 	}
+	if (sim_seed)
+		weft__sim_start(sim_seed);
 	weft__vclock_start(virt);
 	weft__dump_init();
 	atomic_store(&weft__rt.running, 1);
@@ -208,7 +237,7 @@ int weft_init(const weft_config_t *cfg)
 	}
 	/* SIGQUIT prints weft_dump (Linux), unless the program handles it
 	 * itself or opted out; a target without it (-ENOSYS) is no error. */
-	if (!(c.flags & WEFT_CFG_NO_QUIT_DUMP))
+	if (!(c.flags & WEFT_CFG_NO_QUIT_DUMP) && !sim_seed) /* a thread of its own */
 		(void)shim_on_quit(weft__dump_on_quit);
 	return 0;
 }

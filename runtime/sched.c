@@ -305,6 +305,7 @@ COLD static struct weft__fiber *find_with_high(struct weft__worker *w)
 
 struct weft__fiber *weft__find_work(struct weft__worker *w)
 {
+	SIM_POINT(SIM_FIND_WORK);
 	if (past_limit(w))
 		return NULL;
 	if (atomic_load_explicit(&weft__rt.irq_sweep, memory_order_relaxed))
