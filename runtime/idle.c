@@ -160,7 +160,9 @@ static bool vclock_advance(int64_t cap)
 				quiet = false;
 			}
 		}
-		int64_t t = weft__timer_next();
+		/* The earliest deadline itself, not the bound an idle
+		 * sleep uses, which a disarm leaves early (timer.c). */
+		int64_t t = weft__timer_earliest();
 		if (cap >= 0 && cap < t)
 			t = cap;
 		if (quiet && t != INT64_MAX) {

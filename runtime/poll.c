@@ -81,6 +81,6 @@ int64_t weft_poll_next(void)
 		return -1;
 	if (weft__work_queued())
 		return 0;
-	int64_t t = weft__timer_next();
+	int64_t t = weft__timer_earliest();
 	return t == INT64_MAX ? -1 : t;
 }

@@ -1,10 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /* Time: the monotonic clock, deadline arithmetic, sleeping from fibers and
- * plain threads, the timer heap under load, and timeouts leaving no timer. */
+ * plain threads, the timer heaps under load, timeouts leaving no timer, and
+ * the per-worker heaps: a disarm on another worker than the arm, timers on
+ * two workers under the real and the virtual clock, an idle worker firing
+ * a busy worker's timer. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "internal.h" /* weft__timer_earliest */
 #include "testutil.h"
 
 #define MS 1000000LL
@@ -650,6 +654,221 @@ static void test_join_timeout_leaves_no_timer(void **state)
 	assert_ptr_equal(r, NULL);
 }
 
+/* ---- Per-worker heaps (docs/decisions/worker-timers.md) ------------------ */
+
+/* A fiber arms its deadline in the heap of the worker it parks on and may
+ * resume on another: its disarm there takes the entry out of the heap that
+ * holds it, so nothing is left armed (a disarm of the resuming worker's own
+ * heap would leave the entry, and weft__timer_earliest would see it). A
+ * fiber pinned to worker 0 that never yields until the receiver has run
+ * makes it resume on worker 1. */
+struct hop {
+	weft_chan_t *ch;
+	_Atomic int done;
+	int armed_on, resumed_on, r;
+	int64_t after, limit;
+};
+
+static void *hop_hog(void *arg)
+{
+	struct hop *h = arg;
+	while (!atomic_load(&h->done) && weft_now() < h->limit)
+		;
+	return NULL;
+}
+
+static void *hop_receiver(void *arg)
+{
+	struct hop *h = arg;
+	weft_fiber_pin(0);
+	weft_fiber_unpin(); /* parks on worker 0, free to resume elsewhere */
+	weft_attr_t a = {.flags = WEFT_ATTR_PIN};
+	weft_fiber_t hog;
+	assert_int_equal(weft_fiber_spawn(&hog, &a, hop_hog, h), 0);
+	h->armed_on = weft_worker_index();
+	int v;
+	h->r = weft_chan_recv(h->ch, &v, wt_ms(20000));
+	h->resumed_on = weft_worker_index();
+	h->after = weft__timer_earliest();
+	atomic_store(&h->done, 1);
+	assert_int_equal(weft_fiber_join(hog, wt_ms(20000), NULL, NULL), 0);
+	return NULL;
+}
+
+static void *hop_sender(void *arg)
+{
+	struct hop *h = arg;
+	weft_fiber_pin(1);
+	/* Until the receiver's deadline is armed (it is then parked, or
+	 * about to switch out: the send waits for it either way). */
+	while (weft__timer_earliest() == INT64_MAX && weft_now() < h->limit)
+		weft_fiber_yield();
+	int v = 1;
+	weft_chan_send(h->ch, &v, wt_ms(20000));
+	return NULL;
+}
+
+static void test_timer_disarmed_on_another_worker(void **state)
+{
+	(void)state;
+	wt_restart(2, 0);
+	for (int round = 0; round < 5; round++) {
+		struct hop h = {.armed_on = -1, .resumed_on = -1, .r = 1};
+		h.limit = wt_ms(10000);
+		assert_int_equal(weft_chan_create(&h.ch, sizeof(int), 0), 0);
+		weft_fiber_t rf, sf;
+		assert_int_equal(weft_fiber_spawn(&rf, NULL, hop_receiver, &h), 0);
+		assert_int_equal(weft_fiber_spawn(&sf, NULL, hop_sender, &h), 0);
+		assert_int_equal(weft_fiber_join(rf, wt_ms(20000), NULL, NULL), 0);
+		assert_int_equal(weft_fiber_join(sf, wt_ms(20000), NULL, NULL), 0);
+		weft_chan_destroy(h.ch);
+		assert_int_equal(h.r, 0);
+		assert_int_equal(h.armed_on, 0);
+		assert_int_equal(h.resumed_on, 1); /* the case under test */
+		assert_true(h.after == INT64_MAX);
+	}
+	wt_restart_default();
+}
+
+/* Many fibers asleep on two workers, their deadlines armed in both heaps:
+ * every one wakes (none lost), none before its deadline, and on the
+ * virtual clock each exactly at it. */
+enum { N_SPREAD = 200 };
+
+struct spread {
+	int64_t deadline[N_SPREAD], woke[N_SPREAD];
+	int armed_on[N_SPREAD], r[N_SPREAD];
+	weft_fiber_t f[N_SPREAD];
+};
+
+struct spread_arg {
+	struct spread *s;
+	int i;
+};
+
+static void *spread_sleeper(void *arg)
+{
+	struct spread_arg *a = arg;
+	struct spread *s = a->s;
+	weft_fiber_pin(a->i % 2);
+	weft_fiber_unpin();
+	s->armed_on[a->i] = weft_worker_index();
+	s->r[a->i] = weft_sleep_until(s->deadline[a->i]);
+	s->woke[a->i] = weft_now();
+	return NULL;
+}
+
+static struct spread_arg spread_args[N_SPREAD];
+
+/* One fiber spawns them all (on the virtual clock the clock cannot move
+ * while it runs) and joins them. */
+static void *spread_spawner(void *arg)
+{
+	struct spread *s = arg;
+	int64_t base = weft_now() + 5 * MS;
+	for (int i = 0; i < N_SPREAD; i++) {
+		/* 0-40 ms apart in a scattered order, some equal */
+		s->deadline[i] = base + (int64_t)((i * 7919) % 41) * MS + (i % 3) * 1000;
+		spread_args[i] = (struct spread_arg){s, i};
+		assert_int_equal(weft_fiber_spawn(&s->f[i], NULL, spread_sleeper, &spread_args[i]),
+				 0);
+	}
+	for (int i = 0; i < N_SPREAD; i++)
+		assert_int_equal(weft_fiber_join(s->f[i], -1, NULL, NULL), 0);
+	return NULL;
+}
+
+static void timers_on_two_workers(unsigned flags)
+{
+	wt_restart(2, flags);
+	static struct spread s;
+	memset(&s, 0, sizeof s);
+	weft_fiber_t sp;
+	assert_int_equal(weft_fiber_spawn(&sp, NULL, spread_spawner, &s), 0);
+	/* -1: on the virtual clock a deadline of this thread's would be a
+	 * timer the clock could jump to; the sleepers' deadlines bound it. */
+	assert_int_equal(weft_fiber_join(sp, -1, NULL, NULL), 0);
+	int on[2] = {0, 0};
+	for (int i = 0; i < N_SPREAD; i++) {
+		assert_int_equal(s.r[i], 0);
+		assert_true(s.woke[i] >= s.deadline[i]);
+		if (flags & WEFT_CFG_VIRTUAL_CLOCK)
+			assert_true(s.woke[i] == s.deadline[i]);
+		if (s.armed_on[i] == 0 || s.armed_on[i] == 1)
+			on[s.armed_on[i]]++;
+	}
+	assert_true(on[0] > 0 && on[1] > 0);
+	assert_true(weft__timer_earliest() == INT64_MAX);
+	wt_restart_default();
+}
+
+static void test_timers_on_two_workers_real_clock(void **state)
+{
+	(void)state;
+	timers_on_two_workers(0);
+}
+
+static void test_timers_on_two_workers_virtual_clock(void **state)
+{
+	(void)state;
+	timers_on_two_workers(WEFT_CFG_VIRTUAL_CLOCK);
+}
+
+/* A fiber's deadline armed on worker 0, which then runs a fiber that
+ * never yields until the sleeper has run: the idle worker 1 fires it (a
+ * worker firing only its own heap would leave it until the hog's limit). */
+struct hog {
+	_Atomic int woken;
+	int armed_on, woke_on, r, saw;
+	int64_t deadline, woke, limit;
+};
+
+static void *hog_spin(void *arg)
+{
+	struct hog *h = arg;
+	while (!atomic_load(&h->woken) && weft_now() < h->limit)
+		;
+	h->saw = atomic_load(&h->woken);
+	return NULL;
+}
+
+static void *hog_sleeper(void *arg)
+{
+	struct hog *h = arg;
+	weft_fiber_pin(0);
+	weft_fiber_unpin();
+	/* Pinned to worker 0 (spawned from here), queued behind us: it runs
+	 * there once we park. */
+	weft_attr_t a = {.flags = WEFT_ATTR_PIN};
+	weft_fiber_t hog;
+	assert_int_equal(weft_fiber_spawn(&hog, &a, hog_spin, h), 0);
+	h->armed_on = weft_worker_index();
+	h->deadline = wt_ms(5);
+	h->r = weft_sleep_until(h->deadline);
+	h->woke = weft_now();
+	h->woke_on = weft_worker_index();
+	atomic_store(&h->woken, 1);
+	assert_int_equal(weft_fiber_join(hog, wt_ms(20000), NULL, NULL), 0);
+	return NULL;
+}
+
+static void test_idle_worker_fires_busy_workers_timer(void **state)
+{
+	(void)state;
+	wt_restart(2, 0);
+	struct hog h = {.armed_on = -1, .woke_on = -1, .r = 1};
+	h.limit = wt_ms(10000);
+	weft_fiber_t f;
+	assert_int_equal(weft_fiber_spawn(&f, NULL, hog_sleeper, &h), 0);
+	assert_int_equal(weft_fiber_join(f, wt_ms(30000), NULL, NULL), 0);
+	assert_int_equal(h.armed_on, 0);
+	assert_int_equal(h.r, 0);
+	assert_true(h.woke >= h.deadline);
+	assert_int_equal(h.woke_on, 1); /* worker 0 was the hog's */
+	assert_int_equal(h.saw, 1);     /* woken before the hog's limit */
+	wt_restart_default();
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -669,6 +888,10 @@ int main(void)
 		cmocka_unit_test(test_timeout_leaves_no_timer),
 		cmocka_unit_test(test_early_wake_leaves_no_timer),
 		cmocka_unit_test(test_join_timeout_leaves_no_timer),
+		cmocka_unit_test(test_timer_disarmed_on_another_worker),
+		cmocka_unit_test(test_idle_worker_fires_busy_workers_timer),
+		cmocka_unit_test(test_timers_on_two_workers_real_clock),
+		cmocka_unit_test(test_timers_on_two_workers_virtual_clock),
 	};
 	return WT_MAIN("time", tests, wt_start, wt_stop);
 }
