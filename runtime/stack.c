@@ -188,15 +188,16 @@ static int take(struct weft__worker *w, struct weft__fiber *f)
  * over the largest power of two that divides the pitch of the stacks
  * (size + guard: the shims carve a class's stacks at that pitch, so
  * neighbours' indexes differ by an odd number and any COLOURS of them in
- * a row have every colour). Less than COLOUR_SPAN bytes (2 KiB; 1/32 of
- * a smaller stack) go: a parked fiber's frames (about 550 bytes on
- * x86_64) still end in the top page, so an idle fiber is still one page
- * of memory (a colour of up to 3.5 KiB cost 500 bytes an idle fiber in
- * `micro idle`). The colour belongs
+ * a row have every colour). Less than COLOUR_SPAN bytes (1 KiB; 1/32 of
+ * a smaller stack) go: a parked fiber's frames still end in the top page,
+ * so an idle fiber is still one page of memory (a colour of up to 3.5 KiB
+ * cost 500 bytes an idle fiber in `micro idle`; one of up to 1,920 bytes
+ * pushed a parked echo fiber on qemu-virt, 2.2 KB deep, past its page:
+ * test_echo_page). The colour belongs
  * to the stack, not to the spawn: the stack a worker freed last, still in
  * the cache, is taken again with its lines where they were. */
 #define COLOUR_STEP 128
-#define COLOURS 16
+#define COLOURS 8
 #define COLOUR_SPAN (COLOURS * COLOUR_STEP)
 
 size_t weft__stack_colour(const void *base, size_t size, size_t guard)

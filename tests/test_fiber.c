@@ -495,9 +495,9 @@ static void test_stack_tops_coloured(void **state)
 	}
 	print_message("%d fibers alive at once: %u offsets of the first frame in the page\n",
 		      COLOURED, distinct);
-	/* 16 colours, and any 16 neighbouring stacks have them all; stacks
+	/* 8 colours, and any 8 neighbouring stacks have them all; stacks
 	 * taken back from the pools may share some (all 16 alike would take
-	 * 16 stacks each a multiple of 16 stacks apart). */
+	 * 16 stacks each a multiple of 8 stacks apart). */
 	assert_true(distinct >= 2);
 	weft_sem_destroy(noted);
 	weft_sem_destroy(gate);

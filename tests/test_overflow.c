@@ -239,24 +239,24 @@ static void test_overflow_big_frames(void **state)
 }
 
 /* Stack colouring (runtime/stack.c): a default-size stack's first frame
- * starts a multiple of 64 bytes below its top, at most 1,920 bytes and
- * under 1/32 of the stack; any 16 neighbouring stacks (the shims carve a
- * class at a pitch of size + guard) have 16 colours (fewer, a power of
- * two, on a stack under 32 KiB); the stack below it is all usable. */
+ * starts a multiple of 64 bytes below its top, at most 896 bytes and
+ * under 1/32 of the stack; any 8 neighbouring stacks (the shims carve a
+ * class at a pitch of size + guard) have 8 colours (fewer, a power of
+ * two, on a stack under 16 KiB); the stack below it is all usable. */
 static void test_colours_of_neighbours(void **state)
 {
 	(void)state;
 	static const size_t shapes[][3] = {
 		/* size, guard, colours */
-		{64 * 1024, 4096, 16}, {64 * 1024, 64 * 1024, 16},
-		{64 * 1024, 8192, 16}, {256 * 1024, 4096, 16},
-		{32 * 1024, 4096, 16}, {16 * 1024, 4096, 8},
+		{64 * 1024, 4096, 8},  {64 * 1024, 64 * 1024, 8},
+		{64 * 1024, 8192, 8},  {256 * 1024, 4096, 8},
+		{32 * 1024, 4096, 8},  {16 * 1024, 4096, 8},
 		{12 * 1024, 4096, 4},  {4096, 4096, 2},
-		{4096, 64 * 1024, 2},  {1024 * 1024, 64 * 1024, 16},
+		{4096, 64 * 1024, 2},  {1024 * 1024, 64 * 1024, 8},
 	};
 	for (size_t k = 0; k < sizeof shapes / sizeof shapes[0]; k++) {
 		size_t size = shapes[k][0], guard = shapes[k][1], n = shapes[k][2];
-		size_t most = size / 32 < 1920 ? size / 32 : 1920;
+		size_t most = size / 32 < 896 ? size / 32 : 896;
 		/* a slab somewhere, page aligned, and n stacks in a row in it */
 		uintptr_t slab = (uintptr_t)0x7f1234567000 + k * 0x10000000;
 		uint32_t seen = 0;
