@@ -248,11 +248,10 @@ static void test_colours_of_neighbours(void **state)
 	(void)state;
 	static const size_t shapes[][3] = {
 		/* size, guard, colours */
-		{64 * 1024, 4096, 8},  {64 * 1024, 64 * 1024, 8},
-		{64 * 1024, 8192, 8},  {256 * 1024, 4096, 8},
-		{32 * 1024, 4096, 8},  {16 * 1024, 4096, 8},
-		{12 * 1024, 4096, 4},  {4096, 4096, 2},
-		{4096, 64 * 1024, 2},  {1024 * 1024, 64 * 1024, 8},
+		{64 * 1024, 4096, 8},        {64 * 1024, 64 * 1024, 8}, {64 * 1024, 8192, 8},
+		{256 * 1024, 4096, 8},       {32 * 1024, 4096, 8},      {16 * 1024, 4096, 8},
+		{12 * 1024, 4096, 4},        {4096, 4096, 2},           {4096, 64 * 1024, 2},
+		{1024 * 1024, 64 * 1024, 8},
 	};
 	for (size_t k = 0; k < sizeof shapes / sizeof shapes[0]; k++) {
 		size_t size = shapes[k][0], guard = shapes[k][1], n = shapes[k][2];
@@ -275,14 +274,12 @@ static void test_colours_of_neighbours(void **state)
 
 /* A fiber of the default size: its first frame lies in the stack's top
  * page, and every page below it down to the guard is its to use. */
-static uintptr_t floor_addr;
-
-static __attribute__((noinline)) int descend(int depth)
+static __attribute__((noinline)) int descend(int depth, uintptr_t floor_addr)
 {
 	volatile char frame[256];
 	frame[0] = (char)depth;
 	if ((uintptr_t)__builtin_frame_address(0) > floor_addr)
-		return descend(depth + 1) + frame[0] - (char)depth;
+		return descend(depth + 1, floor_addr) + frame[0] - (char)depth;
 	return depth;
 }
 
@@ -303,8 +300,8 @@ static void *measure_depth(void *arg)
 		return (void *)3;
 	if (top - frame >= 4096)
 		return (void *)1;
-	floor_addr = (uintptr_t)s.base + 1024;
-	return descend(0) > 0 ? NULL : (void *)2;
+	/* Each fiber its own floor: with two workers two descend at once. */
+	return descend(0, (uintptr_t)s.base + 1024) > 0 ? NULL : (void *)2;
 }
 
 static void test_default_stack_depth_kept(void **state)
