@@ -239,6 +239,7 @@ struct shim_netdev_info {
 			 * room again after send said -EAGAIN (where the
 			 * device can tell; else the caller retries on a timer) */
 	char name[32];  /* the kernel's or the device's name, for messages */
+	bool batched;   /* sent frames wait for shim_netdev_flush (AF_XDP) */
 };
 
 struct shim_iov {
@@ -264,6 +265,14 @@ int shim_netdev_recv(struct shim_netdev *d, void *buf, size_t cap);
  * queue is full: the frame is not sent; lwIP's netif holds it back and
  * sends it again when there is room); -EMSGSIZE; -errno. */
 int shim_netdev_send(struct shim_netdev *d, const struct shim_iov *iov, int n);
+
+/* The end of a batch of sends: a device that holds sent frames back to
+ * hand them to its hardware or kernel at once (info.batched: AF_XDP's TX
+ * ring, one sendto kick for the batch) hands them over now. Until then up
+ * to 31 frames may wait (a kick's worth goes at once): the caller must
+ * flush soon after its last send. Returns 0 or -errno; a no-op (0) for a
+ * device that sends each frame as it is given. */
+int shim_netdev_flush(struct shim_netdev *d);
 
 void shim_netdev_close(struct shim_netdev *d);
 

@@ -37,6 +37,14 @@ struct ndev {
 	struct pbuf *txq[TXQ_MAX];
 	unsigned txq_first, txq_len;
 	weft_sem_t *txq_sem; /* released when the queue stops being empty */
+	/* Under the lwIP lock, for a device whose sends wait for
+	 * shim_netdev_flush (info.batched): rx_main is feeding lwIP a batch,
+	 * and flushes once at its end (batch); other sends (an API call's, a
+	 * timer's) leave the flush to tx_main, woken once (flush_due), which
+	 * runs when the sending fiber gives up its worker: the sends of every
+	 * fiber that ran meanwhile go with one flush. Before tx_main runs, and
+	 * once it is stopped, each send flushes (defer false). */
+	bool batch, defer, flush_due;
 };
 
 static struct ndev *ndev; /* one device interface at a time */
@@ -93,6 +101,14 @@ static err_t dev_linkoutput(struct netif *nif, struct pbuf *p)
 	struct ndev *d = nif->state;
 	/* Behind what is held back, so that no frame overtakes another. */
 	int err = txq_flush(d) ? dev_send(d, p) : -EAGAIN;
+	if (d->info.batched && !d->batch) {
+		if (!d->defer)
+			(void)shim_netdev_flush(d->dev);
+		else if (!d->flush_due) {
+			d->flush_due = true;
+			weft_sem_release(d->txq_sem);
+		}
+	}
 	if (err != -EAGAIN) {
 		count_sent(err);
 		return err == -ENOMEM ? ERR_MEM : ERR_OK;
@@ -124,6 +140,8 @@ static void *tx_main(void *arg)
 			weft__lwip_lock_take();
 			unsigned was = d->txq_len;
 			bool empty = txq_flush(d);
+			(void)shim_netdev_flush(d->dev);
+			d->flush_due = false;
 			bool moved = d->txq_len != was;
 			weft__lwip_unlock();
 			if (empty)
@@ -164,6 +182,7 @@ static void *rx_main(void *arg)
 	while (!weft__lwip_stopping()) {
 		int r = 0;
 		weft__lwip_lock_take();
+		d->batch = true;
 		for (int i = 0; i < 64; i++) {
 			if (!spare) {
 				weft__lwip_mem_rx(true);
@@ -190,6 +209,9 @@ static void *rx_main(void *arg)
 				weft__lwip_count_drop();
 			}
 		}
+		/* What lwIP sent answering the batch goes out at once. */
+		d->batch = false;
+		(void)shim_netdev_flush(d->dev);
 		weft__lwip_unlock();
 		if (r == -EAGAIN)
 			weft__io_wait(d->info.src, WEFT_IO_IN, -1);
@@ -347,6 +369,11 @@ int weft__lwip_dev_open(const char *spec, const weft_net_config_t *cfg)
 	err = weft_sem_create(&d->txq_sem, 0);
 	if (!err)
 		err = weft__spawn_service(&d->tx_fiber, "net-tx", tx_main, d);
+	if (!err) {
+		weft__lwip_lock_take();
+		d->defer = true;
+		weft__lwip_unlock();
+	}
 	if (!err)
 		err = weft__spawn_service(&d->rx_fiber, "net-rx", rx_main, d);
 	return err;
@@ -358,6 +385,10 @@ void weft__lwip_dev_close(void)
 	if (!d)
 		return;
 	weft__lwip_stop_fiber(&d->rx_fiber);
+	weft__lwip_lock_take();
+	d->defer = false; /* tx_main stops: each send flushes itself */
+	(void)shim_netdev_flush(d->dev);
+	weft__lwip_unlock();
 	weft__lwip_stop_fiber(&d->tx_fiber);
 	weft__lwip_lock_take();
 	netif_remove(&d->netif);

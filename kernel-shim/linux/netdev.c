@@ -266,6 +266,7 @@ static int open_xdp(const char *spec, struct shim_netdev *d, struct shim_netdev_
 				 err);
 		return err;
 	}
+	info->batched = true; /* sends wait on the TX ring for shim_netdev_flush */
 	return shim_xdp_open(spec, idx, queue, info->mtu, &d->xdp, &d->fd);
 }
 
@@ -436,6 +437,18 @@ int shim_netdev_send(struct shim_netdev *d, const struct shim_iov *iov, int n)
 	}
 	errno = saved;
 	return err;
+}
+
+/* TAP and AF_PACKET send each frame in its own system call: nothing
+ * waits. AF_XDP's send leaves frames on its TX ring for one kick. */
+int shim_netdev_flush(struct shim_netdev *d)
+{
+	if (!d || d->kind != KIND_XDP)
+		return 0;
+	int saved = errno;
+	int r = shim_xdp_flush(d->xdp);
+	errno = saved;
+	return r;
 }
 
 void shim_netdev_close(struct shim_netdev *d)

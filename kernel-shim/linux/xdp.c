@@ -161,6 +161,11 @@ struct insn {
 #define RX_FRAMES (FRAMES / 2) /* lent to the kernel to receive into */
 #define RING 2048u             /* entries in each ring (a power of two) */
 #define FILL_BATCH 32u         /* frames given back to the fill ring at once */
+/* Frames put on the TX ring before send kicks by itself, without waiting
+ * for the batch's shim_xdp_flush: a copy-mode kick sends at most 32 (the
+ * kernel's TX_BATCH_SIZE in xsk_generic_xmit) and says EAGAIN for the rest,
+ * so no kick is left more than one kick's worth to send. */
+#define KICK_BATCH 32u
 /* The fill ring holds every receive frame and the TX ring every send frame,
  * so neither can be full while we hold a frame for it: refill's batch always
  * fits, and a free send frame always has a slot. */
@@ -186,7 +191,9 @@ struct shim_xdp {
 	unsigned nrefill;
 	uint64_t *txfree; /* send frames not in flight */
 	unsigned ntxfree;
-	bool copy; /* copy mode: sends go out only on a sendto */
+	bool copy;           /* copy mode: sends go out only on a sendto */
+	unsigned unkicked;   /* frames on the TX ring since the last kick */
+	unsigned long kicks; /* sendto kicks made (shim_xdp_kicks) */
 };
 
 static long sys_bpf(int cmd, union bpf_attr_ *a)
@@ -574,6 +581,24 @@ long shim_xdp_recv(struct shim_xdp *x, void *buf, size_t cap)
 	return r;
 }
 
+/* Tell the kernel the TX ring has frames: in copy mode it sends only on
+ * this sendto; in zero-copy mode only when the driver asked (NEED_WAKEUP).
+ * 0, or -errno for an error that is not the ring's or the device's being
+ * busy. */
+static int kick(struct shim_xdp *x)
+{
+	x->unkicked = 0;
+	if (!x->copy &&
+	    !(atomic_load_explicit((_Atomic uint32_t *)x->tx.flags, memory_order_relaxed) &
+	      RING_NEED_WAKEUP))
+		return 0;
+	x->kicks++;
+	if (sendto(x->fd, NULL, 0, MSG_DONTWAIT, NULL, 0) < 0 && errno != EAGAIN &&
+	    errno != EBUSY && errno != ENOBUFS && errno != EINTR)
+		return -errno;
+	return 0;
+}
+
 int shim_xdp_send(struct shim_xdp *x, const struct shim_iov *iov, int n)
 {
 	size_t len = 0;
@@ -585,6 +610,8 @@ int shim_xdp_send(struct shim_xdp *x, const struct shim_iov *iov, int n)
 		reclaim(x);
 	if (x->ntxfree == 0 || prod_room(&x->tx) == 0) {
 		/* Full: a kick makes the kernel send and complete. */
+		x->kicks++;
+		x->unkicked = 0;
 		(void)sendto(x->fd, NULL, 0, MSG_DONTWAIT, NULL, 0);
 		return -EAGAIN;
 	}
@@ -599,15 +626,22 @@ int shim_xdp_send(struct shim_xdp *x, const struct shim_iov *iov, int n)
 	d->len = (uint32_t)len;
 	d->options = 0;
 	prod_submit(&x->tx, 1);
-	if (x->copy ||
-	    (atomic_load_explicit((_Atomic uint32_t *)x->tx.flags, memory_order_relaxed) &
-	     RING_NEED_WAKEUP)) {
-		/* Busy or short of buffers now: the frame is on the ring and
-		 * goes with the next kick. */
-		if (sendto(x->fd, NULL, 0, MSG_DONTWAIT, NULL, 0) < 0 && errno != EAGAIN &&
-		    errno != EBUSY && errno != ENOBUFS && errno != EINTR)
-			return -errno;
+	/* The frame waits on the ring for the batch's end (shim_xdp_flush),
+	 * or for a kick's worth of frames. */
+	if (++x->unkicked >= KICK_BATCH) {
+		int e = kick(x);
+		if (e)
+			return e;
 	}
 	reclaim(x);
 	return 0;
 }
+
+int shim_xdp_flush(struct shim_xdp *x)
+{
+	int e = x->unkicked ? kick(x) : 0;
+	reclaim(x);
+	return e;
+}
+
+unsigned long shim_xdp_kicks(const struct shim_xdp *x) { return x->kicks; }

@@ -27,6 +27,13 @@ void shim_xdp_refused(const char *spec, const char *why, int err);
 long shim_xdp_recv(struct shim_xdp *x, void *buf, size_t cap);
 int shim_xdp_send(struct shim_xdp *x, const struct shim_iov *iov, int n);
 
+/* shim_netdev_flush's: send leaves its frames on the TX ring (up to a
+ * kick's worth) and this makes the one sendto that sends them all. */
+int shim_xdp_flush(struct shim_xdp *x);
+
+/* The sendto kicks made so far (tests count them). */
+unsigned long shim_xdp_kicks(const struct shim_xdp *x);
+
 /* Detach the program (the interface's frames go back to the kernel) and
  * free everything. */
 void shim_xdp_close(struct shim_xdp *x);
