@@ -177,44 +177,6 @@ static int take(struct weft__worker *w, struct weft__fiber *f)
 	return 0;
 }
 
-/* Stack colouring. Were every stack's first frame at the same offset in
- * its page, a parked fiber's switch frame and hottest locals would lie in
- * the same few sets of the L1 on every stack (and of the L2, whose index
- * repeats every few stacks), and a handful of fibers taking turns would
- * evict each other: in a ring of 10 fibers, 7 L1 misses a hop, none once
- * coloured (docs/benchmarks.md, "Stack colouring"). So a stack of the
- * default size starts its first frame a colour below its top: a multiple
- * of COLOUR_STEP, one of COLOURS, chosen by the stack's index, the base
- * over the largest power of two that divides the pitch of the stacks
- * (size + guard: the shims carve a class's stacks at that pitch, so
- * neighbours' indexes differ by an odd number and any COLOURS of them in
- * a row have every colour). Less than COLOUR_SPAN bytes (1 KiB; 1/32 of
- * a smaller stack) go: a parked fiber's frames still end in the top page,
- * so an idle fiber is still one page of memory (a colour of up to 3.5 KiB
- * cost 500 bytes an idle fiber in `micro idle`; one of up to 1,920 bytes
- * pushed a parked echo fiber on qemu-virt, 2.2 KB deep, past its page:
- * test_echo_page). The colour belongs
- * to the stack, not to the spawn: the stack a worker freed last, still in
- * the cache, is taken again with its lines where they were. */
-#define COLOUR_STEP 128
-#define COLOURS 8
-#define COLOUR_SPAN (COLOURS * COLOUR_STEP)
-
-size_t weft__stack_colour(const void *base, size_t size, size_t guard)
-{
-	/* in lines of 64 bytes, which keeps the ABI's 16-byte alignment */
-	size_t lines = (size / 32 < COLOUR_SPAN ? size / 32 : COLOUR_SPAN) / 64;
-	size_t step = 64, n = COLOURS;
-	if (lines >= COLOURS) {
-		step = lines / COLOURS * 64;
-	} else { /* a small stack: fewer colours, a power of two */
-		for (n = 1; n * 2 <= lines; n *= 2)
-			;
-	}
-	uintptr_t index = (uintptr_t)base >> __builtin_ctzl(size + guard);
-	return (size_t)(index & (n - 1)) * step;
-}
-
 int weft__stack_start(struct weft__worker *w, struct weft__fiber *f)
 {
 	if (!(f->flags & FF_STACK)) {
@@ -225,11 +187,7 @@ int weft__stack_start(struct weft__worker *w, struct weft__fiber *f)
 	struct shim_stack s;
 	weft__stack_of(f, &s);
 	weft__ctx_create(&f->ctx, s.base, s.size);
-	/* Only stacks of the default size are coloured (also those the
-	 * pools do not keep: a tool's, under valgrind): a stack of another
-	 * size is what its spawner asked for, whole. */
-	size_t colour = default_size(s.size) ? weft__stack_colour(s.base, s.size, s.guard) : 0;
-	f->ctx.sp = arch_frame_init((char *)s.base + s.size - colour, weft__rt.fiber_main, f);
+	f->ctx.sp = arch_frame_init((char *)s.base + s.size, weft__rt.fiber_main, f);
 	return 0;
 }
 

@@ -21,11 +21,6 @@ struct weft__fiber;
 __attribute__((warn_unused_result)) int weft__stack_start(struct weft__worker *w,
 							  struct weft__fiber *f);
 void weft__stack_release(struct weft__worker *w, struct weft__fiber *f);
-/* How far below the top of a default-size stack (base, size, guard) its
- * first frame starts: a multiple of 64, at most 896 bytes and below
- * size / 32, which varies from stack to stack (stack.c, "Stack
- * colouring"). */
-size_t weft__stack_colour(const void *base, size_t size, size_t guard);
 
 /* The stacks the pools keep are of the common shape: the default size,
  * the guard of the first default-size stack the shim gave since weft_init

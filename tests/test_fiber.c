@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* Fibers: spawn with attributes, join with a result, detach, yield, exit,
  * self and id, cancellation, per-fiber errno, and every kind of bad handle. */
-#include <stdbool.h>
 #include <string.h>
 
 #include "testutil.h"
@@ -458,51 +457,6 @@ static void test_run_from_fiber_refused(void **state)
 	assert_int_equal((intptr_t)wt_run_fiber(shutdown_from_fiber, NULL), -EPERM);
 }
 
-/* Stack colouring (runtime/stack.c): fibers alive at once have their
- * first frames at offsets in the page that are not all the same, so their
- * hot lines do not all fall in the same cache sets. Each notes where its
- * frame lies in its page, then waits until all have. */
-#define COLOURED 16
-static uintptr_t frame_offset[COLOURED];
-static weft_sem_t *noted, *gate;
-
-static void *note_offset(void *arg)
-{
-	frame_offset[(intptr_t)arg] = (uintptr_t)__builtin_frame_address(0) & 4095;
-	weft_sem_release(noted);
-	return (void *)(intptr_t)weft_sem_acquire(gate, wt_ms(10000));
-}
-
-static void test_stack_tops_coloured(void **state)
-{
-	(void)state;
-	weft_fiber_t f[COLOURED];
-	assert_int_equal(weft_sem_create(&noted, 0), 0);
-	assert_int_equal(weft_sem_create(&gate, 0), 0);
-	for (intptr_t i = 0; i < COLOURED; i++)
-		assert_int_equal(weft_fiber_spawn(&f[i], NULL, note_offset, (void *)i), 0);
-	for (int i = 0; i < COLOURED; i++)
-		assert_int_equal(weft_sem_acquire(noted, wt_ms(10000)), 0);
-	for (int i = 0; i < COLOURED; i++)
-		assert_int_equal(weft_sem_release(gate), 0);
-	unsigned distinct = 0;
-	for (int i = 0; i < COLOURED; i++) {
-		assert_ptr_equal(wt_join(f[i]), NULL);
-		bool seen = false;
-		for (int j = 0; j < i; j++)
-			seen |= frame_offset[j] == frame_offset[i];
-		distinct += !seen;
-	}
-	print_message("%d fibers alive at once: %u offsets of the first frame in the page\n",
-		      COLOURED, distinct);
-	/* 8 colours, and any 8 neighbouring stacks have them all; stacks
-	 * taken back from the pools may share some (all 16 alike would take
-	 * 16 stacks each a multiple of 8 stacks apart). */
-	assert_true(distinct >= 2);
-	weft_sem_destroy(noted);
-	weft_sem_destroy(gate);
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -525,7 +479,6 @@ int main(void)
 		cmocka_unit_test(test_spawn_from_fiber_detached),
 		cmocka_unit_test(test_spawn_from_threads),
 		cmocka_unit_test(test_run_from_fiber_refused),
-		cmocka_unit_test(test_stack_tops_coloured),
 		cmocka_unit_test(test_detach_self_refused),
 		cmocka_unit_test(test_errno_untouched),
 	};

@@ -238,96 +238,6 @@ static void test_overflow_big_frames(void **state)
 	}
 }
 
-/* Stack colouring (runtime/stack.c): a default-size stack's first frame
- * starts a multiple of 64 bytes below its top, at most 896 bytes and
- * under 1/32 of the stack; any 8 neighbouring stacks (the shims carve a
- * class at a pitch of size + guard) have 8 colours (fewer, a power of
- * two, on a stack under 16 KiB); the stack below it is all usable. */
-static void test_colours_of_neighbours(void **state)
-{
-	(void)state;
-	static const size_t shapes[][3] = {
-		/* size, guard, colours */
-		{64 * 1024, 4096, 8},        {64 * 1024, 64 * 1024, 8}, {64 * 1024, 8192, 8},
-		{256 * 1024, 4096, 8},       {32 * 1024, 4096, 8},      {16 * 1024, 4096, 8},
-		{12 * 1024, 4096, 4},        {4096, 4096, 2},           {4096, 64 * 1024, 2},
-		{1024 * 1024, 64 * 1024, 8},
-	};
-	for (size_t k = 0; k < sizeof shapes / sizeof shapes[0]; k++) {
-		size_t size = shapes[k][0], guard = shapes[k][1], n = shapes[k][2];
-		size_t most = size / 32 < 896 ? size / 32 : 896;
-		/* a slab somewhere, page aligned, and n stacks in a row in it */
-		uintptr_t slab = (uintptr_t)0x7f1234567000 + k * 0x10000000;
-		uint32_t seen = 0;
-		for (size_t i = 0; i < n; i++) {
-			uintptr_t base = slab + guard + i * (size + guard);
-			size_t c = weft__stack_colour((void *)base, size, guard);
-			assert_int_equal(c % 64, 0);
-			assert_true(c <= most);
-			seen |= (uint32_t)1 << (c / 64 % 32);
-		}
-		print_message("%zu KiB stack, %zu KiB guard: %d colours\n", size / 1024,
-			      guard / 1024, __builtin_popcount(seen));
-		assert_int_equal(__builtin_popcount(seen), (int)n);
-	}
-}
-
-/* A fiber of the default size: its first frame lies in the stack's top
- * page, and every page below it down to the guard is its to use. */
-static __attribute__((noinline)) int descend(int depth, uintptr_t floor_addr)
-{
-	volatile char frame[256];
-	frame[0] = (char)depth;
-	if ((uintptr_t)__builtin_frame_address(0) > floor_addr)
-		return descend(depth + 1, floor_addr) + frame[0] - (char)depth;
-	return depth;
-}
-
-static weft_sem_t *ready, *measured;
-
-static void *measure_depth(void *arg)
-{
-	(void)arg;
-	struct shim_stack s;
-	weft__stack_of(weft__worker_self()->cur, &s);
-	uintptr_t top = (uintptr_t)s.base + s.size;
-	uintptr_t frame = (uintptr_t)__builtin_frame_address(0);
-	print_message("first frames end %lu bytes below the top of the stack\n",
-		      (unsigned long)(top - frame));
-	/* the others start on stacks of their own while this one waits */
-	weft_sem_release(ready);
-	if (weft_sem_acquire(measured, wt_ms(10000)) != 0)
-		return (void *)3;
-	if (top - frame >= 4096)
-		return (void *)1;
-	/* Each fiber its own floor: with two workers two descend at once. */
-	return descend(0, (uintptr_t)s.base + 1024) > 0 ? NULL : (void *)2;
-}
-
-static void test_default_stack_depth_kept(void **state)
-{
-	(void)state;
-	enum { N = 16 };
-	weft_fiber_t f[N];
-	assert_int_equal(weft_init(NULL), 0);
-	assert_int_equal(weft_sem_create(&ready, 0), 0);
-	assert_int_equal(weft_sem_create(&measured, 0), 0);
-	for (int i = 0; i < N; i++) /* alive at once: stacks of several colours */
-		assert_int_equal(weft_fiber_spawn(&f[i], NULL, measure_depth, NULL), 0);
-	for (int i = 0; i < N; i++)
-		assert_int_equal(weft_sem_acquire(ready, wt_ms(10000)), 0);
-	for (int i = 0; i < N; i++)
-		assert_int_equal(weft_sem_release(measured), 0);
-	for (int i = 0; i < N; i++) {
-		void *r;
-		assert_int_equal(weft_fiber_join(f[i], -1, &r, NULL), 0);
-		assert_ptr_equal(r, NULL);
-	}
-	weft_sem_destroy(ready);
-	weft_sem_destroy(measured);
-	assert_int_equal(weft_shutdown(), 0);
-}
-
 /* $WEFT_GUARD_KB sets the guard of stacks allocated after weft_init; past
  * its limit weft_init refuses; unset, the CPU's default is back. */
 static void guard_sizes(size_t unused)
@@ -572,11 +482,8 @@ static __attribute__((noinline)) int dig(int depth)
 
 static void *whole_then_overflow(void *arg)
 {
-	/* From the stack's base, not the first frame: that is coloured, up
-	 * to 1,920 bytes below the top (runtime/stack.c). */
-	struct shim_stack s;
-	weft__stack_of(weft__worker_self()->cur, &s);
-	fill_floor = (uintptr_t)s.base + 2048;
+	volatile char here;
+	fill_floor = (uintptr_t)&here - (64 * 1024 - 2048);
 	if (dig(0) != 0)
 		return NULL;
 	return overflow(arg);
@@ -674,8 +581,6 @@ int main(void)
 		cmocka_unit_test(test_overflow_odd_size),
 		cmocka_unit_test(test_overflow_big_frames),
 		cmocka_unit_test(test_guard_size_configurable),
-		cmocka_unit_test(test_colours_of_neighbours),
-		cmocka_unit_test(test_default_stack_depth_kept),
 		cmocka_unit_test(test_overflow_in_switch_names_outgoing),
 		cmocka_unit_test(test_foreign_fault_passed_on),
 		cmocka_unit_test(test_foreign_fault_recovered_overflow_still_reported),
