@@ -66,6 +66,15 @@ bad() { echo "  FAIL: $1"; failed=$((failed + 1)); }
 parked=build/linux-x86_64/tests/gdb/parked
 overflow=build/linux-x86_64/tests/test_overflow
 httpd=build/linux-x86_64/examples/httpd
+# Brought up to date first (a no-op when they are): a binary left from an
+# older tree would quote the older code's frames and lines, and a check
+# against it would pass while a fresh clone's fails. The cross-built and
+# bare-metal ones too, where their toolchains are (else their blocks are
+# skipped below, as before).
+make --no-print-directory TARGET=linux-x86_64 "$parked" "$overflow" "$httpd" >/dev/null 2>&1
+make --no-print-directory TARGET=linux-riscv64 build/linux-riscv64/tests/gdb/parked \
+	>/dev/null 2>&1 || true
+make --no-print-directory TARGET=qemu-virt build/qemu-virt/examples/httpd >/dev/null 2>&1 || true
 for b in "$parked" "$overflow" "$httpd"; do
 	if [ ! -x "$b" ]; then
 		bad "$b not built (make TARGET=linux-x86_64 $b)"
