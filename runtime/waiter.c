@@ -115,12 +115,6 @@ int weft__waiter_wait_why(weft__lock_t *lock, struct weft__waiter **head, struct
 	return r;
 }
 
-int weft__waiter_wait_unlocked(weft__lock_t *lock, struct weft__waiter **head,
-			       struct weft__waiter *w, int64_t deadline, const char *why)
-{
-	return wait_unlocked(lock, head, w, deadline, why, false);
-}
-
 int weft__waiter_wait_own(weft__lock_t *lock, struct weft__waiter **head, struct weft__waiter *w,
 			  int64_t deadline, const char *why)
 {

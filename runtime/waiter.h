@@ -17,15 +17,16 @@ struct weft__waiter *weft__waitq_take(struct weft__waiter **head);
 int weft__waiter_wait_why(weft__lock_t *lock, struct weft__waiter **head, struct weft__waiter *w,
 			  int64_t deadline, const char *why);
 
-/* weft__waiter_wait_why and weft__waiter_wait_unlocked for a lock that is
- * the object's own (a channel's, a mutex's, a future's ...): no other
- * object's waiters or wakers take it, and nothing a worker does while
- * looking for work does. A wait with no deadline then parks holding it
+/* weft__waiter_wait_why for a lock that is the object's own (a channel's,
+ * a mutex's, a future's ...): no other object's waiters or wakers take it,
+ * and nothing a worker does while looking for work does. A wait with no deadline then parks holding it
  * (park.h's weft__park_locked, docs/decisions/park-locked.md). A lock shared
  * by many objects (lwIP's, the step scheduler's) or one the reactor's poll
  * takes must not be held so: use the plain calls. */
 int weft__waiter_wait_own(weft__lock_t *lock, struct weft__waiter **head, struct weft__waiter *w,
 			  int64_t deadline, const char *why);
+/* The same, returning with the lock released (a completed wait then never
+ * takes it again): a channel's. */
 int weft__waiter_wait_own_unlocked(weft__lock_t *lock, struct weft__waiter **head,
 				   struct weft__waiter *w, int64_t deadline, const char *why);
 

@@ -51,11 +51,6 @@ void weft__waiter_complete(struct weft__waiter *w, int result);
  * a waker completed w, else the park result (w removed). Lock held on return. */
 int weft__waiter_wait(weft__lock_t *lock, struct weft__waiter **head, struct weft__waiter *w,
 		      int64_t deadline);
-/* The same, returning with the lock released (a completed wait then never
- * takes it again); why names the wait for weft_dump, as
- * weft__park_begin_why. */
-int weft__waiter_wait_unlocked(weft__lock_t *lock, struct weft__waiter **head,
-			       struct weft__waiter *w, int64_t deadline, const char *why);
 
 /* ---- Blocking work (offload.c) ------------------------------------------ */
 
