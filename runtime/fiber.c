@@ -182,7 +182,10 @@ static int spawn(weft_fiber_t *out, const weft_attr_t *attr, weft_fn fn, void *a
 		atomic_fetch_add_explicit(&weft__rt.high_alive, 1, memory_order_relaxed);
 	if (f->flags & FF_FPENV) /* before it is queued: its first switch looks */
 		atomic_fetch_add_explicit(&weft__rt.fp_alive, 1, memory_order_relaxed);
-	weft__ready(f);
+	/* Into the spawner's next-run slot, as Go's newproc does: a spawner
+	 * that joins or waits next runs it here, and the fiber it displaces
+	 * goes to the deque, where an idle worker is woken for it. */
+	weft__ready_next(f);
 	return 0;
 
 no_record:

@@ -27,8 +27,11 @@ int weft__idle_count(void) { return atomic_load_explicit(&nidle, memory_order_re
  * no work for w, and counting it would keep w looking for work it can
  * never take, at full CPU, for as long as that worker's fiber runs. An
  * unpinned fiber in a busy worker's slot is w's to steal once it has
- * waited there (steal.c's steal_runnext), so it counts. */
-static bool queued_for(const struct weft__worker *w)
+ * waited there (steal.c's steal_runnext), so it counts with slots; the
+ * monitor leaves it out: it looks at the slots in time anyway, and a pair
+ * handing off to each other keeps one there half the time, so counting
+ * it would keep the monitor from ever sleeping. */
+static bool queued_for(const struct weft__worker *w, bool slots)
 {
 	if (atomic_load_explicit(&weft__rt.gq[0].len, memory_order_acquire) > 0 ||
 	    atomic_load_explicit(&weft__rt.gq[1].len, memory_order_acquire) > 0)
@@ -40,7 +43,7 @@ static bool queued_for(const struct weft__worker *w)
 		struct weft__fiber *r = atomic_load_explicit(&v->runnext, memory_order_acquire);
 		if (w && v != w) {
 			/* Its pin changes only while it runs, never in the slot. */
-			if (r && !weft__fiber_pin_of(r))
+			if (slots && r && !weft__fiber_pin_of(r))
 				return true;
 		} else if (r || atomic_load_explicit(&v->inbox_len, memory_order_acquire)) {
 			return true;
@@ -49,13 +52,13 @@ static bool queued_for(const struct weft__worker *w)
 	return false;
 }
 
-bool weft__work_queued(void) { return queued_for(NULL); }
+bool weft__work_queued(void) { return queued_for(NULL, true); }
 
 /* What an idle worker w's last look before sleeping counts as work: what w
  * may take, an interrupt to deliver, a timer due. */
-static bool work_visible(const struct weft__worker *w)
+static bool work_visible(const struct weft__worker *w, bool slots)
 {
-	if (queued_for(w) || atomic_load(&weft__rt.irq_sweep))
+	if (queued_for(w, slots) || atomic_load(&weft__rt.irq_sweep))
 		return true;
 	int64_t t = weft__timer_next();
 	return t != INT64_MAX && t <= weft__now();
@@ -148,11 +151,11 @@ static bool vclock_advance(int64_t cap)
 {
 	bool moved = false;
 	weft__lock(&vclock_lock);
-	if (atomic_load(&nidle) == (int)weft__rt.nworkers && !work_visible(NULL)) {
+	if (atomic_load(&nidle) == (int)weft__rt.nworkers && !work_visible(NULL, true)) {
 		bool quiet = true;
 		if (weft__io_pending()) {
 			if (weft__io_poll(0, NULL)) {
-				quiet = !work_visible(NULL);
+				quiet = !work_visible(NULL, true);
 			} else if (weft__io_pending()) {
 				/* Not for lack of waiters: another worker holds
 				 * the poll. */
@@ -173,6 +176,53 @@ static bool vclock_advance(int64_t cap)
 	}
 	weft__unlock(&vclock_lock);
 	return moved;
+}
+
+/* Whether some other worker's next-run slot holds a fiber w may take. */
+static bool slot_in_sight(const struct weft__worker *w)
+{
+	for (unsigned i = 0; i < weft__rt.nworkers; i++) {
+		struct weft__worker *v = &weft__rt.workers[i];
+		struct weft__fiber *r = atomic_load_explicit(&v->runnext, memory_order_acquire);
+		/* Its pin changes only while it runs, never in the slot. */
+		if (v != w && r && !weft__fiber_pin_of(r))
+			return true;
+	}
+	return false;
+}
+
+/* The idle monitor (docs/decisions/handoff-monitor.md). While another
+ * worker is busy, one idle worker (weft__rt.monitor) sleeps at most
+ * WEFT__MONITOR_NS at a time, in the reactor's poll or on its futex word,
+ * and between two sleeps looks at the other workers' next-run slots: a
+ * hand-off into an empty slot wakes nobody while there is a monitor
+ * (sched.c's weft__ready_next), and a fiber the monitor finds there at two
+ * looks in a row, the same while its worker did not switch, it takes.
+ * Returns that fiber, or NULL once woken, stopping, or at deadline (-1:
+ * none). */
+static struct weft__fiber *monitor_sleep(struct weft__worker *w, int64_t deadline)
+{
+	for (;;) {
+		int64_t d = shim_now() + WEFT__MONITOR_NS;
+		if (deadline >= 0 && deadline < d)
+			d = deadline;
+		bool polled = weft__io_poll(d, w);
+		if (!polled)
+			while (!atomic_load_explicit(&w->wake, memory_order_acquire) &&
+			       !atomic_load(&weft__rt.stopping) &&
+			       shim_wait(&w->wake, 0, d) != -ETIMEDOUT)
+				;
+		/* What the poll completed went to this worker's deques or
+		 * its private pinned list (no wake: it is the poller's own
+		 * thread), or to the global queue. */
+		if (atomic_load_explicit(&w->wake, memory_order_acquire) ||
+		    atomic_load(&weft__rt.stopping) || (deadline >= 0 && shim_now() >= deadline) ||
+		    (polled && (queued_for(w, false) || w->pinned[0] || w->pinned[1])))
+			return NULL;
+		struct weft__fiber *f = weft__steal_stale(w);
+		if (f)
+			return f;
+	}
 }
 
 /* Sleep until woken, the next timer or cap (-1: none). Returns true when a
@@ -219,11 +269,17 @@ bool weft__sleep_idle(struct weft__worker *w, int64_t cap)
 	atomic_store_explicit(&w->asleep, 1, memory_order_relaxed);
 	weft__fence();
 
+	/* With another worker busy and no monitor yet, we are it (no virtual
+	 * clock: it moves only when every worker sleeps without a timeout). */
+	int none = 0;
+	bool mon = n + 1 < (int)weft__rt.nworkers && !weft__vclock_on() &&
+		   atomic_compare_exchange_strong(&weft__rt.monitor, &none, w->index + 1);
+
 	/* Work queued between our last look and our joining the idle list is
 	 * seen here: its waker either saw us idle or we see its work. Work
 	 * pinned here is ours alone: its pusher wakes us by name; work pinned
 	 * to another worker is not ours at all (queued_for). */
-	bool visible = work_visible(w);
+	bool visible = work_visible(w, !mon);
 	if (!visible && !w->pinned[0] && !w->pinned[1] && !atomic_load(&weft__rt.stopping)) {
 		int64_t t = weft__timer_next();
 		int64_t deadline = t == INT64_MAX ? -1 : t;
@@ -234,15 +290,34 @@ bool weft__sleep_idle(struct weft__worker *w, int64_t cap)
 				goto out;
 			deadline = -1; /* a virtual deadline is no real time */
 		}
-		/* With fibers waiting on I/O, one idle worker sleeps in the
-		 * reactor's poll instead of its futex; what the poll completes
-		 * lands on this worker's deque. */
-		if (!weft__io_poll(deadline, w)) {
+		if (mon) {
+			struct weft__fiber *f = monitor_sleep(w, deadline);
+			if (f) {
+				/* Taken from a busy worker's slot: ours to
+				 * run; we count as spinning until we look. */
+				if (!weft__deque_push(&w->dq, f))
+					weft__gq_push_list(0, f, f, 1);
+				visible = true;
+			}
+		} else if (!weft__io_poll(deadline, w)) {
+			/* With fibers waiting on I/O, one idle worker sleeps
+			 * in the reactor's poll instead of its futex; what the
+			 * poll completes lands on this worker's deque. */
 			while (!atomic_load_explicit(&w->wake, memory_order_acquire) &&
 			       !atomic_load(&weft__rt.stopping))
 				if (shim_wait(&w->wake, 0, deadline) == -ETIMEDOUT)
 					break;
 		}
+	}
+	if (mon) {
+		/* The role ends with a fence: a hand-off that still saw it
+		 * stored its fiber before its own fence, so the look below
+		 * sees the fiber; then we count as spinning, look for work,
+		 * and pass the baton if we find some, as for any wake. */
+		atomic_store(&weft__rt.monitor, 0);
+		weft__fence();
+		if (!visible && slot_in_sight(w))
+			visible = true;
 	}
 out:
 	atomic_store_explicit(&w->asleep, 0, memory_order_relaxed);

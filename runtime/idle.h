@@ -8,6 +8,11 @@
 
 struct weft__worker;
 
+/* How often the idle monitor looks at busy workers' next-run slots
+ * (idle.c): a fiber a hand-off left in the slot of a worker that goes on
+ * running something else waits about twice this at most. */
+#define WEFT__MONITOR_NS 100000
+
 /* Wake one idle worker (a new timer, new work from outside). */
 void weft__kick_idle(void);
 /* Wake one idle worker if nobody is already looking for work (idle.c). */

@@ -202,6 +202,7 @@ int weft_init(const weft_config_t *cfg)
 	atomic_store(&weft__rt.live, 0);
 	atomic_store(&weft__rt.services, 0);
 	atomic_store(&weft__rt.nspinning, 0);
+	atomic_store(&weft__rt.monitor, 0);
 	for (unsigned i = 0; i < c.workers; i++) {
 		ws[i].index = (int)i;
 		ws[i].rng = 0x9e3779b97f4a7c15ull * (i + 1);

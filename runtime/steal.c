@@ -70,6 +70,22 @@ static struct weft__fiber *steal_class(struct weft__worker *w, int c, unsigned s
 	return NULL;
 }
 
+/* Every victim's next-run slot, from victim start on: the first that has
+ * waited too long. */
+static struct weft__fiber *steal_slots(struct weft__worker *w, unsigned start)
+{
+	unsigned n = weft__rt.nworkers;
+	for (unsigned k = 0; k < n; k++) {
+		struct weft__worker *v = &weft__rt.workers[(start + k) % n];
+		struct weft__fiber *r = v != w ? steal_runnext(w, v) : NULL;
+		if (r) {
+			weft__bump(&w->steals);
+			return r;
+		}
+	}
+	return NULL;
+}
+
 /* Steal half of a random victim's bulk deque; with every one empty, a
  * victim's next-run slot that has waited too long. */
 struct weft__fiber *weft__steal(struct weft__worker *w)
@@ -85,15 +101,12 @@ struct weft__fiber *weft__steal(struct weft__worker *w)
 	 * from it, and a slot is only taken after RUNNEXT_GRACE_NS anyway. */
 	if (++w->rn_looks % 8)
 		return NULL;
-	for (unsigned k = 0; k < n; k++) {
-		struct weft__worker *v = &weft__rt.workers[(start + k) % n];
-		struct weft__fiber *r = v != w ? steal_runnext(w, v) : NULL;
-		if (r) {
-			weft__bump(&w->steals);
-			return r;
-		}
-	}
-	return NULL;
+	return steal_slots(w, start);
+}
+
+struct weft__fiber *weft__steal_stale(struct weft__worker *w)
+{
+	return weft__rt.nworkers > 1 ? steal_slots(w, 0) : NULL;
 }
 
 struct weft__fiber *weft__steal_high(struct weft__worker *w)

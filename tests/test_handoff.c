@@ -35,7 +35,11 @@ static void *receiver(void *arg)
 static void *queued(void *arg)
 {
 	struct order *o = arg;
+	weft_future_t *never;
+	assert_int_equal(weft_future_create(&never), 0);
+	assert_int_equal(weft_future_await(never, -1, NULL), -ECANCELED);
 	o->queued_ran = 1 + atomic_fetch_add(&o->seq, 1);
+	assert_int_equal(weft_future_release(never), 0);
 	return NULL;
 }
 
@@ -43,12 +47,16 @@ static void *sender(void *arg)
 {
 	struct order *o = arg;
 	weft_fiber_t r = wt_spawn_named(receiver, o, "receiver");
-	/* Let the receiver park on the channel. */
+	weft_fiber_t q = wt_spawn_named(queued, o, "queued");
+	/* Let both park: the receiver on the channel, the other on a future
+	 * nobody settles. */
 	assert_int_equal(wt_wait_parked("receiver", "chan recv"), 1);
+	assert_int_equal(wt_wait_parked("queued", "future"), 1);
 	int v = 7;
 	assert_int_equal(weft_chan_send(o->c, &v, -1), 0);
-	/* Queued after the wake: on the deque alone (LIFO) it would go first. */
-	weft_fiber_t q = wt_spawn(queued, o);
+	/* Queued after the hand-off, by an ordinary wake (a cancellation):
+	 * on the deque alone (LIFO) it would go first. */
+	assert_int_equal(weft_fiber_cancel(q), 0);
 	/* Both are runnable now; the receiver, woken by the hand-off, first. */
 	weft_fiber_join(r, -1, NULL, NULL);
 	weft_fiber_join(q, -1, NULL, NULL);
@@ -148,29 +156,41 @@ static void test_handoff_pair_leaves_room(void **state)
 /* ---- A slot left waiting is taken by another worker --------------------- */
 
 struct busy {
+	int how; /* HOW_FUTURE, HOW_CHAN, HOW_SPAWN */
 	weft_future_t *fut;
+	weft_chan_t *c;
 	_Atomic int woken, parked, gave_up;
 	int waker_worker, woken_worker;
 };
 
+enum { HOW_FUTURE, HOW_CHAN, HOW_SPAWN };
+
 static void *woken(void *arg)
 {
 	struct busy *b = arg;
-	atomic_store(&b->parked, 1);
-	weft_future_await(b->fut, -1, NULL);
+	if (b->how == HOW_FUTURE) {
+		atomic_store(&b->parked, 1);
+		weft_future_await(b->fut, -1, NULL);
+	} else if (b->how == HOW_CHAN) {
+		int v;
+		atomic_store(&b->parked, 1);
+		weft_chan_recv(b->c, &v, -1);
+	}
 	b->woken_worker = weft_worker_index();
 	atomic_store(&b->woken, 1);
 	return NULL;
 }
 
-/* Settles the future (a hand-off: the waiter goes to this worker's slot),
- * then runs without blocking or yielding until the waiter has run, for at
- * most WAKE_BOUND_NS: nothing else wakes the other worker, so a lost wake
- * shows as this bound reached (well past what a wake takes, even under
- * TSan or qemu on a loaded machine). First (Linux) it waits, spinning,
- * until the other worker sleeps: a worker still up after this fiber's
- * spawn (woken to look for work as this one took it) would find the slot
- * itself, and the wake would go untested. */
+/* Wakes the other fiber by a hand-off (it goes to this worker's next-run
+ * slot: a future settled, a channel's rendezvous, or a spawn), then runs
+ * without blocking or yielding until that fiber has run, for at most
+ * WAKE_BOUND_NS: nothing else wakes the other worker, so a lost wake shows
+ * as this bound reached (well past what the idle monitor's two looks take,
+ * docs/decisions/handoff-monitor.md, even under TSan or qemu on a loaded
+ * machine). First (Linux) it waits, spinning, until the other worker
+ * sleeps: a worker still up after this fiber's spawn (woken to look for
+ * work as this one took it) would find the slot itself, and the path under
+ * test (the monitor's, or the wake's) would go untested. */
 #define WAKE_BOUND_NS ((int64_t)10 * 1000000000)
 
 static void *busy_waker(void *arg)
@@ -180,35 +200,77 @@ static void *busy_waker(void *arg)
 	int64_t asleep_by = weft_now() + WAKE_BOUND_NS;
 	for (int seen = 0; seen < 2 && weft_now() < asleep_by;)
 		seen = wt_others_sleep() ? seen + 1 : 0;
-	assert_int_equal(weft_future_resolve(b->fut, NULL), 0);
+	weft_fiber_t f = 0;
+	if (b->how == HOW_FUTURE) {
+		assert_int_equal(weft_future_resolve(b->fut, NULL), 0);
+	} else if (b->how == HOW_CHAN) {
+		int v = 1;
+		assert_int_equal(weft_chan_send(b->c, &v, -1), 0);
+	} else {
+		assert_int_equal(weft_fiber_spawn(&f, NULL, woken, b), 0);
+	}
 	int64_t give_up = weft_now() + WAKE_BOUND_NS;
 	for (long i = 0; !atomic_load(&b->woken); i++)
 		if (i % 1024 == 0 && weft_now() > give_up) {
 			atomic_store(&b->gave_up, 1);
 			break;
 		}
+	if (f)
+		weft_fiber_join(f, -1, NULL, NULL);
 	return NULL;
 }
 
-static void test_handoff_taken_while_waker_runs(void **state)
+static void taken_while_waker_runs(int how, unsigned workers)
 {
-	(void)state;
-	wt_restart(2, 0);
+	wt_restart(workers, 0);
 	static struct busy b;
 	memset(&b, 0, sizeof b);
+	b.how = how;
 	assert_int_equal(weft_future_create(&b.fut), 0);
-	weft_fiber_t w = wt_spawn_named(woken, &b, "woken");
-	assert_true(wt_wait_flag(&b.parked));
-	assert_int_equal(wt_wait_parked("woken", "future"), 1);
+	assert_int_equal(weft_chan_create(&b.c, sizeof(int), 0), 0);
+	weft_fiber_t w = 0;
+	if (how != HOW_SPAWN) {
+		w = wt_spawn_named(woken, &b, "woken");
+		assert_true(wt_wait_flag(&b.parked));
+		assert_int_equal(wt_wait_parked("woken", how == HOW_CHAN ? "chan recv" : "future"),
+				 1);
+	}
 	weft_fiber_t k = wt_spawn(busy_waker, &b);
 	wt_join(k);
-	wt_join(w);
+	if (w)
+		wt_join(w);
 	assert_false(atomic_load(&b.gave_up));
 	assert_true(atomic_load(&b.woken));
 	/* It ran while its waker held the other worker. */
 	assert_int_not_equal(b.woken_worker, b.waker_worker);
 	assert_int_equal(weft_future_release(b.fut), 0);
+	assert_int_equal(weft_chan_destroy(b.c), 0);
 	wt_restart_default();
+}
+
+static void test_handoff_taken_while_waker_runs(void **state)
+{
+	(void)state;
+	taken_while_waker_runs(HOW_FUTURE, 2);
+}
+
+static void test_chan_handoff_taken_while_sender_runs(void **state)
+{
+	(void)state;
+	taken_while_waker_runs(HOW_CHAN, 2);
+}
+
+static void test_spawn_taken_while_spawner_runs(void **state)
+{
+	(void)state;
+	taken_while_waker_runs(HOW_SPAWN, 2);
+}
+
+/* Three workers: one monitor, one other sleeper. */
+static void test_handoff_taken_with_3_workers(void **state)
+{
+	(void)state;
+	taken_while_waker_runs(HOW_CHAN, 3);
 }
 
 int main(void)
@@ -217,6 +279,9 @@ int main(void)
 		cmocka_unit_test(test_handoff_runs_next),
 		cmocka_unit_test(test_handoff_pair_leaves_room),
 		cmocka_unit_test(test_handoff_taken_while_waker_runs),
+		cmocka_unit_test(test_chan_handoff_taken_while_sender_runs),
+		cmocka_unit_test(test_spawn_taken_while_spawner_runs),
+		cmocka_unit_test(test_handoff_taken_with_3_workers),
 	};
 	return WT_MAIN("handoff", tests, wt_start, wt_stop);
 }
