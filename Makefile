@@ -329,8 +329,8 @@ endif
 # to runtime/sim.c, which only this archive has), its internals visible as
 # libweft-internal.a's are. Its scenarios (tests/sim/sim_*.c) link it; each
 # is also linked with libweft.a ($(O)/sim/NAME.plain), whose weft_init must
-# refuse a seed. make sim-build makes them; tests/sim/determinism.sh runs
-# them (make test).
+# refuse a seed. make sim-build makes them; tests/sim/determinism.sh and
+# mk/sim.sh --fixed run them (make test), make sim over many seeds.
 SIM_LIB := $(O)/libweft-sim.a
 SIM_OBJS := $(patsubst %,$(O)/sim/obj/%.o,$(SRCS) runtime/sim.c)
 SIM_SCENARIOS := $(patsubst tests/sim/%.c,$(O)/sim/%,$(wildcard tests/sim/sim_*.c))
@@ -352,15 +352,26 @@ $(SIM_LIB): $(SIM_OBJS) $(LWIP_OBJS)
 	@rm -f $@
 	@$(if $(Q),echo '  AR      $@')
 	$(Q)$(AR) rcs $@ $^
-$(O)/sim/%: tests/sim/%.c $(SIM_LIB)
+$(O)/sim/%: tests/sim/%.c tests/sim/scenario.h $(SIM_LIB)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo '  LD      $@')
 	$(Q)$(CC) $(PUBLIC_CFLAGS) -o $@ $< $(SIM_LIB) $(ALL_LDFLAGS) $(LIBS)
-$(O)/sim/%.plain: tests/sim/%.c $(LIB)
+$(O)/sim/%.plain: tests/sim/%.c tests/sim/scenario.h $(LIB)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo '  LD      $@')
 	$(Q)$(CC) $(PUBLIC_CFLAGS) -o $@ $< $(LIB) $(ALL_LDFLAGS) $(LIBS)
 -include $(SIM_OBJS:.o=.d)
+# make sim: every scenario over SEEDS seeds from SEED_FROM, each failing seed
+# with the line that replays it (mk/sim.sh; SIM= picks scenarios, SIM_ARGS=
+# words after the seed, SIM_TIMEOUT= seconds a run). A bare-metal target's
+# images run through its RUN (qemu-virt: qemu/run-qemu-virt.sh). make exports
+# the variables given on its command line to mk/sim.sh.
+SIM_RUNNER := $(if $(filter bare,$(SHIM)),$(RUN))
+.PHONY: sim
+sim: sim-build
+	@if [ "$(SHIM)" = bare ] && [ -z "$(RUN)" ]; then \
+		echo "$(TARGET): nothing here can run its images" >&2; exit 1; fi
+	@mk/sim.sh $(O) $(SIM_RUNNER)
 
 # Examples are what a user writes: the public headers and libweft.a only.
 # An example may have files of its own in examples/<dir>/ (httpd's request
@@ -657,6 +668,8 @@ help:
 	'make footprint          connections held on qemu-virt -m 64M (root: a TAP device)' \
 	'make debug              an image halted under gdb-multiarch with weft'"'"'s gdb extension' \
 	'make coverage           line coverage of linux-x86_64 and its floors' \
+	'make sim                the simulation scenarios over SEEDS=N seeds (100; SEED_FROM=, SIM=tree ...):' \
+	'                        each failing seed with the line that replays it (docs/debugging.md)' \
 	'make sim-build          libweft-sim.a and the simulation scenarios (tests/sim/) for TARGET' \
 	'make fuzz               the libFuzzer harnesses for FUZZ_SECONDS each' \
 	'make format             clang-format the sources; format-check lists what differs' \

@@ -91,12 +91,17 @@ x86="TARGET=linux-x86_64"
 step "io_uring fallbacks (tests/uring_fallbacks.sh)" "$x86 tests" \
 	tests/uring_fallbacks.sh build/linux-x86_64
 # Deterministic simulation (docs/decisions/simulation.md): libweft-sim.a's
-# ring scenario with one seed twice (the same output and digest) and
-# another (another digest), a deadlock found and replayed, and libweft.a's
-# refusal of a seed (tests/sim/determinism.sh).
+# scenarios with one seed twice (the same output and digest) and another
+# (another digest), a deadlock found and replayed, and libweft.a's refusal
+# of a seed (tests/sim/determinism.sh).
 step "tests/sim/determinism.sh" "$x86 sim-build" tests/sim/determinism.sh build/linux-x86_64
 step "tests/sim/determinism.sh qemu-virt" "TARGET=qemu-virt sim-build" \
 	tests/sim/determinism.sh build/qemu-virt qemu/run-qemu-virt.sh
+# Every simulation scenario over a fixed few seeds (mk/sim.sh --fixed: 8
+# each on linux-x86_64, 4 on qemu-virt, a boot each; make sim runs more).
+step "mk/sim.sh --fixed" "$x86 sim-build" mk/sim.sh --fixed build/linux-x86_64
+step "mk/sim.sh --fixed qemu-virt" "TARGET=qemu-virt sim-build" \
+	mk/sim.sh --fixed build/qemu-virt qemu/run-qemu-virt.sh
 # The library as a user takes it: only weft_* leaves libweft.a and
 # libweft.so, a program with its own sys_now links, build directories keep
 # one configuration, and on qemu-virt only weft_* and the C library's

@@ -6,7 +6,9 @@
 # WEFT_SIM_SEED; another seed gives another digest; a deadlock is found,
 # said with its seed and the same on a second run; libweft-sim.a without a
 # seed runs on threads as libweft.a does; libweft.a refuses a seed, naming
-# libweft-sim.a. Prints "sim determinism DIR: N passed, N failed" (DIR:
+# libweft-sim.a; each other scenario (tests/sim/scenario.h) replays its seed
+# and another seed gives another digest. mk/sim.sh --fixed runs every
+# scenario over a few seeds. Prints "sim determinism DIR: N passed, N failed" (DIR:
 # the build directory's name).
 # RUNNER runs a bare-metal build's images (qemu/run-qemu-virt.sh): a
 # NAME=value goes on its command line, and only the scenario's own lines
@@ -47,7 +49,7 @@ run()
 	if [ -n "$runner" ]; then
 		QEMU_TIMEOUT=120 timeout 150 "$runner" "$prog" "${envs[@]}" "$@" >"$tmp" 2>&1
 		RC=$?
-		OUT=$(grep -E '^(ring|tree|weft sim|weft_init|sim_ring):' "$tmp")
+		OUT=$(grep -E '^(ring|tree|weft sim|weft_init|sim_[a-z_]+):' "$tmp")
 	else
 		# (bash's "Aborted" for the deadlock's run: not ours to show)
 		{ timeout 60 env "${envs[@]}" "$prog" "$@" >"$tmp" 2>&1; } 2>/dev/null
@@ -103,5 +105,23 @@ verdict "WEFT_SIM_SEED=1x is refused (-EINVAL)"
 run "$ring.plain"
 [ "$RC" = 0 ]
 verdict "libweft.a without a seed runs"
+# The other scenarios (scenario.h): seed 3 twice, by argument and by
+# WEFT_SIM_SEED, gives the same output and line; seed 6 (the same number
+# of workers, 2) another digest.
+for prog in "$dir"/sim/sim_*; do
+	name=$(basename "$prog")
+	[[ $name =~ ^sim_[a-z_]+$ && $name != sim_ring ]] || continue
+	run "$prog" 3
+	a=$OUT arc=$RC
+	[ "$arc" = 0 ] && grep -Eq "$line_re" <<<"$a" && grep -q "^$name: workers 2," <<<"$a"
+	verdict "$name seed 3 runs its checks (exit $arc)"
+	run WEFT_SIM_SEED=3 "$prog"
+	[ "$RC" = 0 ] && [ "$OUT" = "$a" ]
+	verdict "$name WEFT_SIM_SEED=3 twice: the same output and digest"
+	run "$prog" 6
+	c=$OUT
+	[ "$RC" = 0 ] && [ -n "$(digest_of "$c")" ] && [ "$(digest_of "$c")" != "$(digest_of "$a")" ]
+	verdict "$name seed 6: another digest than seed 3's"
+done
 echo "sim determinism $(basename "$dir"): $pass passed, $fail failed"
 [ "$fail" = 0 ]

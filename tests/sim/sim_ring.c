@@ -8,11 +8,12 @@
  * which depends on the schedule. Exit 0 when every check held, 1 when one
  * failed, 2 when weft_init refused (libweft.a refuses a seed: the same
  * source is linked with it as sim_ring.plain). With "deadlock" after the
- * seed, a fiber also waits on a channel nobody sends to: the simulator
- * must find every actor waiting, print its line and abort (without a
- * seed, that run would never end). tests/sim/determinism.sh runs it. */
+ * seed (or alone, the seed in $WEFT_SIM_SEED), a fiber also waits on a
+ * channel nobody sends to: the simulator must find every actor waiting,
+ * print its line and abort (without a seed, that run would never end). tests/sim/determinism.sh runs it. */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -89,7 +90,7 @@ static void *tree(void *arg)
 int main(int argc, char **argv)
 {
 	weft_config_t cfg = {0};
-	if (argc > 1)
+	if (argc > 1 && strcmp(argv[1], "deadlock") != 0)
 		cfg.sim_seed = strtoull(argv[1], NULL, 0);
 	int e = weft_init(&cfg);
 	if (e) {
@@ -103,9 +104,12 @@ int main(int argc, char **argv)
 		if (weft_fiber_spawn(NULL, NULL, member, (void *)(intptr_t)i) != 0)
 			return 1;
 	weft_chan_t *never = NULL;
-	if (argc > 2 && strcmp(argv[2], "deadlock") == 0 &&
-	    (weft_chan_create(&never, sizeof(long), 1) != 0 ||
-	     weft_fiber_spawn(NULL, NULL, waits_forever, never) != 0))
+	/* "deadlock" after the seed, or alone when $WEFT_SIM_SEED has it
+	 * (mk/sim.sh's SIM_ARGS). */
+	bool deadlock = (argc > 2 && strcmp(argv[2], "deadlock") == 0) ||
+			(argc == 2 && strcmp(argv[1], "deadlock") == 0);
+	if (deadlock && (weft_chan_create(&never, sizeof(long), 1) != 0 ||
+			 weft_fiber_spawn(NULL, NULL, waits_forever, never) != 0))
 		return 1;
 	weft_fiber_t root;
 	if (weft_fiber_spawn(&root, NULL, tree, (void *)(intptr_t)DEPTH) != 0)

@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# `make sim` (docs/decisions/simulation.md, docs/debugging.md "Deterministic
+# simulation"): every simulation scenario of a build directory
+# (BUILD_DIR/sim/sim_*, from make sim-build) over a window of seeds, each
+# run bounded in time. A run fails when it exits non-zero (a check of the
+# scenario's aborts), prints the simulator's deadlock line, ends without the
+# simulator's last line, or runs out of time. Each failure is printed with
+# the one line that replays it; the last line is
+# "sim DIR: N passed, M failed" (DIR: the build directory's name; the tally
+# mk/test-all.sh reads). Exit 1 if any run failed.
+#
+# Usage: mk/sim.sh [--fixed] BUILD_DIR [RUNNER]
+#   RUNNER runs a bare-metal build's images (qemu/run-qemu-virt.sh): the
+#   seed goes on its command line as WEFT_SIM_SEED=.
+#   --fixed: the short fixed set make test runs (SEEDS defaults to 8, or 4
+#   with a RUNNER: each run is a boot).
+# Environment:
+#   SEEDS=N       seeds per scenario (default 100)
+#   SEED_FROM=S   the first seed (default 1): seeds S .. S+N-1
+#   SIM="a b"     only these scenarios (sim_tree or tree), default all
+#   SIM_ARGS=...  words after the seed, for every scenario (a mode: sim_tree
+#                 racy)
+#   SIM_TIMEOUT=T seconds a run may take (default 60, 150 with a RUNNER)
+#   SIM_VERBOSE=1 also print each passing run's simulator line
+set -u
+fixed=0
+if [ "${1:-}" = --fixed ]; then
+	fixed=1
+	shift
+fi
+dir=${1:?usage: $0 [--fixed] BUILD_DIR [RUNNER]}
+runner=${2:-}
+if [ $fixed = 1 ]; then
+	seeds=${SEEDS:-$([ -n "$runner" ] && echo 4 || echo 8)}
+else
+	seeds=${SEEDS:-100}
+fi
+from=${SEED_FROM:-1}
+limit=${SIM_TIMEOUT:-$([ -n "$runner" ] && echo 150 || echo 60)}
+# shellcheck disable=SC2206 # words, as given
+extra=(${SIM_ARGS:-})
+[[ $seeds =~ ^[0-9]+$ ]] || { echo "$0: SEEDS=$seeds: not a number" >&2; exit 2; }
+[[ $limit =~ ^[1-9][0-9]*$ ]] || { echo "$0: SIM_TIMEOUT=$limit: not a whole number of seconds" >&2; exit 2; }
+if ! [[ $from =~ ^(0x[0-9a-fA-F]+|[0-9]+)$ ]] || [ $((from)) -lt 1 ]; then
+	echo "$0: SEED_FROM=$from: not a number from 1" >&2
+	exit 2
+fi
+progs=()
+if [ -n "${SIM:-}" ]; then
+	for s in $SIM; do
+		s=sim_${s#sim_}
+		[ -x "$dir/sim/$s" ] || { echo "$0: no scenario $dir/sim/$s (make sim-build)" >&2; exit 2; }
+		progs+=("$dir/sim/$s")
+	done
+else
+	for p in "$dir"/sim/sim_*; do
+		[[ $(basename "$p") =~ ^sim_[a-z_]+$ ]] && progs+=("$p")
+	done
+fi
+[ ${#progs[@]} -gt 0 ] || { echo "$0: no scenarios in $dir/sim (make sim-build)" >&2; exit 2; }
+tmp=$(mktemp)
+trap 'rm -f "$tmp"' EXIT
+line_re='^weft sim: WEFT_SIM_SEED=0x[0-9a-f]+ steps=[0-9]+ digest=0x[0-9a-f]{16}$'
+pass=0
+fail=0
+echo "sim $(basename "$dir"): ${#progs[@]} scenarios, seeds $((from)) to $((from + seeds - 1))${extra[*]:+, arguments ${extra[*]}}"
+for prog in "${progs[@]}"; do
+	name=$(basename "$prog")
+	np=0
+	nf=0
+	for ((i = 0; i < seeds; i++)); do
+		seed=$(printf '0x%x' $((from + i)))
+		if [ -n "$runner" ]; then
+			replay="$runner $prog WEFT_SIM_SEED=$seed${extra[*]:+ ${extra[*]}}"
+			QEMU_TIMEOUT=$limit timeout $((limit + 30)) "$runner" "$prog" \
+				"WEFT_SIM_SEED=$seed" ${extra[@]+"${extra[@]}"} >"$tmp" 2>&1
+		else
+			replay="WEFT_SIM_SEED=$seed $prog${extra[*]:+ ${extra[*]}}"
+			# (bash's "Aborted" for a failing run: said below)
+			{ WEFT_SIM_SEED=$seed timeout "$limit" "$prog" ${extra[@]+"${extra[@]}"} \
+				>"$tmp" 2>&1; } 2>/dev/null
+		fi
+		rc=$?
+		why=
+		if [ $rc = 124 ]; then
+			why="did not end within $limit s"
+		elif grep -q '^weft sim: deadlock' "$tmp"; then
+			why="deadlock (exit $rc)"
+		elif [ $rc = 134 ]; then
+			why="aborted (SIGABRT)"
+		elif [ $rc -gt 128 ]; then
+			why="killed by signal $((rc - 128))"
+		elif [ $rc != 0 ]; then
+			why="exit $rc"
+		elif ! grep -Eq "$line_re" "$tmp"; then
+			why="no simulator line (not linked with libweft-sim.a?)"
+		fi
+		if [ -z "$why" ]; then
+			np=$((np + 1))
+			[ "${SIM_VERBOSE:-0}" = 1 ] && echo "  ok    $name $(grep -E "$line_re" "$tmp" | tail -1)"
+			continue
+		fi
+		nf=$((nf + 1))
+		echo "  FAIL  $name seed $seed: $why"
+		# What the scenario and the simulator said of it (at most 6 lines).
+		grep -E '^(sim_[a-z_]+|ring|tree|weft sim|weft_init):' "$tmp" | grep -Ev "$line_re" |
+			grep -E 'FAIL|deadlock|actor|timer|weft_init' | head -6 | sed 's/^/        /'
+		echo "        replay: $replay"
+	done
+	echo "  $name: $np passed, $nf failed"
+	pass=$((pass + np))
+	fail=$((fail + nf))
+done
+echo "sim $(basename "$dir"): $pass passed, $fail failed"
+[ "$fail" = 0 ]
