@@ -22,7 +22,10 @@ static uint64_t next_rand(struct weft__worker *w)
  * w->rn_seen[i] is what w saw in victim i's slot, and when. */
 static struct weft__fiber *steal_runnext(struct weft__worker *w, struct weft__worker *v)
 {
-	struct weft__fiber *r = atomic_load_explicit(&v->runnext, memory_order_relaxed);
+	/* Acquire: the look at r's pin below reads its record, which the
+	 * exchange that put r there published (TSan: the monitor's look at
+	 * a freshly spawned fiber, test_handoff). */
+	struct weft__fiber *r = atomic_load_explicit(&v->runnext, memory_order_acquire);
 	/* A pinned fiber there changes its pin only while it runs, and then
 	 * the victim has switched: the grace below starts again. */
 	if (!r || weft__fiber_pin_of(r))
