@@ -37,8 +37,13 @@ static _Thread_local uint64_t rng;
 
 static uint64_t rand64(void)
 {
+	/* Under a simulation seed the generator's seed is drawn from it, so
+	 * that a seed replays select's choices too (not an address, which
+	 * ASLR moves from run to run). */
 	if (!rng)
-		rng = ((uint64_t)weft_now() ^ (uint64_t)(uintptr_t)&rng) | 1;
+		rng = SIM_DRAW(UINT64_MAX, SIM_SELECT_SEED,
+			       (uint64_t)weft_now() ^ (uint64_t)(uintptr_t)&rng) |
+		      1;
 	/* xorshift64* */
 	rng ^= rng >> 12;
 	rng ^= rng << 25;

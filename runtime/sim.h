@@ -22,6 +22,7 @@ enum weft__sim_kind {
 	SIM_WAIT,          /* a shim_wait that sleeps */
 	SIM_YIELD,         /* shim_thread_yield */
 	SIM_WAKE_TIMEOUT,  /* every actor waits: the earliest deadline ends */
+	SIM_SELECT_SEED,   /* select.c's generator seeded (once per thread) */
 };
 
 #if WEFT_SIM

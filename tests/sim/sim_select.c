@@ -7,18 +7,10 @@
  * channel from their cases once it is closed (-EPIPE). Checks that every
  * value arrives exactly once, each consumer sees one producer's values in
  * the order sent, and nothing arrives after a close; prints how many
- * selects ended at their deadline (a schedule's count).
- *
- * Until select.c's generator is seeded by the simulation (slice 2 of the
- * decision: today it is seeded from weft_now() and its own thread-local
- * address), one seed replays only where that address is the same from run
- * to run: on Linux this program runs itself again without address-space
- * randomisation (personality(2)); bare metal has none. */
+ * selects ended at their deadline (a schedule's count). select.c's own
+ * generator is seeded from the simulation's seed (SIM_SELECT_SEED), so a
+ * seed replays its choices too. */
 #include <errno.h>
-#ifdef __linux__
-#include <sys/personality.h>
-#include <unistd.h>
-#endif
 
 #include "scenario.h"
 
@@ -88,14 +80,6 @@ static void *consumer(void *arg)
 
 int main(int argc, char **argv)
 {
-#ifdef __linux__
-	int pers = personality(0xffffffff);
-	if (pers != -1 && !(pers & ADDR_NO_RANDOMIZE) &&
-	    personality((unsigned long)pers | ADDR_NO_RANDOMIZE) != -1) {
-		execv("/proc/self/exe", argv);
-		/* (no exec: the run goes on, its select draws unreplayable) */
-	}
-#endif
 	scenario_init("sim_select", argc, argv);
 	for (int p = 0; p < PRODUCERS; p++)
 		CHECK(weft_chan_create(&chans[p], sizeof(int), (size_t)p) == 0, "chan %d", p);
