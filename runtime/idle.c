@@ -198,8 +198,8 @@ static bool slot_in_sight(const struct weft__worker *w)
  * hand-off into an empty slot wakes nobody while there is a monitor
  * (sched.c's weft__ready_next), and a fiber the monitor finds there at two
  * looks in a row, the same while its worker did not switch, it takes.
- * Returns that fiber, or NULL once woken, stopping, or at deadline (-1:
- * none). */
+ * Returns that fiber, or NULL once woken, stopping, at deadline (-1:
+ * none), or once every worker is idle. */
 static struct weft__fiber *monitor_sleep(struct weft__worker *w, int64_t deadline)
 {
 	for (;;) {
@@ -218,6 +218,11 @@ static struct weft__fiber *monitor_sleep(struct weft__worker *w, int64_t deadlin
 		if (atomic_load_explicit(&w->wake, memory_order_acquire) ||
 		    atomic_load(&weft__rt.stopping) || (deadline >= 0 && shim_now() >= deadline) ||
 		    (polled && (queued_for(w, false) || w->pinned[0] || w->pinned[1])))
+			return NULL;
+		/* Every worker idle: nobody to watch. The role ends (the
+		 * caller's look after it catches a hand-off made meanwhile),
+		 * and the next sleep, with nobody busy, has no timeout. */
+		if (atomic_load_explicit(&nidle, memory_order_relaxed) == (int)weft__rt.nworkers)
 			return NULL;
 		struct weft__fiber *f = weft__steal_stale(w);
 		if (f)
