@@ -249,6 +249,17 @@ bool weft__sleep_idle(struct weft__worker *w, int64_t cap)
 	weft__timer_look_now(w);
 	weft__live_flush(w);
 	atomic_store_explicit(&w->wake, 0, memory_order_relaxed);
+	/* With another worker busy and no monitor yet, we are it (no virtual
+	 * clock: it moves only when every worker sleeps without a timeout).
+	 * Taken before we join the idle list and given up after we leave it:
+	 * a hand-off made while we are on the list without the role would
+	 * wake us, and a pair handing off to each other makes one every
+	 * 100 ns or so, so it would find every such window. */
+	int none = 0;
+	bool mon =
+		atomic_load_explicit(&nidle, memory_order_relaxed) + 1 < (int)weft__rt.nworkers &&
+		!weft__vclock_on() &&
+		atomic_compare_exchange_strong(&weft__rt.monitor, &none, w->index + 1);
 	weft__lock(&idle_lock);
 	int n = atomic_load_explicit(&nidle, memory_order_relaxed);
 	idle_list[n] = w;
@@ -273,12 +284,6 @@ bool weft__sleep_idle(struct weft__worker *w, int64_t cap)
 		weft__stacks_returned();
 	atomic_store_explicit(&w->asleep, 1, memory_order_relaxed);
 	weft__fence();
-
-	/* With another worker busy and no monitor yet, we are it (no virtual
-	 * clock: it moves only when every worker sleeps without a timeout). */
-	int none = 0;
-	bool mon = n + 1 < (int)weft__rt.nworkers && !weft__vclock_on() &&
-		   atomic_compare_exchange_strong(&weft__rt.monitor, &none, w->index + 1);
 
 	/* Work queued between our last look and our joining the idle list is
 	 * seen here: its waker either saw us idle or we see its work. Work
@@ -314,6 +319,9 @@ bool weft__sleep_idle(struct weft__worker *w, int64_t cap)
 					break;
 		}
 	}
+out:
+	atomic_store_explicit(&w->asleep, 0, memory_order_relaxed);
+	bool picked = !idle_remove(w);
 	if (mon) {
 		/* The role ends with a fence: a hand-off that still saw it
 		 * stored its fiber before its own fence, so the look below
@@ -324,10 +332,8 @@ bool weft__sleep_idle(struct weft__worker *w, int64_t cap)
 		if (!visible && slot_in_sight(w))
 			visible = true;
 	}
-out:
-	atomic_store_explicit(&w->asleep, 0, memory_order_relaxed);
-	if (!idle_remove(w))
-		return true; /* picked: the waker counted us */
+	if (picked)
+		return true; /* the waker counted us */
 	if (!visible)
 		return false;
 	atomic_fetch_add(&weft__rt.nspinning, 1);
