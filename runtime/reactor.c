@@ -295,6 +295,12 @@ static int wait_on(int src, unsigned events, int64_t deadline, int how)
 	need_poller();
 
 	int res = weft__park_end(w.f, deadline);
+	/* A plain wake comes only from finish's weft__waiter_complete, which
+	 * was done with w (and its slot) before the unpark whose CAS this
+	 * park's end has read: the result stands without the lock (as in
+	 * waiter.c), one lock a message fewer on the echo path. */
+	if (res == 0 && __atomic_load_n(&w.done, __ATOMIC_ACQUIRE))
+		return w.result;
 	weft__lock(&io_lock);
 	if (w.done) {
 		if (res == -ECANCELED)
