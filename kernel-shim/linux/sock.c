@@ -24,19 +24,41 @@ static bool uring_recv_on(void)
 	return atomic_load_explicit(&shim_uring_socks, memory_order_relaxed) & SHIM_URING_RECV;
 }
 
+/* ThreadSanitizer's build (gcc says so with __SANITIZE_THREAD__, clang
+ * through __has_feature, as runtime/san.h asks). */
+#if defined(__SANITIZE_THREAD__)
+#define SOCK_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define SOCK_TSAN 1
+#endif
+#endif
+
 /* A stream's send and receive, the two system calls of every message:
  * through syscall(2), not libc's send and recv, which are cancellation
  * points and, in a process with more than one thread (a runtime's is),
  * turn asynchronous cancellation on and off around the call (about 60
- * instructions a message: docs/benchmarks.md). weft cancels no thread. */
+ * instructions a message: docs/benchmarks.md). weft cancels no thread.
+ * Under ThreadSanitizer libc's, whose interceptors are how it learns that
+ * what a thread wrote before a send is seen by the thread that receives
+ * it (it cannot see the kernel's ordering): without them it reports the
+ * tests' own handovers through sockets as races. */
 static ssize_t sys_send(int fd, const void *buf, size_t len)
 {
+#ifdef SOCK_TSAN
+	return send(fd, buf, len, MSG_NOSIGNAL);
+#else
 	return syscall(SYS_sendto, fd, buf, len, MSG_NOSIGNAL, NULL, 0);
+#endif
 }
 
 static ssize_t sys_recv(int fd, void *buf, size_t len)
 {
+#ifdef SOCK_TSAN
+	return recv(fd, buf, len, 0);
+#else
 	return syscall(SYS_recvfrom, fd, buf, len, 0, NULL, NULL);
+#endif
 }
 
 /* A socket address of either family, and its length. */
