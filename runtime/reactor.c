@@ -51,9 +51,11 @@ struct iorec {
 static weft__lock_t io_lock = WEFT__LOCK_INIT;
 static struct iorec *tab; /* indexed by source */
 static size_t ntab;
-static uint32_t last_tag;    /* the latest registration's */
-static bool io_ready;        /* shim_io_init done */
-static _Atomic int nwaiting; /* registered waiters: nobody polls when 0 */
+static uint32_t last_tag; /* the latest registration's */
+static bool io_ready;     /* shim_io_init done */
+/* Registered waiters: nobody polls when 0. Changed only under io_lock
+ * (waiting_add), read without it. */
+static _Atomic int nwaiting;
 
 /* Who holds the poll: nobody, a busy worker looking without blocking, or an
  * idle worker (which blocks in it until woken or its deadline). */
@@ -92,12 +94,9 @@ _Static_assert((int)WEFT_IO_IN == (int)SHIM_IO_IN && (int)WEFT_IO_OUT == (int)SH
 		       (int)WEFT_IO_ERR == (int)SHIM_IO_ERR,
 	       "public and shim event bits agree");
 
-static struct iorec *rec_get(int src, bool create)
+/* The table grown to hold src: its record, or NULL (no memory). */
+static __attribute__((cold, noinline)) struct iorec *rec_grow(int src)
 {
-	if ((size_t)src < ntab)
-		return &tab[src];
-	if (!create)
-		return NULL;
 	size_t n = ntab ? ntab : 64;
 	while (n <= (size_t)src)
 		n *= 2;
@@ -108,6 +107,15 @@ static struct iorec *rec_get(int src, bool create)
 	tab = t;
 	ntab = n;
 	return &tab[src];
+}
+
+/* src's record; one made (the table grown) if create. Every wait and every
+ * report looks one up: the common case is inline. */
+static inline struct iorec *rec_get(int src, bool create)
+{
+	if ((size_t)src < ntab)
+		return &tab[src];
+	return create ? rec_grow(src) : NULL;
 }
 
 /* Register src with the shim at its first wait: 0 or -errno. fresh: it was
@@ -164,8 +172,17 @@ static unsigned interest(const struct iorec *r)
 	return (r->rd ? WEFT_IO_IN : 0) | (r->wr ? WEFT_IO_OUT : 0);
 }
 
+/* Under io_lock, the only writer's: a load and a store, no locked
+ * read-modify-write (two a message on the echo path). */
+static void waiting_add(int d)
+{
+	atomic_store_explicit(&nwaiting, atomic_load_explicit(&nwaiting, memory_order_relaxed) + d,
+			      memory_order_relaxed);
+}
+
 /* Take w out of its slots, if it is still there. */
-static void slot_clear(struct iorec *r, struct weft__waiter *w)
+static inline __attribute__((always_inline)) void slot_clear(struct iorec *r,
+							     struct weft__waiter *w)
 {
 	bool was = false;
 	if (w && r->rd == w) {
@@ -177,13 +194,14 @@ static void slot_clear(struct iorec *r, struct weft__waiter *w)
 		was = true;
 	}
 	if (was)
-		atomic_fetch_sub_explicit(&nwaiting, 1, memory_order_relaxed);
+		waiting_add(-1);
 }
 
 /* Complete w with the events it asked for among ev, or with err. A select's
  * waiter (claim) that another case or its deadline has settled is only
  * dropped: false, and what it was to get is kept. */
-static bool finish(struct iorec *r, struct weft__waiter *w, unsigned ev, int err)
+static inline __attribute__((always_inline)) bool finish(struct iorec *r, struct weft__waiter *w,
+							 unsigned ev, int err)
 {
 	slot_clear(r, w);
 	if (!weft__waiter_claim(w))
@@ -197,9 +215,15 @@ static bool finish(struct iorec *r, struct weft__waiter *w, unsigned ev, int err
  * in the poll sees the new interest; a busy worker's quick look is asked to
  * hand the poll over as it lets go (poll_release); with nobody polling, an
  * idle worker is woken to take it. The seq_cst store and load pair with
- * poll_release's: either it sees handoff or this sees the poll free. */
+ * poll_release's: either it sees handoff or this sees the poll free. A
+ * fiber on the one worker there is needs nobody: that worker is not idle,
+ * and looks at the reactor when it runs out of work (weft__find_work),
+ * which saves the wake's fence on every wait (a plain thread in
+ * weft_fd_wait still wakes the worker). */
 static void need_poller(void)
 {
+	if (weft__rt.nworkers == 1 && weft__worker_self())
+		return;
 	int p = atomic_load(&polling);
 	if (p == POLL_BUSY) {
 		atomic_store(&handoff, 1);
@@ -266,11 +290,17 @@ static int wait_on(int src, unsigned events, int64_t deadline, int how)
 		r->rd = &w;
 	if (events & WEFT_IO_OUT)
 		r->wr = &w;
-	atomic_fetch_add_explicit(&nwaiting, 1, memory_order_relaxed);
+	waiting_add(1);
 	weft__unlock(&io_lock);
 	need_poller();
 
 	int res = weft__park_end(w.f, deadline);
+	/* A plain wake comes only from finish's weft__waiter_complete, which
+	 * was done with w (and its slot) before the unpark whose CAS this
+	 * park's end has read: the result stands without the lock (as in
+	 * waiter.c), one lock a message fewer on the echo path. */
+	if (res == 0 && __atomic_load_n(&w.done, __ATOMIC_ACQUIRE))
+		return w.result;
 	weft__lock(&io_lock);
 	if (w.done) {
 		if (res == -ECANCELED)
@@ -383,7 +413,7 @@ void weft__io_ready_arm(int src, unsigned events, struct weft__waiter *w)
 		r->rd = w;
 	if (events & WEFT_IO_OUT)
 		r->wr = w;
-	atomic_fetch_add_explicit(&nwaiting, 1, memory_order_relaxed);
+	waiting_add(1);
 	int err = shim_io_arm(src, r->tag, interest(r));
 	if (err)
 		finish(r, w, 0, err);

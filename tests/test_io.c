@@ -91,6 +91,16 @@ static void test_pipe_wakes_thread(void **state)
 	close_pipe(p);
 }
 
+/* The same with one worker, idle on its futex: the thread's wait must wake
+ * it to take the poll. (A fiber's wait on the one worker there is wakes
+ * nobody: reactor.c, need_poller.) */
+static void test_pipe_wakes_thread_one_worker(void **state)
+{
+	wt_restart(1, WEFT_CFG_REAL_CLOCK);
+	test_pipe_wakes_thread(state);
+	wt_restart_default();
+}
+
 static void test_ready_fd_returns_at_once(void **state)
 {
 	(void)state;
@@ -659,6 +669,7 @@ int main(void)
 		cmocka_unit_test(test_bad_arguments),
 		cmocka_unit_test(test_pipe_wakes_fiber),
 		cmocka_unit_test(test_pipe_wakes_thread),
+		cmocka_unit_test(test_pipe_wakes_thread_one_worker),
 		cmocka_unit_test(test_ready_fd_returns_at_once),
 		cmocka_unit_test(test_timeout),
 		cmocka_unit_test(test_cancel_while_waiting),

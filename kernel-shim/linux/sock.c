@@ -4,14 +4,62 @@
  * result and leave the caller's errno as it was. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stdatomic.h>
 #include <string.h>
 #include <unistd.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 
 #include "linux/io.h"
+
+/* uring_sock.c's SHIM_URING_* bits in use, 0 on epoll: looked at here so
+ * that a receive on epoll makes no call into uring_sock.c. */
+extern _Atomic unsigned shim_uring_socks;
+
+static bool uring_recv_on(void)
+{
+	return atomic_load_explicit(&shim_uring_socks, memory_order_relaxed) & SHIM_URING_RECV;
+}
+
+/* ThreadSanitizer's build (gcc says so with __SANITIZE_THREAD__, clang
+ * through __has_feature, as runtime/san.h asks). */
+#if defined(__SANITIZE_THREAD__)
+#define SOCK_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define SOCK_TSAN 1
+#endif
+#endif
+
+/* A stream's send and receive, the two system calls of every message:
+ * through syscall(2), not libc's send and recv, which are cancellation
+ * points and, in a process with more than one thread (a runtime's is),
+ * turn asynchronous cancellation on and off around the call (about 60
+ * instructions a message: docs/benchmarks.md). weft cancels no thread.
+ * Under ThreadSanitizer libc's, whose interceptors are how it learns that
+ * what a thread wrote before a send is seen by the thread that receives
+ * it (it cannot see the kernel's ordering): without them it reports the
+ * tests' own handovers through sockets as races. */
+static ssize_t sys_send(int fd, const void *buf, size_t len)
+{
+#ifdef SOCK_TSAN
+	return send(fd, buf, len, MSG_NOSIGNAL);
+#else
+	return syscall(SYS_sendto, fd, buf, len, MSG_NOSIGNAL, NULL, 0);
+#endif
+}
+
+static ssize_t sys_recv(int fd, void *buf, size_t len)
+{
+#ifdef SOCK_TSAN
+	return recv(fd, buf, len, 0);
+#else
+	return syscall(SYS_recvfrom, fd, buf, len, 0, NULL, NULL);
+#endif
+}
 
 /* A socket address of either family, and its length. */
 union sa {
@@ -196,7 +244,7 @@ long shim_sock_send(int fd, const void *buf, size_t len)
 	int saved = errno;
 	ssize_t r;
 	do
-		r = send(fd, buf, len, MSG_NOSIGNAL); /* EPIPE, not SIGPIPE */
+		r = sys_send(fd, buf, len); /* MSG_NOSIGNAL: EPIPE, not SIGPIPE */
 	while (r < 0 && errno == EINTR);
 	return done(r, saved);
 }
@@ -208,12 +256,12 @@ long shim_sock_recv(int fd, void *buf, size_t len)
 {
 	long r;
 	int saved = errno;
-	if (!shim_uring_recv(fd, buf, len, &r)) {
+	if (!uring_recv_on() || !shim_uring_recv(fd, buf, len, &r)) {
 		do
-			r = recv(fd, buf, len, 0);
+			r = sys_recv(fd, buf, len);
 		while (r < 0 && errno == EINTR);
 		r = done(r, saved);
-		if (r == -EAGAIN || (r > 0 && (size_t)r < len))
+		if (uring_recv_on() && (r == -EAGAIN || (r > 0 && (size_t)r < len)))
 			shim_uring_recv_drained(fd);
 	}
 	errno = saved;
