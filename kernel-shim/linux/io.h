@@ -49,6 +49,9 @@ enum { SHIM_URING_ACCEPT = 1, SHIM_URING_RECV = 2 };
 
 /* Which of them the running io_uring backend uses (0 on epoll). */
 unsigned shim_io_uring_completions(void);
+/* The same bits as a variable (uring_sock.c's), for sock.c's receive to
+ * look at inline: an epoll receive makes no call into uring_sock.c. */
+extern _Atomic unsigned shim_uring_socks;
 
 /* The optional features (feature.h's SF_* as bits 1 << SF_*) the running
  * io_uring backend uses: SF_COOP_TASKRUN, SF_MULTISHOT_POLL,

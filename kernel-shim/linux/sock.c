@@ -15,10 +15,6 @@
 
 #include "linux/io.h"
 
-/* uring_sock.c's SHIM_URING_* bits in use, 0 on epoll: looked at here so
- * that a receive on epoll makes no call into uring_sock.c. */
-extern _Atomic unsigned shim_uring_socks;
-
 static bool uring_recv_on(void)
 {
 	return atomic_load_explicit(&shim_uring_socks, memory_order_relaxed) & SHIM_URING_RECV;
