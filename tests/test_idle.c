@@ -169,12 +169,144 @@ static void test_idle_sleeps_beside_pinned_handoffs(void **state)
 	assert_true(p.idle_ns * 4 < p.busy_ns);
 }
 
+/* The same hand-offs between two fibers pinned nowhere: the idle monitor
+ * (docs/decisions/handoff-monitor.md) leaves the pair's worker alone, and
+ * the other worker sleeps, waking every 100 us to look at the slots. The
+ * pair may move to the other worker (the monitor takes a fiber whose
+ * worker did not switch for 100 us, which a loaded machine's preemption
+ * can cause), so what is measured is both workers' CPU time together
+ * against the wall time: one CPU's worth and a little, where a worker
+ * woken at each hand-off made it two. */
+struct free_pair {
+	weft_chan_t *ping, *pong;
+	int64_t cpu_ns, wall_ns;
+};
+
+static void *free_echo(void *arg)
+{
+	struct free_pair *p = arg;
+	long v;
+	while (weft_chan_recv(p->ping, &v, wt_ms(60000)) == 0 && v >= 0)
+		if (weft_chan_send(p->pong, &v, wt_ms(60000)) != 0)
+			return (void *)2;
+	return v < 0 ? NULL : (void *)3;
+}
+
+static void *free_ask(void *arg)
+{
+	struct free_pair *p = arg;
+	int64_t cpu0 = cpu_of(0) + cpu_of(1), t0 = weft_now();
+	int64_t end = t0 + COMPUTE_WALL_NS;
+	long v = 0;
+	while (cpu_of(0) + cpu_of(1) - cpu0 < COMPUTE_NS && weft_now() < end)
+		for (int k = 0; k < 100; k++)
+			if (weft_chan_send(p->ping, &v, wt_ms(60000)) != 0 ||
+			    weft_chan_recv(p->pong, &v, wt_ms(60000)) != 0)
+				return (void *)2;
+	p->cpu_ns = cpu_of(0) + cpu_of(1) - cpu0;
+	p->wall_ns = weft_now() - t0;
+	v = -1;
+	return weft_chan_send(p->ping, &v, wt_ms(60000)) == 0 ? NULL : (void *)3;
+}
+
+static void test_idle_sleeps_beside_handoffs(void **state)
+{
+	(void)state;
+	struct free_pair p = {0};
+	assert_int_equal(weft_chan_create(&p.ping, sizeof(long), 0), 0);
+	assert_int_equal(weft_chan_create(&p.pong, sizeof(long), 0), 0);
+	weft_fiber_t e = wt_spawn(free_echo, &p);
+	weft_fiber_t a = wt_spawn(free_ask, &p);
+	assert_null(wt_join(a));
+	assert_null(wt_join(e));
+	assert_int_equal(weft_chan_destroy(p.ping), 0);
+	assert_int_equal(weft_chan_destroy(p.pong), 0);
+	print_message("a pair handed off for %lld ms; both workers used %lld ms of CPU time\n",
+		      (long long)(p.wall_ns / 1000000), (long long)(p.cpu_ns / 1000000));
+	assert_true(p.wall_ns > 0 && p.cpu_ns > 0);
+	/* Both workers' CPU time is at most what one worker running all
+	 * along uses (the wall time) and the monitor's looks; a second
+	 * worker woken at each hand-off spun beside it (f3846da: 2x). */
+	assert_true(p.cpu_ns * 2 < p.wall_ns * 3);
+}
+
+#if WT_LINUX
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+#include <sys/syscall.h>
+
+/* Voluntary context switches of every thread of this process but the
+ * caller's: each is a sleep (a futex wait, a poll) that ended. */
+static long others_switches(void)
+{
+	DIR *d = opendir("/proc/self/task");
+	if (!d)
+		return -1;
+	long me = (long)syscall(SYS_gettid), sum = 0;
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		if (e->d_name[0] == '.' || atol(e->d_name) == me)
+			continue;
+		char path[64], line[128];
+		snprintf(path, sizeof path, "/proc/self/task/%.32s/status", e->d_name);
+		FILE *f = fopen(path, "r");
+		if (!f)
+			continue; /* it has just ended */
+		long n;
+		while (fgets(line, sizeof line, f))
+			if (sscanf(line, "voluntary_ctxt_switches: %ld", &n) == 1)
+				sum += n;
+		fclose(f);
+	}
+	closedir(d);
+	return sum;
+}
+
+static void *spin_a_while(void *arg)
+{
+	(void)arg;
+	int64_t end = weft_now() + 50000000;
+	volatile uint64_t x = 0;
+	while (weft_now() < end)
+		x++;
+	return NULL;
+}
+
+/* Once nothing runs at all, the monitor's role ends with it: no worker
+ * wakes every 100 us for nobody. Measured by the workers' sleeps that
+ * ended (voluntary context switches) over 300 ms of a runtime with no
+ * fiber, after one that computed (so that a monitor existed): a monitor
+ * still looking makes about 3,000; asleep for good, next to none. */
+static void test_idle_monitor_ends_when_all_idle(void **state)
+{
+	(void)state;
+	assert_null(wt_join(wt_spawn(spin_a_while, NULL)));
+	weft_sleep_until(wt_ms(100)); /* a plain thread: a real sleep */
+	long before = others_switches();
+	assert_true(before >= 0);
+	weft_sleep_until(wt_ms(300));
+	long during = others_switches() - before;
+	print_message("worker threads woke %ld times in 300 ms with nothing to run\n", during);
+	assert_true(during < 300);
+}
+#else
+static void test_idle_monitor_ends_when_all_idle(void **state)
+{
+	(void)state;
+	skip(); /* no /proc: counted on Linux only */
+}
+#endif
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_idle_sleeps_beside_pinned_next_run),
 		cmocka_unit_test(test_idle_sleeps_beside_pinned_inbox),
 		cmocka_unit_test(test_idle_sleeps_beside_pinned_handoffs),
+		cmocka_unit_test(test_idle_sleeps_beside_handoffs),
+		cmocka_unit_test(test_idle_monitor_ends_when_all_idle),
 	};
 	return WT_MAIN("idle", tests, group_start, wt_stop);
 }
