@@ -12,6 +12,9 @@
  *                   one fiber: ns per fiber
  *   spawnwg N W     the same, the fibers detached and waited for on one
  *                   wait group, as Go's spawn row does: ns per fiber
+ *   spawn1 N W      N fibers spawned and joined one at a time (serial: the
+ *                   spawner joins each before the next): ns per fiber. Not
+ *                   in "all" (no anchor in make bench; docs/benchmarks.md)
  *   chan N W        N round trips over two unbuffered channels between two
  *                   fibers: ns per round trip
  *   chant N W       the same, each send and receive with a deadline an hour
@@ -152,7 +155,7 @@ static void row_switch(long n)
 
 /* ---- spawn: spawn + run + join ----------------------------------------- */
 
-static long spawn_n;
+static long spawn_n, spawn_batch = BATCH;
 static _Atomic long spawn_sink;
 static double spawn_ns;
 
@@ -167,8 +170,8 @@ static void *spawner(void *arg)
 	(void)arg;
 	static weft_fiber_t f[BATCH];
 	int64_t t0 = weft_now();
-	for (long done = 0; done < spawn_n; done += BATCH) {
-		long b = spawn_n - done < BATCH ? spawn_n - done : BATCH;
+	for (long done = 0; done < spawn_n; done += spawn_batch) {
+		long b = spawn_n - done < spawn_batch ? spawn_n - done : spawn_batch;
 		for (long i = 0; i < b; i++) {
 			int err = weft_fiber_spawn(&f[i], NULL, nop, NULL);
 			if (err)
@@ -187,7 +190,7 @@ static void row_spawn(long n, unsigned workers)
 	spawn_n = n;
 	in_fiber(spawner, NULL);
 	stop();
-	printf("bench: spawn %.3f ns\n", spawn_ns);
+	printf("bench: %s %.3f ns\n", spawn_batch == 1 ? "spawn1" : "spawn", spawn_ns);
 }
 
 /* ---- spawnwg: the spawn row shaped as Go's ---------------------------------
@@ -624,6 +627,10 @@ int main(int argc, char **argv)
 		row_switch_fp(num(argc, argv, 2, 100000));
 	if (all || !strcmp(row, "spawn"))
 		row_spawn(num(argc, argv, 2, 10000), (unsigned)num(argc, argv, 3, 1));
+	if (!strcmp(row, "spawn1")) {
+		spawn_batch = 1;
+		row_spawn(num(argc, argv, 2, 10000), (unsigned)num(argc, argv, 3, 1));
+	}
 	if (all || !strcmp(row, "spawnwg"))
 		row_spawn_wg(num(argc, argv, 2, 10000), (unsigned)num(argc, argv, 3, 1));
 	if (all || !strcmp(row, "chan"))
