@@ -34,33 +34,68 @@ static inline void wt_join_soon(weft_fiber_t f)
 #include <sys/syscall.h>
 #include <unistd.h>
 
+/* Call fn on /proc/self/task/<tid>/NAME, open for reading, for every
+ * thread of the process but the caller's, until fn returns 0. Returns -1
+ * when there is no /proc, else 0. */
+static inline int wt_each_other_task(const char *name, int (*fn)(FILE *, void *), void *arg)
+{
+	DIR *d = opendir("/proc/self/task");
+	if (!d)
+		return -1;
+	long me = (long)syscall(SYS_gettid);
+	struct dirent *e;
+	int go = 1;
+	while (go && (e = readdir(d))) {
+		if (e->d_name[0] == '.' || atol(e->d_name) == me)
+			continue;
+		char path[80];
+		snprintf(path, sizeof path, "/proc/self/task/%.32s/%.16s", e->d_name, name);
+		FILE *f = fopen(path, "r");
+		if (!f)
+			continue; /* it has just ended */
+		go = fn(f, arg);
+		fclose(f);
+	}
+	closedir(d);
+	return 0;
+}
+
+static inline int wt_task_sleeps(FILE *f, void *all)
+{
+	char buf[512];
+	size_t n = fread(buf, 1, sizeof buf - 1, f);
+	buf[n] = 0;
+	char *p = strrchr(buf, ')'); /* the name may hold anything */
+	if (p && p[1] == ' ' && p[2] != 'S')
+		*(int *)all = 0;
+	return *(int *)all;
+}
+
 /* Whether every other thread of the process sleeps now (state S in its
  * /proc/self/task/<tid>/stat): idle workers on their futexes. */
 static inline int wt_others_sleep(void)
 {
-	DIR *d = opendir("/proc/self/task");
-	if (!d)
-		return 1; /* no way to tell */
-	long me = (long)syscall(SYS_gettid);
 	int all = 1;
-	struct dirent *e;
-	while (all && (e = readdir(d))) {
-		if (e->d_name[0] == '.' || atol(e->d_name) == me)
-			continue;
-		char path[64], buf[512];
-		snprintf(path, sizeof path, "/proc/self/task/%.32s/stat", e->d_name);
-		FILE *f = fopen(path, "r");
-		if (!f)
-			continue; /* it has just ended */
-		size_t n = fread(buf, 1, sizeof buf - 1, f);
-		fclose(f);
-		buf[n] = 0;
-		char *p = strrchr(buf, ')'); /* the name may hold anything */
-		if (p && p[1] == ' ' && p[2] != 'S')
-			all = 0;
-	}
-	closedir(d);
-	return all;
+	return wt_each_other_task("stat", wt_task_sleeps, &all) < 0 ? 1 : all;
+}
+
+static inline int wt_task_switches(FILE *f, void *sum)
+{
+	char line[128];
+	long n;
+	while (fgets(line, sizeof line, f))
+		if (sscanf(line, "voluntary_ctxt_switches: %ld", &n) == 1)
+			*(long *)sum += n;
+	return 1;
+}
+
+/* The voluntary context switches of every other thread of the process so
+ * far (each is a sleep that ended: a futex wait, a poll), -1 with no
+ * /proc. */
+static inline long wt_others_switches(void)
+{
+	long sum = 0;
+	return wt_each_other_task("status", wt_task_switches, &sum) < 0 ? -1 : sum;
 }
 #else
 /* Bare metal: no way to tell (the callers pause 20 ms first). */

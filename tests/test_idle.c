@@ -9,6 +9,8 @@
 #include "shim.h"     /* shim_thread_cputime */
 #include "testutil.h"
 
+#include "sleepers.h" /* wt_others_switches */
+
 /* CPU time the busy worker's fiber computes for, and how long on the clock
  * at most (a loaded machine runs it slower; the ratio below still holds). */
 #define COMPUTE_NS 500000000LL
@@ -110,19 +112,26 @@ static void test_idle_sleeps_beside_pinned_inbox(void **state)
 	idle_beside_pinned(false);
 }
 
-/* Two fibers pinned to worker 0 hand off to each other over a channel:
+/* Two fibers hand off to each other over a channel. Pinned to worker 0,
  * each wake puts the other in worker 0's next-run slot, where no other
- * worker may take it. */
+ * worker may take it. Pinned nowhere, the idle monitor
+ * (docs/decisions/handoff-monitor.md) leaves the pair's worker alone and
+ * the other worker sleeps, waking every 100 us to look at the slots; the
+ * pair may then move to the other worker (the monitor takes a fiber whose
+ * worker did not switch for 100 us, which a loaded machine's preemption
+ * can cause), so what is measured is both workers' CPU time together
+ * against the wall time. */
 struct pair {
 	weft_chan_t *ping, *pong;
-	_Atomic int stop;
-	int64_t busy_ns, idle_ns;
+	bool pinned;
+	int64_t busy_ns, idle_ns; /* pinned: workers 0 and 1's CPU time */
+	int64_t cpu_ns, wall_ns;  /* both workers' CPU time, and the clock's */
 };
 
-static void *pinned_echo(void *arg)
+static void *pair_echo(void *arg)
 {
 	struct pair *p = arg;
-	if (weft_fiber_pin(0) != 0)
+	if (p->pinned && weft_fiber_pin(0) != 0)
 		return (void *)1;
 	long v;
 	while (weft_chan_recv(p->ping, &v, wt_ms(60000)) == 0 && v >= 0)
@@ -131,37 +140,47 @@ static void *pinned_echo(void *arg)
 	return v < 0 ? NULL : (void *)3;
 }
 
-static void *pinned_ask(void *arg)
+static void *pair_ask(void *arg)
 {
 	struct pair *p = arg;
-	if (weft_fiber_pin(0) != 0)
+	if (p->pinned && weft_fiber_pin(0) != 0)
 		return (void *)1;
-	int64_t idle0 = cpu_of(1), busy0 = cpu_of(0);
-	int64_t end = weft_now() + COMPUTE_WALL_NS;
+	int64_t idle0 = cpu_of(1), busy0 = cpu_of(0), t0 = weft_now();
+	int64_t end = t0 + COMPUTE_WALL_NS;
 	long v = 0;
-	while (cpu_of(0) - busy0 < COMPUTE_NS && weft_now() < end)
+	/* Pinned: worker 0's CPU time; free: both workers'. */
+	while ((p->pinned ? cpu_of(0) - busy0 : cpu_of(0) + cpu_of(1) - busy0 - idle0) <
+		       COMPUTE_NS &&
+	       weft_now() < end)
 		for (int k = 0; k < 100; k++)
 			if (weft_chan_send(p->ping, &v, wt_ms(60000)) != 0 ||
 			    weft_chan_recv(p->pong, &v, wt_ms(60000)) != 0)
 				return (void *)2;
 	p->busy_ns = cpu_of(0) - busy0;
 	p->idle_ns = cpu_of(1) - idle0;
+	p->cpu_ns = p->busy_ns + p->idle_ns;
+	p->wall_ns = weft_now() - t0;
 	v = -1;
 	return weft_chan_send(p->ping, &v, wt_ms(60000)) == 0 ? NULL : (void *)3;
+}
+
+static void run_pair(struct pair *p)
+{
+	assert_int_equal(weft_chan_create(&p->ping, sizeof(long), 0), 0);
+	assert_int_equal(weft_chan_create(&p->pong, sizeof(long), 0), 0);
+	weft_fiber_t e = wt_spawn(pair_echo, p);
+	weft_fiber_t a = wt_spawn(pair_ask, p);
+	assert_null(wt_join(a));
+	assert_null(wt_join(e));
+	assert_int_equal(weft_chan_destroy(p->ping), 0);
+	assert_int_equal(weft_chan_destroy(p->pong), 0);
 }
 
 static void test_idle_sleeps_beside_pinned_handoffs(void **state)
 {
 	(void)state;
-	struct pair p = {0};
-	assert_int_equal(weft_chan_create(&p.ping, sizeof(long), 0), 0);
-	assert_int_equal(weft_chan_create(&p.pong, sizeof(long), 0), 0);
-	weft_fiber_t e = wt_spawn(pinned_echo, &p);
-	weft_fiber_t a = wt_spawn(pinned_ask, &p);
-	assert_null(wt_join(a));
-	assert_null(wt_join(e));
-	assert_int_equal(weft_chan_destroy(p.ping), 0);
-	assert_int_equal(weft_chan_destroy(p.pong), 0);
+	struct pair p = {.pinned = true};
+	run_pair(&p);
 	print_message("worker 0 handed off for %lld ms of CPU time; idle worker 1 used %lld ms\n",
 		      (long long)(p.busy_ns / 1000000), (long long)(p.idle_ns / 1000000));
 	assert_true(p.busy_ns > 0);
@@ -169,58 +188,11 @@ static void test_idle_sleeps_beside_pinned_handoffs(void **state)
 	assert_true(p.idle_ns * 4 < p.busy_ns);
 }
 
-/* The same hand-offs between two fibers pinned nowhere: the idle monitor
- * (docs/decisions/handoff-monitor.md) leaves the pair's worker alone, and
- * the other worker sleeps, waking every 100 us to look at the slots. The
- * pair may move to the other worker (the monitor takes a fiber whose
- * worker did not switch for 100 us, which a loaded machine's preemption
- * can cause), so what is measured is both workers' CPU time together
- * against the wall time: one CPU's worth and a little, where a worker
- * woken at each hand-off made it two. */
-struct free_pair {
-	weft_chan_t *ping, *pong;
-	int64_t cpu_ns, wall_ns;
-};
-
-static void *free_echo(void *arg)
-{
-	struct free_pair *p = arg;
-	long v;
-	while (weft_chan_recv(p->ping, &v, wt_ms(60000)) == 0 && v >= 0)
-		if (weft_chan_send(p->pong, &v, wt_ms(60000)) != 0)
-			return (void *)2;
-	return v < 0 ? NULL : (void *)3;
-}
-
-static void *free_ask(void *arg)
-{
-	struct free_pair *p = arg;
-	int64_t cpu0 = cpu_of(0) + cpu_of(1), t0 = weft_now();
-	int64_t end = t0 + COMPUTE_WALL_NS;
-	long v = 0;
-	while (cpu_of(0) + cpu_of(1) - cpu0 < COMPUTE_NS && weft_now() < end)
-		for (int k = 0; k < 100; k++)
-			if (weft_chan_send(p->ping, &v, wt_ms(60000)) != 0 ||
-			    weft_chan_recv(p->pong, &v, wt_ms(60000)) != 0)
-				return (void *)2;
-	p->cpu_ns = cpu_of(0) + cpu_of(1) - cpu0;
-	p->wall_ns = weft_now() - t0;
-	v = -1;
-	return weft_chan_send(p->ping, &v, wt_ms(60000)) == 0 ? NULL : (void *)3;
-}
-
 static void test_idle_sleeps_beside_handoffs(void **state)
 {
 	(void)state;
-	struct free_pair p = {0};
-	assert_int_equal(weft_chan_create(&p.ping, sizeof(long), 0), 0);
-	assert_int_equal(weft_chan_create(&p.pong, sizeof(long), 0), 0);
-	weft_fiber_t e = wt_spawn(free_echo, &p);
-	weft_fiber_t a = wt_spawn(free_ask, &p);
-	assert_null(wt_join(a));
-	assert_null(wt_join(e));
-	assert_int_equal(weft_chan_destroy(p.ping), 0);
-	assert_int_equal(weft_chan_destroy(p.pong), 0);
+	struct pair p = {.pinned = false};
+	run_pair(&p);
 	print_message("a pair handed off for %lld ms; both workers used %lld ms of CPU time\n",
 		      (long long)(p.wall_ns / 1000000), (long long)(p.cpu_ns / 1000000));
 	assert_true(p.wall_ns > 0 && p.cpu_ns > 0);
@@ -231,39 +203,6 @@ static void test_idle_sleeps_beside_handoffs(void **state)
 }
 
 #if WT_LINUX
-#include <dirent.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <unistd.h>
-#include <sys/syscall.h>
-
-/* Voluntary context switches of every thread of this process but the
- * caller's: each is a sleep (a futex wait, a poll) that ended. */
-static long others_switches(void)
-{
-	DIR *d = opendir("/proc/self/task");
-	if (!d)
-		return -1;
-	long me = (long)syscall(SYS_gettid), sum = 0;
-	struct dirent *e;
-	while ((e = readdir(d))) {
-		if (e->d_name[0] == '.' || atol(e->d_name) == me)
-			continue;
-		char path[64], line[128];
-		snprintf(path, sizeof path, "/proc/self/task/%.32s/status", e->d_name);
-		FILE *f = fopen(path, "r");
-		if (!f)
-			continue; /* it has just ended */
-		long n;
-		while (fgets(line, sizeof line, f))
-			if (sscanf(line, "voluntary_ctxt_switches: %ld", &n) == 1)
-				sum += n;
-		fclose(f);
-	}
-	closedir(d);
-	return sum;
-}
-
 static void *spin_a_while(void *arg)
 {
 	(void)arg;
@@ -284,10 +223,10 @@ static void test_idle_monitor_ends_when_all_idle(void **state)
 	(void)state;
 	assert_null(wt_join(wt_spawn(spin_a_while, NULL)));
 	weft_sleep_until(wt_ms(100)); /* a plain thread: a real sleep */
-	long before = others_switches();
+	long before = wt_others_switches();
 	assert_true(before >= 0);
 	weft_sleep_until(wt_ms(300));
-	long during = others_switches() - before;
+	long during = wt_others_switches() - before;
 	print_message("worker threads woke %ld times in 300 ms with nothing to run\n", during);
 	assert_true(during < 300);
 }
