@@ -305,7 +305,12 @@ COLD static struct weft__fiber *find_with_high(struct weft__worker *w)
 
 struct weft__fiber *weft__find_work(struct weft__worker *w)
 {
-	SIM_POINT(SIM_FIND_WORK);
+	/* Not while a parking fiber holds its wait list's lock (ACT_PARK_LOCKED):
+	 * the real code makes this look and the release in one uninterrupted
+	 * stretch, and an actor switched out here would leave every other
+	 * actor that wants the lock spinning (docs/decisions/simulation.md). */
+	if (!w->held)
+		SIM_POINT(SIM_FIND_WORK);
 	if (past_limit(w))
 		return NULL;
 	if (atomic_load_explicit(&weft__rt.irq_sweep, memory_order_relaxed))
