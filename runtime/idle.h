@@ -9,9 +9,12 @@
 struct weft__worker;
 
 /* How often the idle monitor looks at busy workers' next-run slots
- * (idle.c): a fiber a hand-off left in the slot of a worker that goes on
- * running something else waits about twice this at most. */
+ * (idle.c): every WEFT__MONITOR_NS when it takes the role, twice as long
+ * after each look that took nothing, up to WEFT__MONITOR_MAX_NS. A fiber a
+ * hand-off left in the slot of a worker that goes on running something
+ * else waits about two of the longest at most. */
 #define WEFT__MONITOR_NS 100000
+#define WEFT__MONITOR_MAX_NS 5000000
 
 /* Wake one idle worker (a new timer, new work from outside). */
 void weft__kick_idle(void);

@@ -152,8 +152,9 @@ struct weft__rt {
 	_Atomic int nsleeping;
 	_Atomic int nspinning;
 	/* 1 + the index of the idle worker that looks at the busy workers'
-	 * next-run slots every WEFT__MONITOR_NS (idle.c), 0: none. While
-	 * there is one, a hand-off into an empty slot wakes nobody. */
+	 * next-run slots every period (WEFT__MONITOR_NS up to _MAX_NS,
+	 * idle.c), 0: none. While there is one, a hand-off into an empty
+	 * slot wakes nobody. */
 	_Atomic int monitor;
 	/* the global run queues: bulk [0], latency-sensitive [1] */
 	struct weft__runq gq[2];

@@ -414,10 +414,11 @@ void weft__ready_next(struct weft__fiber *f)
 	 * where the CPU makes it a full fence (x86: 2 workers' channel
 	 * round trip 8% faster, docs/benchmarks.md). */
 	weft__fence_after_rmw();
-	/* An idle worker is the monitor: it looks at this slot within
-	 * WEFT__MONITOR_NS and takes f if this worker has not switched to
-	 * it by then. The waker usually parks next, and a worker woken
-	 * for f would only find it gone (docs/decisions/handoff-monitor.md). */
+	/* An idle worker is the monitor: it looks at this slot within a
+	 * period (WEFT__MONITOR_NS up to WEFT__MONITOR_MAX_NS) and takes f
+	 * if this worker has not switched to it by then. The waker usually
+	 * parks next, and a worker woken for f would only find it gone
+	 * (docs/decisions/handoff-monitor.md). */
 	if (atomic_load_explicit(&weft__rt.monitor, memory_order_relaxed))
 		return;
 	weft__wake_one_fenced(false);
