@@ -89,6 +89,8 @@ int shim_page_heap_grow(uintptr_t end);
 void shim_heap_init(uintptr_t start, uintptr_t end);
 /* Bytes sbrk has handed out. */
 size_t shim_heap_used(void);
+/* malloc.c's check of its lists and counts, for tests: the faults found. */
+int shim_malloc_check(void);
 
 /* WEFT_MEMSTAT_MS (memstat.c): print the memory line if it is due at now;
  * returns when the next one is (a deadline for the caller's wait), or -1

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* malloc's memory: picolibc's malloc grows through sbrk, which here moves
+/* malloc's memory: malloc (malloc.c) grows through sbrk, which here moves
  * the heap's edge up into the RAM it shares with the page allocator
  * (page.c's shim_page_heap_grow says whether there is room: one budget, no
  * fixed share). */

@@ -9,7 +9,7 @@
  * page tables; F counts the RAM heap and pages share and neither took
  * yet), H the most the heap may reach (all of that RAM), S how much malloc
  * took through sbrk (malloc never gives it back), M what malloc has handed out and not
- * had back (picolibc's mallinfo), D the demand faults served. Unset or 0:
+ * had back (mallinfo, malloc.c), D the demand faults served. Unset or 0:
  * nothing is printed, and the wait is as before. */
 #include <malloc.h>
 #include <stdlib.h>
