@@ -190,6 +190,7 @@ hold()
 	local log=$1 qlog=$2 conns=$3 pid i
 	HOLD_MEM='' HOLD_OPEN=0
 	fresh_source
+	: >"$log" # the loop below reads it before echo_load may have written
 	"${NSX[@]}" env ECHO_LOAD_HOLD=1 ECHO_LOAD_PAUSE_S=3 ECHO_LOAD_STALL_S="${FOOTPRINT_STALL_S:-120}" ECHO_LOAD_STALL_ALL=1 \
 		ECHO_LOAD_TIMEOUT_S=$LOAD_S timeout $((LOAD_S + 60)) "$load" "$GUEST" "$PORT" \
 		"$conns" 2 64 >"$log" 2>&1 &
