@@ -75,6 +75,45 @@ static uint64_t scenario_parse_seed(const char *s)
 	return v && !*end ? v : 0;
 }
 
+/* The faults this scenario's checks take (keys of $WEFT_SIM_FAULTS, e.g.
+ * "stack,alloc,cancel,intr"): a scenario opts in by setting it before
+ * scenario_init (none by default: a refused stack fails a spawn with
+ * -ENOMEM, a cancellation a yield with -ECANCELED). Another fault at a
+ * rate above 0 is refused, exit 2, rather than failing a check it broke;
+ * a malformed list or an unknown key is left to weft_init to refuse. */
+static const char *scenario_faults = "";
+
+static void scenario_check_faults(void)
+{
+	const char *s = getenv("WEFT_SIM_FAULTS");
+	for (const char *p = s ? s : ""; *p;) {
+		size_t len = strcspn(p, ",");
+		const char *eq = memchr(p, '=', len);
+		size_t klen = eq ? (size_t)(eq - p) : len;
+		bool zero = eq && strspn(eq + 1, "0") == len - klen - 1;
+		bool takes = false, known = false;
+		for (const char *q = scenario_faults; *q;) {
+			size_t qlen = strcspn(q, ",");
+			takes |= qlen == klen && memcmp(p, q, klen) == 0;
+			q += qlen + (q[qlen] != 0);
+		}
+		for (const char *q = "alloc,stack,cancel,intr"; *q;) {
+			size_t qlen = strcspn(q, ",");
+			known |= qlen == klen && memcmp(p, q, klen) == 0;
+			q += qlen + (q[qlen] != 0);
+		}
+		if (known && !zero && !takes) {
+			printf("%s: WEFT_SIM_FAULTS: %.*s: not a fault this scenario's checks take "
+			       "(it takes: %s)\n",
+			       scenario_name, (int)len, p,
+			       *scenario_faults ? scenario_faults : "none");
+			fflush(stdout);
+			exit(2);
+		}
+		p += len + (p[len] != 0);
+	}
+}
+
 /* Start the runtime for scenario NAME: argv[1], when it is a number, is the
  * seed (else $WEFT_SIM_SEED, which weft_init reads); the argument after
  * it is the scenario's mode, returned ("" for none). Exits 2 when
@@ -82,6 +121,7 @@ static uint64_t scenario_parse_seed(const char *s)
 static const char *scenario_init(const char *name, int argc, char **argv)
 {
 	scenario_name = name;
+	scenario_check_faults();
 	weft_config_t cfg = {0};
 	int next = 1;
 	if (argc > 1 && (cfg.sim_seed = scenario_parse_seed(argv[1])) != 0)
