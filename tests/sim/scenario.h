@@ -114,6 +114,34 @@ static void scenario_check_faults(void)
 	}
 }
 
+/* make sim's swarm (mk/sim.sh SWARM=1 sets $WEFT_SIM_SWARM=1), when
+ * $WEFT_SIM_FAULTS is unset: this run's faults drawn from its seed, each
+ * fault the scenario takes on or off and at one of a few rates, so that
+ * seeds try different mixes. Printed first ("NAME: swarm
+ * WEFT_SIM_FAULTS=..."), so that a run that fails a check before the
+ * simulator's line still names them: the replay line spells them out. */
+static char scenario_swarm_faults[96];
+
+static const char *scenario_swarm(uint64_t seed)
+{
+	static const unsigned rates[] = {1, 5, 20, 100, 300};
+	uint64_t z = seed;
+	size_t at = 0, size = sizeof scenario_swarm_faults;
+	scenario_swarm_faults[0] = 0;
+	for (const char *q = scenario_faults; *q && at < size;) {
+		size_t qlen = strcspn(q, ",");
+		z = scenario_hash(z + 0x5eed);
+		if (z & 1) {
+			int n = snprintf(scenario_swarm_faults + at, size - at, "%s%.*s=%u",
+					 at ? "," : "", (int)qlen, q, rates[(z >> 8) % 5]);
+			at += n > 0 ? (size_t)n : 0;
+		}
+		q += qlen + (q[qlen] != 0);
+	}
+	printf("%s: swarm WEFT_SIM_FAULTS=%s\n", scenario_name, scenario_swarm_faults);
+	return scenario_swarm_faults;
+}
+
 /* Start the runtime for scenario NAME: argv[1], when it is a number, is the
  * seed (else $WEFT_SIM_SEED, which weft_init reads); the argument after
  * it is the scenario's mode, returned ("" for none). Exits 2 when
@@ -127,6 +155,10 @@ static const char *scenario_init(const char *name, int argc, char **argv)
 	if (argc > 1 && (cfg.sim_seed = scenario_parse_seed(argv[1])) != 0)
 		next = 2;
 	scenario_seed = cfg.sim_seed ? cfg.sim_seed : scenario_parse_seed(getenv("WEFT_SIM_SEED"));
+	const char *swarm = getenv("WEFT_SIM_SWARM"), *faults = getenv("WEFT_SIM_FAULTS");
+	if (scenario_seed && *scenario_faults && swarm && strcmp(swarm, "1") == 0 &&
+	    !(faults && *faults))
+		cfg.sim_faults = scenario_swarm(scenario_seed);
 	const char *w = getenv("WEFT_WORKERS");
 	if (scenario_seed && !(w && *w))
 		cfg.workers = 2 + (unsigned)(scenario_seed % 3);
