@@ -109,7 +109,7 @@ LIBS := $(LIBS_OS) $(LIBS_ARCH)
 # tools/gdb/weft-gdb.py rides in the library's .debug_gdb_scripts section
 # (tools/gdb/scripts.c), which gdb reads to load it (docs/debugging.md).
 SRCS := tools/gdb/scripts.c $(wildcard arch/$(ARCH)/*.S arch/$(ARCH)/*.c) $(BOARD_SRCS) \
-	$(wildcard kernel-shim/$(SHIM)/*.c) $(filter-out runtime/sim.c,$(wildcard runtime/*.c)) \
+	$(wildcard kernel-shim/$(SHIM)/*.c) $(filter-out runtime/sim.c runtime/sim_fault.c,$(wildcard runtime/*.c)) \
 	$(wildcard net/*.c)
 OBJS := $(patsubst %,$(O)/obj/%.o,$(SRCS))
 PIC_OBJS := $(patsubst %,$(O)/pic/%.o,$(SRCS))
@@ -332,7 +332,7 @@ endif
 # refuse a seed. make sim-build makes them; tests/sim/determinism.sh and
 # mk/sim.sh --fixed run them (make test), make sim over many seeds.
 SIM_LIB := $(O)/libweft-sim.a
-SIM_OBJS := $(patsubst %,$(O)/sim/obj/%.o,$(SRCS) runtime/sim.c)
+SIM_OBJS := $(patsubst %,$(O)/sim/obj/%.o,$(SRCS) runtime/sim.c runtime/sim_fault.c)
 SIM_SCENARIOS := $(patsubst tests/sim/%.c,$(O)/sim/%,$(wildcard tests/sim/sim_*.c))
 .PHONY: sim-build
 sim-build: $(SIM_LIB) $(SIM_SCENARIOS) $(SIM_SCENARIOS:=.plain)
@@ -352,10 +352,20 @@ $(SIM_LIB): $(SIM_OBJS) $(LWIP_OBJS)
 	@rm -f $@
 	@$(if $(Q),echo '  AR      $@')
 	$(Q)$(AR) rcs $@ $^
-$(O)/sim/%: tests/sim/%.c tests/sim/scenario.h $(SIM_LIB)
+# The scenarios link tests/allocwrap.c with its --wrap, as ALLOC_WRAP_TESTS
+# do: the simulator's alloc= and stack= faults (runtime/sim_fault.c) fail
+# allocations through its hook.
+SIM_WRAP := $(foreach f,malloc calloc realloc aligned_alloc free shim_stack_alloc \
+	shim_stack_free,-Wl,--wrap=$(f))
+$(O)/sim/allocwrap.o: tests/allocwrap.c tests/allocwrap.h $(DEPS_MK) $(FLAGS_STAMP)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo '  CC      $@')
+	$(Q)$(CC) $(ALL_CFLAGS) -D_GNU_SOURCE -c $< -o $@
+$(O)/sim/%: tests/sim/%.c tests/sim/scenario.h $(SIM_LIB) $(O)/sim/allocwrap.o
 	@mkdir -p $(@D)
 	@$(if $(Q),echo '  LD      $@')
-	$(Q)$(CC) $(PUBLIC_CFLAGS) -o $@ $< $(SIM_LIB) $(ALL_LDFLAGS) $(LIBS)
+	$(Q)$(CC) $(PUBLIC_CFLAGS) -o $@ $< $(O)/sim/allocwrap.o $(SIM_LIB) $(ALL_LDFLAGS) \
+		$(SIM_WRAP) $(LIBS)
 $(O)/sim/%.plain: tests/sim/%.c tests/sim/scenario.h $(LIB)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo '  LD      $@')

@@ -91,6 +91,12 @@ typedef struct weft_config {
 	 * linked with libweft-sim.a runs one: libweft.a's weft_init refuses a
 	 * seed with -ENOTSUP. */
 	uint64_t sim_seed;
+	/* The simulation's faults (docs/api.md, WEFT_SIM_FAULTS): a comma
+	 * list of KEY=N, N per mille from 0 to 1000, keys alloc, stack,
+	 * cancel, intr (the wire's drop, dup, delay, part are refused until
+	 * the simulated wire exists). NULL = $WEFT_SIM_FAULTS; "" = none.
+	 * Needs a seed; libweft.a refuses faults with -ENOTSUP. */
+	const char *sim_faults;
 } weft_config_t;
 
 /* weft_config_t.stall_ms: no stall detector (no thread for it). */
@@ -117,9 +123,11 @@ enum {
  * installed before). cfg may be NULL. Call once, from a plain thread, before
  * any other weft call; again only after weft_shutdown. Returns 0, -EALREADY
  * (running), -EINVAL (workers > 16, stack_size below 4 KiB or above 1 GiB,
- * stall_ms below WEFT_STALL_OFF or above 3600000, or a malformed
- * environment variable), -ENOTSUP (a hardware shadow stack is on; a
- * sim_seed or $WEFT_SIM_SEED in a program linked with libweft.a), -ENOMEM,
+ * stall_ms below WEFT_STALL_OFF or above 3600000, a malformed sim_faults,
+ * faults without a seed, or a malformed environment variable), -ENOTSUP (a
+ * hardware shadow stack is on; a sim_seed or $WEFT_SIM_SEED, or
+ * sim_faults or $WEFT_SIM_FAULTS, in a program linked with libweft.a),
+ * -ENOMEM,
  * -EAGAIN (no threads), or the -errno of a failed signal set-up; every
  * failure says why in weft_init_error and on the console. */
 WEFT_API int weft_init(const weft_config_t *cfg);

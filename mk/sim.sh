@@ -23,6 +23,12 @@
 #                 racy)
 #   SIM_TIMEOUT=T seconds a run may take (default 60, 150 with a RUNNER)
 #   SIM_VERBOSE=1 also print each passing run's simulator line
+#   WEFT_SIM_FAULTS=... the fault rates of every run (alloc=1,stack=10: the
+#                 scenarios that do not take one refuse it, exit 2); the
+#                 replay lines carry them
+#   SWARM=1       each scenario draws its faults from the seed, among those
+#                 its checks take (tests/sim/scenario.h), unless
+#                 WEFT_SIM_FAULTS is set; the replay lines spell them out
 set -u
 fixed=0
 if [ "${1:-}" = --fixed ]; then
@@ -40,6 +46,9 @@ from=${SEED_FROM:-1}
 limit=${SIM_TIMEOUT:-$([ -n "$runner" ] && echo 150 || echo 60)}
 # shellcheck disable=SC2206 # words, as given
 extra=(${SIM_ARGS:-})
+faults=${WEFT_SIM_FAULTS:-}
+swarm=
+[ "${SWARM:-0}" = 1 ] && swarm=WEFT_SIM_SWARM=1 && export WEFT_SIM_SWARM=1
 [[ $seeds =~ ^[0-9]+$ ]] || { echo "$0: SEEDS=$seeds: not a number" >&2; exit 2; }
 [[ $limit =~ ^[1-9][0-9]*$ ]] || { echo "$0: SIM_TIMEOUT=$limit: not a whole number of seconds" >&2; exit 2; }
 if ! [[ $from =~ ^(0x[0-9a-fA-F]+|[0-9]+)$ ]] || [ $((from)) -lt 1 ]; then
@@ -61,7 +70,7 @@ fi
 [ ${#progs[@]} -gt 0 ] || { echo "$0: no scenarios in $dir/sim (make sim-build)" >&2; exit 2; }
 tmp=$(mktemp)
 trap 'rm -f "$tmp"' EXIT
-line_re='^weft sim: WEFT_SIM_SEED=0x[0-9a-f]+ steps=[0-9]+ digest=0x[0-9a-f]{16}$'
+line_re='^weft sim: WEFT_SIM_SEED=0x[0-9a-f]+( WEFT_SIM_FAULTS=[a-z0-9=,]+)? steps=[0-9]+ digest=0x[0-9a-f]{16}$'
 pass=0
 fail=0
 echo "sim $(basename "$dir"): ${#progs[@]} scenarios, seeds $((from)) to $((from + seeds - 1))${extra[*]:+, arguments ${extra[*]}}"
@@ -72,11 +81,12 @@ for prog in "${progs[@]}"; do
 	for ((i = 0; i < seeds; i++)); do
 		seed=$(printf '0x%x' $((from + i)))
 		if [ -n "$runner" ]; then
-			replay="$runner $prog WEFT_SIM_SEED=$seed${extra[*]:+ ${extra[*]}}"
+			replay="$runner $prog WEFT_SIM_SEED=$seed${faults:+ WEFT_SIM_FAULTS=$faults}${extra[*]:+ ${extra[*]}}"
 			QEMU_TIMEOUT=$limit timeout $((limit + 30)) "$runner" "$prog" \
-				"WEFT_SIM_SEED=$seed" ${extra[@]+"${extra[@]}"} >"$tmp" 2>&1
+				"WEFT_SIM_SEED=$seed" ${faults:+"WEFT_SIM_FAULTS=$faults"} $swarm \
+				${extra[@]+"${extra[@]}"} >"$tmp" 2>&1
 		else
-			replay="WEFT_SIM_SEED=$seed $prog${extra[*]:+ ${extra[*]}}"
+			replay="WEFT_SIM_SEED=$seed${faults:+ WEFT_SIM_FAULTS=$faults} $prog${extra[*]:+ ${extra[*]}}"
 			# (bash's "Aborted" for a failing run: said below)
 			{ WEFT_SIM_SEED=$seed timeout "$limit" "$prog" ${extra[@]+"${extra[@]}"} \
 				>"$tmp" 2>&1; } 2>/dev/null
@@ -105,7 +115,10 @@ for prog in "${progs[@]}"; do
 		echo "  FAIL  $name seed $seed: $why"
 		# What the scenario and the simulator said of it (at most 6 lines).
 		grep -E '^(sim_[a-z_]+|ring|tree|weft sim|weft_init):' "$tmp" | grep -Ev "$line_re" |
-			grep -E 'FAIL|deadlock|actor|timer|weft_init' | head -6 | sed 's/^/        /'
+			grep -E 'FAIL|deadlock|actor|timer|weft_init|WEFT_SIM_FAULTS' | head -6 | sed 's/^/        /'
+		# A swarm's faults, as the scenario said them.
+		sw=$(sed -n 's/^sim_[a-z_]*: swarm WEFT_SIM_FAULTS=\([a-z0-9=,]*\)$/\1/p' "$tmp" | head -1)
+		[ -n "$sw" ] && replay=${replay/WEFT_SIM_SEED=$seed/WEFT_SIM_SEED=$seed WEFT_SIM_FAULTS=$sw}
 		echo "        replay: $replay"
 	done
 	echo "  $name: $np passed, $nf failed"

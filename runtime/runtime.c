@@ -61,6 +61,66 @@ static int env_num(const char *name, unsigned long lo, unsigned long hi, unsigne
 	return 1;
 }
 
+/* The simulation's fault rates (docs/api.md, WEFT_SIM_FAULTS): a comma
+ * list of KEY=N, N per mille from 0 to 1000, each key at most once; "" is
+ * none. what names the source for the message ("WEFT_SIM_FAULTS=..."). 0,
+ * or weft_init refused (-EINVAL) naming the word it could not take. The
+ * wire's faults are known and refused: there is no simulated wire yet. */
+static int parse_faults(const char *what, const char *s, struct weft__sim_faults *out)
+{
+	*out = (struct weft__sim_faults){{0}};
+	unsigned seen = 0;
+	for (const char *p = s;;) {
+		const char *end = strchr(p, ',');
+		int len = end ? (int)(end - p) : (int)strlen(p);
+		const char *eq = memchr(p, '=', (size_t)len);
+		int klen = eq ? (int)(eq - p) : len;
+		int k = 0;
+		while (k < SIM_FAULT_KINDS && ((int)strlen(SIM_FAULT_NAME(k)) != klen ||
+					       memcmp(p, SIM_FAULT_NAME(k), (size_t)klen) != 0))
+			k++;
+		if (len == 0)
+			return refuse(-EINVAL, "%.80s: an empty word", what);
+		if (k == SIM_FAULT_KINDS) {
+			static const char *const wire[] = {"drop", "dup", "delay", "part"};
+			for (unsigned i = 0; i < sizeof wire / sizeof wire[0]; i++)
+				if ((int)strlen(wire[i]) == klen &&
+				    !memcmp(p, wire[i], (size_t)klen))
+					return refuse(-EINVAL,
+						      "%.80s: \"%.*s\": the wire's faults (drop, "
+						      "dup, delay, part) need the simulated wire, "
+						      "which is not built yet",
+						      what, len, p);
+			return refuse(-EINVAL,
+				      "%.80s: \"%.*s\": no such fault (alloc, stack, cancel, "
+				      "intr)",
+				      what, len, p);
+		}
+		unsigned long v = 0;
+		int digits = 0;
+		for (const char *d = eq ? eq + 1 : p + len; d < p + len; d++, digits++) {
+			if (*d < '0' || *d > '9' || digits == 4)
+				break;
+			v = v * 10 + (unsigned long)(*d - '0');
+		}
+		if (!eq || digits == 0 || eq + 1 + digits != p + len || v > SIM_FAULT_RATE_MAX)
+			return refuse(-EINVAL,
+				      "%.80s: \"%.*s\": not %s=N with N per mille from 0 to %d",
+				      what, len, p, SIM_FAULT_NAME(k), SIM_FAULT_RATE_MAX);
+		if (seen & (1u << k))
+			return refuse(-EINVAL, "%.80s: \"%.*s\": %s given twice", what, len, p,
+				      SIM_FAULT_NAME(k));
+		seen |= 1u << k;
+		out->rate[k] = (uint16_t)v;
+		if (!end)
+			break;
+		p = end + 1;
+		if (!*p)
+			return refuse(-EINVAL, "%.80s: an empty word", what);
+	}
+	return 0;
+}
+
 int weft_init(const weft_config_t *cfg)
 {
 	if (atomic_load(&weft__rt.running))
@@ -87,10 +147,36 @@ int weft_init(const weft_config_t *cfg)
 				      seed_env);
 		sim_seed = s;
 	}
+	/* Its faults: the configuration's, else $WEFT_SIM_FAULTS. */
+	const char *faults_src = c.sim_faults ? c.sim_faults : shim_getenv("WEFT_SIM_FAULTS");
+	bool faults_on = faults_src && *faults_src;
+	struct weft__sim_faults faults = {{0}};
+	if (faults_on) {
+		char what[96];
+		snprintf(what, sizeof what, "%s%.60s%s",
+			 c.sim_faults ? "weft_config_t.sim_faults \"" : "WEFT_SIM_FAULTS=",
+			 faults_src, c.sim_faults ? "\"" : "");
+		if ((e = parse_faults(what, faults_src, &faults)) < 0)
+			return e;
+	}
 	if (sim_seed && !WEFT__SIM_BUILD)
 		return refuse(-ENOTSUP,
 			      "a simulation seed (weft_config_t.sim_seed or WEFT_SIM_SEED) "
 			      "needs the program linked with libweft-sim.a, not libweft.a");
+	if (faults_on && !WEFT__SIM_BUILD)
+		return refuse(-ENOTSUP,
+			      "simulation faults (weft_config_t.sim_faults or WEFT_SIM_FAULTS) "
+			      "need the program linked with libweft-sim.a, not libweft.a");
+	if (faults_on && !sim_seed)
+		return refuse(-EINVAL,
+			      "simulation faults (weft_config_t.sim_faults or WEFT_SIM_FAULTS) "
+			      "without a simulation seed");
+	if (sim_seed && weft__sim_fault_start(sim_seed, &faults) < 0)
+		return refuse(-EINVAL,
+			      "the simulation faults alloc= and stack= need the program "
+			      "linked with tests/allocwrap.c and --wrap for malloc, calloc, "
+			      "realloc, aligned_alloc, free and shim_stack_alloc (as the "
+			      "simulation scenarios are)");
 	if (c.workers == 0) {
 		if ((e = env_num("WEFT_WORKERS", 1, WEFT_MAX_WORKERS, &v)) < 0)
 			return e;
@@ -240,6 +326,8 @@ int weft_init(const weft_config_t *cfg)
 	 * itself or opted out; a target without it (-ENOSYS) is no error. */
 	if (!(c.flags & WEFT_CFG_NO_QUIT_DUMP) && !sim_seed) /* a thread of its own */
 		(void)shim_on_quit(weft__dump_on_quit);
+	if (sim_seed)
+		weft__sim_fault_arm();
 	return 0;
 }
 

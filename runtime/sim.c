@@ -108,8 +108,11 @@ static void say(const char *fmt, ...)
 
 static void say_line(const char *what)
 {
-	say("weft sim: %sWEFT_SIM_SEED=0x%llx steps=%llu digest=0x%016llx\n", what,
-	    (unsigned long long)seed, (unsigned long long)steps, (unsigned long long)digest);
+	char faults[96]; /* the rates, to replay (sim_fault.c) */
+	weft__sim_fault_words(faults, sizeof faults);
+	say("weft sim: %sWEFT_SIM_SEED=0x%llx%s%s steps=%llu digest=0x%016llx\n", what,
+	    (unsigned long long)seed, *faults ? " WEFT_SIM_FAULTS=" : "", faults,
+	    (unsigned long long)steps, (unsigned long long)digest);
 }
 
 static const char *state_name(int s)
@@ -190,8 +193,10 @@ static void switch_to(struct actor *a)
 
 void weft__sim_point(enum weft__sim_kind kind)
 {
-	if (on)
+	if (on) {
+		weft__sim_fault_point(kind); /* the cancel/interrupt actor */
 		switch_to(pick(kind));
+	}
 }
 
 uint64_t weft__sim_draw(uint64_t n, enum weft__sim_kind kind, uint64_t dflt)
@@ -329,6 +334,7 @@ void weft__sim_thread_join(shim_thread_t t)
 	/* The last actor gone: the run ends, and says how it went. */
 	if (any_actor())
 		return;
+	weft__sim_fault_stop();
 	say_line("");
 	on = false;
 }

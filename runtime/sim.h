@@ -65,4 +65,46 @@ void weft__sim_thread_yield(void);
 
 #endif
 
+/* ---- Faults (slice 4; sim_fault.c) -------------------------------------
+ * WEFT_SIM_FAULTS (weft_config_t.sim_faults): each fault's rate, per mille,
+ * parsed by weft_init in every build (libweft.a to refuse them). Each fault
+ * draws from a stream of its own, split from the seed, so turning one on
+ * does not shift the schedule's draws or another fault's. */
+enum weft__sim_fault {
+	SIM_FAULT_ALLOC,  /* malloc and the rest fail (tests/allocwrap.c's hook) */
+	SIM_FAULT_STACK,  /* shim_stack_alloc refuses (the same hook) */
+	SIM_FAULT_CANCEL, /* weft_fiber_cancel to a live fiber, at a point */
+	SIM_FAULT_INTR,   /* weft_fiber_interrupt to a live fiber, at a point */
+	SIM_FAULT_KINDS,
+};
+#define SIM_FAULT_NAME(k)                     \
+	((k) == SIM_FAULT_ALLOC    ? "alloc"  \
+	 : (k) == SIM_FAULT_STACK  ? "stack"  \
+	 : (k) == SIM_FAULT_CANCEL ? "cancel" \
+				   : "intr")
+#define SIM_FAULT_RATE_MAX 1000
+struct weft__sim_faults {
+	uint16_t rate[SIM_FAULT_KINDS]; /* per mille; 0: off */
+};
+
+#if WEFT_SIM
+/* weft_init with a seed, before it sets anything up: the rates and each
+ * fault's stream. -EINVAL when an allocation or stack rate is set in a
+ * program not linked with tests/allocwrap.c's hook. */
+int weft__sim_fault_start(uint64_t seed, const struct weft__sim_faults *f);
+/* weft_init's last step with a seed: the faults fire from now on (what
+ * weft_init allocated itself, its workers' stacks too, is spared). */
+void weft__sim_fault_arm(void);
+/* At a point of the schedule (sim.c's weft__sim_point): the cancellation
+ * and interrupt actor. */
+void weft__sim_fault_point(enum weft__sim_kind kind);
+/* The rates set, "alloc=1,stack=10" ("" for none), into buf. */
+void weft__sim_fault_words(char *buf, size_t size);
+/* The run ended: no more faults, and a line of how many fired. */
+void weft__sim_fault_stop(void);
+#else
+#define weft__sim_fault_start(seed, f) ((void)(seed), (void)(f), 0)
+#define weft__sim_fault_arm() ((void)0)
+#endif
+
 #endif

@@ -94,6 +94,18 @@ static void allocated(void *p, void *site)
  * malloc): only the outermost is counted. */
 static _Thread_local int inside;
 
+/* A failer of its own (the simulator's, wt_alloc_fail_hook): asked at each
+ * allocation, armed or not, whether to fail it. */
+static bool (*_Atomic fail_hook)(int stack);
+
+static bool hooked(int stack)
+{
+	bool (*fn)(int) = atomic_load(&fail_hook);
+	return fn && fn(stack);
+}
+
+void wt_alloc_fail_hook(bool (*fail)(int stack)) { atomic_store(&fail_hook, fail); }
+
 /* Whether this allocation, called from site, is the one to fail. */
 static bool inject_at(void *site)
 {
@@ -113,7 +125,7 @@ void *__wrap_malloc(size_t n)
 	if (inside)
 		return __real_malloc(n);
 	inside = 1;
-	void *p = inject_at(CALLER) ? NULL : __real_malloc(n);
+	void *p = inject_at(CALLER) || hooked(0) ? NULL : __real_malloc(n);
 	if (p)
 		allocated(p, CALLER);
 	inside = 0;
@@ -125,7 +137,7 @@ void *__wrap_calloc(size_t k, size_t n)
 	if (inside)
 		return __real_calloc(k, n);
 	inside = 1;
-	void *p = inject_at(CALLER) ? NULL : __real_calloc(k, n);
+	void *p = inject_at(CALLER) || hooked(0) ? NULL : __real_calloc(k, n);
 	if (p)
 		allocated(p, CALLER);
 	inside = 0;
@@ -137,7 +149,7 @@ void *__wrap_aligned_alloc(size_t a, size_t n)
 	if (inside)
 		return __real_aligned_alloc(a, n);
 	inside = 1;
-	void *p = inject_at(CALLER) ? NULL : __real_aligned_alloc(a, n);
+	void *p = inject_at(CALLER) || hooked(0) ? NULL : __real_aligned_alloc(a, n);
 	if (p)
 		allocated(p, CALLER);
 	inside = 0;
@@ -150,7 +162,7 @@ void *__wrap_realloc(void *old, size_t n)
 		return __real_realloc(old, n);
 	inside = 1;
 	void *p = NULL; /* failed: old stays as it was, as realloc leaves it */
-	if (!inject_at(CALLER) && (p = __real_realloc(old, n))) {
+	if (!inject_at(CALLER) && !hooked(0) && (p = __real_realloc(old, n))) {
 		if (!old)
 			allocated(p, CALLER);
 		else if (p != old && atomic_load(&armed)) {
@@ -195,7 +207,8 @@ int __wrap_shim_stack_alloc(size_t size, struct shim_stack *out)
 	long was = atomic_fetch_add(&stacks_out, 1);
 	long cap = atomic_load(&stacks_cap);
 	bool full = cap >= 0 && was >= cap;
-	int r = full || inject_at(CALLER) ? -ENOMEM : __real_shim_stack_alloc(size, out);
+	int r = full || inject_at(CALLER) || hooked(1) ? -ENOMEM
+						       : __real_shim_stack_alloc(size, out);
 	if (r)
 		atomic_fetch_sub(&stacks_out, 1);
 	void (*fn)(void *) = full ? atomic_load(&refused_fn) : NULL;

@@ -7,6 +7,8 @@
 #ifndef WEFT_TESTS_ALLOCWRAP_H
 #define WEFT_TESTS_ALLOCWRAP_H
 
+#include <stdbool.h>
+
 /* Count the allocations made from now on, from every thread, and fail the
  * one numbered fail_at (from 1; 0: none). */
 void wt_alloc_arm(long fail_at);
@@ -34,6 +36,11 @@ void wt_alloc_stack_room(long n);
  * room, before the refusal returns, so that a test can hold the thread
  * there while another one moves (NULL: none). */
 void wt_alloc_on_stack_refused(void (*fn)(void *), void *arg);
+/* Ask fail(0) at each allocation (malloc, calloc, realloc, aligned_alloc),
+ * fail(1) at each shim_stack_alloc, armed or not, and fail those it says
+ * to (NULL: none). The simulator's faults (runtime/sim_fault.c, the rates
+ * of WEFT_SIM_FAULTS) call it: fail must not allocate. */
+void wt_alloc_fail_hook(bool (*fail)(int stack));
 /* Blocks allocated and not yet freed, counted since the process started. */
 long wt_alloc_live(void);
 /* Under ASan, LeakSanitizer's check now (it prints what it finds): 1 if a
