@@ -6,9 +6,11 @@
 # the copy's simulation is built, and its scenarios run over a growing
 # window of seeds (1, then 2-10, 11-100, ... up to SEEDS) until one fails.
 # Prints, per mutant, found or not, the first failing seed and its replay
-# line, and the runs tried; the unpatched copy runs the same scenarios over
-# all SEEDS seeds first (a mutant "found" by a scenario that fails anyway
-# would prove nothing).
+# line, and the runs tried. The unpatched copy runs the same scenarios over
+# all SEEDS seeds first, and a mutant's first failing run again (its
+# arguments and faults too): a mutant "found" by a run that fails anyway
+# would prove nothing. Each copy's runs are its own mk/sim.sh's, which
+# knows its scenarios' lines.
 #
 # A patch is a unified diff (patch -p1, fuzz allowed: little context, so
 # that it still applies as the runtime moves) after a header of lines:
@@ -100,7 +102,7 @@ done
 all=($(printf '%s\n' "${all[@]}" | sort -u))
 have=$(scenarios "$base" "${all[@]}")
 echo "  the unpatched copy: $have over seeds 1-$seeds"
-if ! out=$(SEEDS=$seeds SIM="$have" mk/sim.sh "$base/build/$target" 2>&1); then
+if ! out=$(SEEDS=$seeds SIM="$have" "$base/mk/sim.sh" "$base/build/$target" 2>&1); then
 	echo "$out" | grep -E 'FAIL|replay' | head -10 | sed 's/^/  /'
 	echo "sim-mutants: the unpatched copy fails: the figures below prove nothing"
 	status=1
@@ -148,7 +150,7 @@ for p in "${patches[@]}"; do
 	while [ $from -le "$seeds" ]; do
 		n=$((from + size - 1 > seeds ? seeds - from + 1 : size))
 		out=$(env ${faults:+"WEFT_SIM_FAULTS=$faults"} SEEDS=$n SEED_FROM=$from SIM="$run" \
-			SIM_ARGS="$args" mk/sim.sh "$m/build/$target" 2>&1)
+			SIM_ARGS="$args" "$m/mk/sim.sh" "$m/build/$target" 2>&1)
 		last=$((from + n - 1))
 		# shellcheck disable=SC2207 # words
 		tally=($(echo "$out" | tail -1 | sed -n 's/.*: \([0-9]*\) passed, \([0-9]*\) failed$/\1 \2/p'))
@@ -179,6 +181,15 @@ for p in "${patches[@]}"; do
 	runs="$failed of $tried runs failed ($(wc -w <<<"$run") scenarios, seeds 1-$last)"
 	if [ -n "$first" ]; then
 		IFS=$'\t' read -r fseed fwhy fmsg freplay <<<"$first"
+		# The same run on the unpatched copy (its arguments and faults
+		# too) must pass, or the failure is not the mutant's.
+		if ! env ${faults:+"WEFT_SIM_FAULTS=$faults"} SEEDS=1 SEED_FROM="$fseed" \
+			SIM="${fwhy%%:*}" SIM_ARGS="$args" "$base/mk/sim.sh" "$base/build/$target" >/dev/null 2>&1; then
+			echo "  NOT THE MUTANT'S: seed $fseed of ${fwhy%%:*} fails unpatched too ($fwhy)"
+			rows+=("| $name | $run | fails unpatched too: $fwhy, seed $fseed | - | 1-$last | - |")
+			status=1
+			continue
+		fi
 		echo "  FOUND  first at seed $fseed, $fwhy"
 		[ -n "$fmsg" ] && echo "         $fmsg"
 		echo "         $runs"
