@@ -64,8 +64,9 @@ status=0
 # field PATCH NAME: the header's "NAME: value" (before the diff).
 field() { sed -n "/^diff \|^--- /q; s/^$2: *//p" "$1" | head -1; }
 
-# copy DIR: the commit's tree in DIR.
-copy() { mkdir -p "$1" && git archive "$rev" | tar -x -C "$1"; }
+# copy DIR: the commit's tree in DIR (emptied first: objects of another
+# run would look newer than the sources).
+copy() { rm -rf "$1" && mkdir -p "$1" && git archive "$rev" | tar -x -C "$1"; }
 
 # build DIR: its simulation (quiet; the tail of the log on failure).
 build()
