@@ -143,7 +143,7 @@ for p in "${patches[@]}"; do
 	done
 	[ ${#missing[@]} = 0 ] || echo "  no ${missing[*]} at $rev: not run"
 	if [ -z "$run" ]; then
-		rows+=("| $name | - | not run: no scenario at $rev | - | - | - |")
+		rows+=("| $name | - | not run: no ${missing[*]} at $rev | - | - | - |")
 		continue
 	fi
 	# Seeds 1, 2-10, 11-100, ...: stop after the window where one failed.
