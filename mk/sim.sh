@@ -74,13 +74,13 @@ else
 	done
 fi
 [ ${#progs[@]} -gt 0 ] || { echo "$0: no scenarios in $dir/sim (make sim-build)" >&2; exit 2; }
-tmp=$(mktemp)
-trap 'rm -f "$tmp"' EXIT
 lines=
 if [ $fixed = 1 ]; then
 	lines=$dir/sim/fixed.lines
 	rm -f "$lines"
 fi
+tmp=$(mktemp)
+trap 'rm -f "$tmp"' EXIT
 line_re='^weft sim: WEFT_SIM_SEED=0x[0-9a-f]+ steps=[0-9]+ digest=0x[0-9a-f]{16}$'
 pass=0
 fail=0
