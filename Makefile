@@ -374,9 +374,11 @@ $(O)/sim/%.plain: tests/sim/%.c tests/sim/scenario.h $(LIB)
 # make sim: every scenario over SEEDS seeds from SEED_FROM, each failing seed
 # with the line that replays it (mk/sim.sh; SIM= picks scenarios, SIM_ARGS=
 # words after the seed, SIM_TIMEOUT= seconds a run). A bare-metal target's
-# images run through its RUN (qemu-virt: qemu/run-qemu-virt.sh). make exports
-# the variables given on its command line to mk/sim.sh.
-SIM_RUNNER := $(if $(filter bare,$(SHIM)),$(RUN))
+# images run through its RUN (qemu-virt: qemu/run-qemu-virt.sh), a Linux
+# build of another CPU's binaries under its qemu-user (linux-aarch64:
+# qemu-aarch64; not RUN_ON=kernel's guest). make exports the variables given
+# on its command line to mk/sim.sh.
+SIM_RUNNER := $(if $(or $(filter bare,$(SHIM)),$(if $(RUN_ON),,$(CROSS_ARCH))),$(RUN))
 .PHONY: sim
 sim: sim-build
 	@if [ "$(SHIM)" = bare ] && [ -z "$(RUN)" ]; then \

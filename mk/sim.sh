@@ -12,9 +12,14 @@
 #
 # Usage: mk/sim.sh [--fixed] BUILD_DIR [RUNNER]
 #   RUNNER runs a bare-metal build's images (qemu/run-qemu-virt.sh): the
-#   seed goes on its command line as WEFT_SIM_SEED=.
+#   seed goes on its command line as WEFT_SIM_SEED=. For a Linux build of
+#   another CPU (BUILD_DIR/config names a TARGET whose board.mk says
+#   SHIM := linux) it is qemu-user (qemu-aarch64), a prefix of the command.
 #   --fixed: the short fixed set make test runs (SEEDS defaults to 8, or 4
-#   with a RUNNER: each run is a boot).
+#   on a bare-metal target: each run is a boot), each run's lines (the
+#   scenario's and the simulator's) kept in BUILD_DIR/sim/fixed.lines, one
+#   "NAME SEED | LINE" a line, for tests/sim/crosstarget.sh to compare
+#   between targets.
 # Environment:
 #   SEEDS=N       seeds per scenario (default 100)
 #   SEED_FROM=S   the first seed (default 1): seeds S .. S+N-1
@@ -37,6 +42,16 @@ if [ "${1:-}" = --fixed ]; then
 fi
 dir=${1:?usage: $0 [--fixed] BUILD_DIR [RUNNER]}
 runner=${2:-}
+# user: RUNNER is qemu-user's, a prefix of the command (see above).
+user=()
+target=$(sed -n 's/^TARGET=\([^ ]*\).*/\1/p' "$dir/config" 2>/dev/null)
+if [ -n "$runner" ] && [ -n "$target" ] &&
+	grep -Eq '^SHIM[[:space:]]*:?=[[:space:]]*linux[[:space:]]*$' \
+		"$(dirname "$0")/../board/$target/board.mk" 2>/dev/null; then
+	# shellcheck disable=SC2206 # a command and its options, as given
+	user=($runner)
+	runner=
+fi
 if [ $fixed = 1 ]; then
 	seeds=${SEEDS:-$([ -n "$runner" ] && echo 4 || echo 8)}
 else
@@ -68,6 +83,11 @@ else
 	done
 fi
 [ ${#progs[@]} -gt 0 ] || { echo "$0: no scenarios in $dir/sim (make sim-build)" >&2; exit 2; }
+lines=
+if [ $fixed = 1 ]; then
+	lines=$dir/sim/fixed.lines
+	rm -f "$lines"
+fi
 tmp=$(mktemp)
 trap 'rm -f "$tmp"' EXIT
 line_re='^weft sim: WEFT_SIM_SEED=0x[0-9a-f]+( WEFT_SIM_FAULTS=[a-z0-9=,]+)? steps=[0-9]+ digest=0x[0-9a-f]{16}$'
@@ -88,10 +108,11 @@ for prog in "${progs[@]}"; do
 		else
 			replay="WEFT_SIM_SEED=$seed${faults:+ WEFT_SIM_FAULTS=$faults} $prog${extra[*]:+ ${extra[*]}}"
 			# (bash's "Aborted" for a failing run: said below)
-			{ WEFT_SIM_SEED=$seed timeout "$limit" "$prog" ${extra[@]+"${extra[@]}"} \
+			{ WEFT_SIM_SEED=$seed timeout "$limit" ${user[@]+"${user[@]}"} "$prog" ${extra[@]+"${extra[@]}"} \
 				>"$tmp" 2>&1; } 2>/dev/null
 		fi
 		rc=$?
+		[ ${#user[@]} = 0 ] || replay=${replay/" $prog"/" ${user[*]} $prog"}
 		why=
 		if [ $rc = 124 ]; then
 			why="did not end within $limit s"
@@ -106,6 +127,12 @@ for prog in "${progs[@]}"; do
 		elif ! grep -Eq "$line_re" "$tmp"; then
 			why="no simulator line (not linked with libweft-sim.a?)"
 		fi
+		# The scenario's lines and the simulator's (a bare-metal console
+		# has the firmware's too), and how the run ended.
+		[ -z "$lines" ] || {
+			grep -E '^(sim_[a-z_]+|ring|tree|weft sim|weft_init):' "$tmp"
+			echo "ended: ${why:-passed}"
+		} | sed "s/^/$name $seed | /" >>"$lines"
 		if [ -z "$why" ]; then
 			np=$((np + 1))
 			[ "${SIM_VERBOSE:-0}" = 1 ] && echo "  ok    $name $(grep -E "$line_re" "$tmp" | tail -1)"

@@ -12,13 +12,27 @@
 # the build directory's name).
 # RUNNER runs a bare-metal build's images (qemu/run-qemu-virt.sh): a
 # NAME=value goes on its command line, and only the scenario's own lines
-# and the simulator's are compared (not the firmware's banner).
+# and the simulator's are compared (not the firmware's banner). For a
+# Linux build of another CPU (the build directory's config names a TARGET
+# whose board.mk says SHIM := linux) RUNNER is qemu-user (qemu-aarch64):
+# the program's command goes after it and the environment reaches it.
 # Usage: tests/sim/determinism.sh BUILD_DIR [RUNNER]
 #   e.g. tests/sim/determinism.sh build/linux-x86_64
+#        tests/sim/determinism.sh build/linux-aarch64 qemu-aarch64
 #        tests/sim/determinism.sh build/qemu-virt qemu/run-qemu-virt.sh
 set -u
 dir=${1:?usage: $0 BUILD_DIR [RUNNER]}
 runner=${2:-}
+# user: RUNNER is qemu-user's, a prefix of the command (see above).
+user=()
+target=$(sed -n 's/^TARGET=\([^ ]*\).*/\1/p' "$dir/config" 2>/dev/null)
+if [ -n "$runner" ] && [ -n "$target" ] &&
+	grep -Eq '^SHIM[[:space:]]*:?=[[:space:]]*linux[[:space:]]*$' \
+		"$(dirname "$0")/../../board/$target/board.mk" 2>/dev/null; then
+	# shellcheck disable=SC2206 # a command and its options, as given
+	user=($runner)
+	runner=
+fi
 ring=$dir/sim/sim_ring
 tmp=$(mktemp)
 trap 'rm -f "$tmp"' EXIT
@@ -52,7 +66,7 @@ run()
 		OUT=$(grep -E '^(ring|tree|weft sim|weft_init|sim_[a-z_]+):' "$tmp")
 	else
 		# (bash's "Aborted" for the deadlock's run: not ours to show)
-		{ timeout 60 env "${envs[@]}" "$prog" "$@" >"$tmp" 2>&1; } 2>/dev/null
+		{ timeout 60 env "${envs[@]}" ${user[@]+"${user[@]}"} "$prog" "$@" >"$tmp" 2>&1; } 2>/dev/null
 		RC=$?
 		OUT=$(cat "$tmp")
 	fi
