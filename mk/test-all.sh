@@ -100,6 +100,13 @@ step "tests/sim/determinism.sh linux-aarch64" "TARGET=linux-aarch64 sim-build" \
 	tests/sim/determinism.sh build/linux-aarch64 qemu-aarch64
 step "tests/sim/determinism.sh qemu-virt" "TARGET=qemu-virt sim-build" \
 	tests/sim/determinism.sh build/qemu-virt qemu/run-qemu-virt.sh
+# The simulation's faults off the network (tests/sim/faults.sh): a rate
+# that never fires leaves the schedule as it was, one that fires changes
+# it, a seed with its faults replays, sim_starve holds with every fault on,
+# and weft_init's refusals of malformed lists.
+step "tests/sim/faults.sh" "$x86 sim-build" tests/sim/faults.sh build/linux-x86_64
+step "tests/sim/faults.sh qemu-virt" "TARGET=qemu-virt sim-build" \
+	tests/sim/faults.sh build/qemu-virt qemu/run-qemu-virt.sh
 # Every simulation scenario over a fixed few seeds (mk/sim.sh --fixed: 8
 # each on the Linux targets, 4 on qemu-virt, a boot each; make sim runs
 # more), each run's lines kept in BUILD_DIR/sim/fixed.lines; then the same
