@@ -163,6 +163,9 @@ static void test_too_big(void **state)
 	errno = 0;
 	assert_null(malloc(near_max));
 	assert_int_equal(errno, ENOMEM);
+	errno = 0;
+	assert_null(aligned_alloc(half_max / 2 + 1, 64)); /* 2^62: the room it needs */
+	assert_int_equal(errno, ENOMEM);
 	unsigned char *p = malloc(100);
 	assert_non_null(p);
 	fill(p, 100, 3);

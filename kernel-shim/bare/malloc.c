@@ -36,6 +36,7 @@ void *sbrk(ptrdiff_t incr); /* heap.c (unistd.h declares it only for _DEFAULT_SO
 #define SMALL 256u /* below it, classes 16 bytes apart (first level 0) */
 #define FL_N 31u   /* blocks under 2^38 bytes */
 #define GROW 16384u
+#define MAX_T ((size_t)1 << 37) /* the largest block: its class stays under FL_N */
 #define FREE 1u
 #define PREV_FREE 2u
 #define FLAGS 3u
@@ -217,7 +218,7 @@ static int grow(size_t t)
 
 static size_t block_for(size_t n)
 {
-	if (n > ((size_t)1 << (FL_N + fls_sz(SMALL) - 2)))
+	if (n > MAX_T - HDR - ALIGN)
 		return 0;
 	size_t t = (n + HDR + ALIGN - 1) / ALIGN * ALIGN;
 	return t < MIN_T ? MIN_T : t;
@@ -226,6 +227,8 @@ static size_t block_for(size_t n)
 /* A block of t bytes in use, or NULL. Under the lock. */
 static struct blk *take(size_t t)
 {
+	if (t > MAX_T) /* memalign's room; sbrk's increment must not overflow */
+		return NULL;
 	struct blk *b = find(t);
 	if (!b) {
 		if (!grow(t))
