@@ -258,8 +258,10 @@ void weft__timer_arm(struct weft__fiber *f, uint32_t gen, int64_t deadline)
 		earliest = lower_to(deadline);
 	}
 	weft__unlock(&h->lock);
-	if (earliest)
+	if (earliest) {
+		SIM_POINT_UNHELD(weft__tls_worker, SIM_TIMER_ARM);
 		weft__kick_idle(); /* a sleeping worker may need to wake sooner */
+	}
 }
 
 void weft__timer_disarm(struct weft__fiber *f)
