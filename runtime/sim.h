@@ -70,8 +70,8 @@ uint64_t weft__sim_draw(uint64_t n, enum weft__sim_kind kind, uint64_t dflt);
 		if (!sim_w_ || !sim_w_->held)            \
 			weft__sim_point(kind);           \
 	} while (0)
-/* A generator's state seeded from the seed (never 0), else left as it is. */
-#define SIM_SEED(var, kind) ((var) = weft__sim_draw(UINT64_MAX, (kind), (var)) | 1)
+/* A generator's state (never 0) seeded from the seed, else left as it is. */
+#define SIM_SEED(var, kind) ((var) = weft__sim_draw(UINT64_MAX, (kind), (var)-1) + 1)
 /* The actors' per-thread state (sim.c carries it at each switch): a plain
  * thread's stand-in fiber (park.c) and select.c's generator, one per
  * actor; outside a simulation the thread's own. tests/sim/tls.sh fails
