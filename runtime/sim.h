@@ -46,6 +46,7 @@ enum weft__sim_kind {
 	SIM_SLOT_LOOK,    /* draw, steal.c weft__steal: not a slot look */
 	SIM_SPIN,         /* draw, worker.c: the spin looks again */
 	SIM_STEAL_SEED,   /* draw, worker.c: the worker's steal generator */
+	SIM_TIMER_ORDER,  /* draw, timer.c fire_heap: which of a due instant's first */
 };
 
 #if WEFT_SIM
@@ -70,6 +71,8 @@ uint64_t weft__sim_draw(uint64_t n, enum weft__sim_kind kind, uint64_t dflt);
 		if (!sim_w_ || !sim_w_->held)            \
 			weft__sim_point(kind);           \
 	} while (0)
+/* sim_expr in a simulation build, dflt in the plain one. */
+#define SIM_CHOOSE(sim_expr, dflt) (sim_expr)
 /* A generator's state (never 0) seeded from the seed, else left as it is. */
 #define SIM_SEED(var, kind) ((var) = weft__sim_draw(UINT64_MAX, (kind), (var)-1) + 1)
 /* The actors' per-thread state (sim.c carries it at each switch): a plain
@@ -106,6 +109,7 @@ void weft__sim_thread_yield(void);
 #define SIM_POINT(kind) ((void)0)
 #define SIM_DRAW(n, kind, dflt) (dflt)
 #define SIM_POINT_UNHELD(w, kind) ((void)0)
+#define SIM_CHOOSE(sim_expr, dflt) (dflt)
 #define SIM_SEED(var, kind) ((void)0)
 #define SIM_THREAD_SELF(tls) (tls)
 #define SIM_SELECT_RNG(tls) (tls)
