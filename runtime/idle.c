@@ -102,6 +102,7 @@ void weft__wake_one_fenced(bool even_if_spinning)
 		return;
 	if (!even_if_spinning && atomic_load_explicit(&weft__rt.nspinning, memory_order_relaxed))
 		return;
+	SIM_POINT_UNHELD(weft__tls_worker, SIM_WAKE_ONE);
 	weft__lock(&idle_lock);
 	struct weft__worker *w = NULL;
 	int n = atomic_load_explicit(&nidle, memory_order_relaxed);
@@ -271,6 +272,7 @@ bool weft__sleep_idle(struct weft__worker *w, int64_t cap)
 	idle_list[n] = w;
 	atomic_store_explicit(&nidle, n + 1, memory_order_relaxed);
 	weft__unlock(&idle_lock);
+	SIM_POINT(SIM_IDLE_JOINED);
 	/* Its cached stacks go to the shared tier, pages and all: a sleeper
 	 * looks at stack.c's pressure only once woken, and a spawn on a busy
 	 * worker refused for want of a stack while sleepers held dozens was
@@ -290,6 +292,7 @@ bool weft__sleep_idle(struct weft__worker *w, int64_t cap)
 		weft__stacks_returned();
 	atomic_store_explicit(&w->asleep, 1, memory_order_relaxed);
 	weft__fence();
+	SIM_POINT(SIM_IDLE_LOOK);
 
 	/* Work queued between our last look and our joining the idle list is
 	 * seen here: its waker either saw us idle or we see its work. Work
@@ -301,6 +304,7 @@ bool weft__sleep_idle(struct weft__worker *w, int64_t cap)
 		int64_t deadline = t == INT64_MAX ? -1 : t;
 		if (cap >= 0 && (deadline < 0 || cap < deadline))
 			deadline = cap;
+		SIM_POINT(SIM_IDLE_WAIT);
 		if (weft__vclock_on()) {
 			if (vclock_advance(cap))
 				goto out;

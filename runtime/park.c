@@ -28,7 +28,7 @@ struct weft__fiber *weft__self(void)
 	struct weft__worker *w = weft__tls_worker;
 	if (w && w->cur)
 		return w->cur;
-	return &thread_self;
+	return SIM_THREAD_SELF(&thread_self); /* under a simulation, the actor's */
 }
 
 uint32_t weft__park_begin(struct weft__fiber *self) { return weft__park_begin_why(self, "park"); }
@@ -108,6 +108,7 @@ static int thread_park(struct weft__fiber *self, int64_t deadline)
 			res = park_settle(self, 0, false);
 			break;
 		}
+		SIM_POINT(SIM_THREAD_PARK); /* a wake here changes the word (792a651) */
 		if (shim_wait(park_half(self), (uint32_t)(w & 0xffffffffu), deadline) ==
 		    -ETIMEDOUT) {
 			res = park_settle(self, -ETIMEDOUT, false);
@@ -193,6 +194,7 @@ bool weft__unpark(struct weft__fiber *f, uint32_t gen, int result)
 			n = PW_MAKE(gen, result, PS_RUNNING) | keep;
 		else
 			return false; /* already woken */
+		SIM_POINT_UNHELD(weft__tls_worker, SIM_UNPARK);
 		if (!atomic_compare_exchange_weak_explicit(&f->park, &w, n, memory_order_acq_rel,
 							   memory_order_acquire))
 			continue;

@@ -31,6 +31,7 @@ static void inbox_push(struct weft__worker *t, struct weft__fiber *f)
 			      atomic_load_explicit(&t->inbox_len, memory_order_relaxed) + 1,
 			      memory_order_release);
 	weft__unlock(&t->inbox_lock);
+	SIM_POINT_UNHELD(weft__tls_worker, SIM_INBOX_PUSH);
 	weft__wake_if_asleep(t);
 }
 

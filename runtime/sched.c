@@ -260,7 +260,8 @@ static struct weft__fiber *look_around(struct weft__worker *w)
 		weft__io_tick();
 	/* Every other time the fibers pinned here before the global queue:
 	 * neither waits for good behind a deque that keeps filling. */
-	struct weft__fiber *f = (w->tick & 64) ? weft__take_pinned(w, 0) : NULL;
+	struct weft__fiber *f =
+		SIM_DRAW(2, SIM_PINNED_FIRST, w->tick & 64) ? weft__take_pinned(w, 0) : NULL;
 	if (!f)
 		f = gq_take(w, 0);
 	/* The yielded fibers get their turn before the deque's: with other
@@ -329,11 +330,15 @@ struct weft__fiber *weft__find_work(struct weft__worker *w)
 static inline __attribute__((always_inline)) struct weft__fiber *find_bulk(struct weft__worker *w)
 {
 	struct weft__fiber *f;
-	if ((++w->tick & 63) == 0 && (f = look_around(w)))
+	/* (A simulation also draws extra looks, and streaks that end
+	 * early: never a longer one. simulation.md, "Slice 2, as built".) */
+	if (((++w->tick & 63) == 0 || SIM_DRAW(32, SIM_LOOK_AROUND, 1) == 0) &&
+	    (f = look_around(w)))
 		return f;
 	/* The hand-off first, but not forever: two fibers handing off to
 	 * each other would keep the rest of the queue waiting. */
-	if (w->runnext_streak < RUNNEXT_MAX && (f = take_runnext(w))) {
+	if (w->runnext_streak < RUNNEXT_MAX && SIM_DRAW(8, SIM_STREAK, 1) &&
+	    (f = take_runnext(w))) {
 		w->runnext_streak++;
 		return f;
 	}
@@ -375,6 +380,7 @@ void weft__ready(struct weft__fiber *f)
 		push_local(w, f);
 	else
 		weft__gq_push_list(weft__fiber_class(f), f, f, 1);
+	SIM_POINT_UNHELD(w, SIM_READY); /* published, not yet woken (1b05ca3) */
 	wake_for(w);
 }
 
@@ -400,6 +406,7 @@ void weft__ready_next(struct weft__fiber *f)
 	old = atomic_exchange_explicit(&w->runnext, f, memory_order_acq_rel);
 	if (old)
 		push_own(w, old);
+	SIM_POINT_UNHELD(w, SIM_READY_NEXT); /* published, not yet woken */
 	/* Pinned here, f (and old) are this worker's alone: a worker woken
 	 * for them could take neither, and pinned fibers handing off to
 	 * each other would keep it waking and looking for work. */
@@ -443,6 +450,7 @@ COLD static void yield_high(struct weft__worker *w, struct weft__fiber *p)
 		return;
 	}
 	push_local(w, p);
+	SIM_POINT_UNHELD(w, SIM_FINISH_YIELD);
 	if (!alone())
 		weft__wake_one(false);
 }
@@ -502,6 +510,7 @@ void weft__finish_switch(struct weft__worker *w)
 		else
 			w->yielded = p;
 		w->yielded_tail = p;
+		SIM_POINT_UNHELD(w, SIM_FINISH_YIELD);
 		/* Relaxed looks, no fence: unlike yield_high's push, the
 		 * yielded list is this worker's own and no sleeper's last look
 		 * reads it, so a fence here would order nothing that sleeper
@@ -514,6 +523,8 @@ void weft__finish_switch(struct weft__worker *w)
 			share_yielded(w);
 		break;
 	case ACT_PARK: {
+		/* A wake may land here, before the CAS: it finds PARKING. */
+		SIM_POINT_UNHELD(w, SIM_FINISH_PARK);
 		uint64_t pw = atomic_load_explicit(&p->park, memory_order_acquire);
 		for (;;) {
 			unsigned st = PW_STATE(pw);

@@ -34,21 +34,24 @@ struct slot {
 };
 
 static _Thread_local uint64_t rng;
+/* The generator: the thread's, or under a simulation the running actor's
+ * (sim.c carries one per actor, as each thread has its own). */
+#define RNG (*SIM_SELECT_RNG(&rng))
 
 static uint64_t rand64(void)
 {
 	/* Under a simulation seed the generator's seed is drawn from it, so
 	 * that a seed replays select's choices too (not an address, which
 	 * ASLR moves from run to run). */
-	if (!rng)
-		rng = SIM_DRAW(UINT64_MAX, SIM_SELECT_SEED,
-			       (uint64_t)weft_now() ^ (uint64_t)(uintptr_t)&rng) |
+	if (!RNG)
+		RNG = SIM_DRAW(UINT64_MAX, SIM_SELECT_SEED,
+			       (uint64_t)weft_now() ^ (uint64_t)(uintptr_t)&RNG) |
 		      1;
 	/* xorshift64* */
-	rng ^= rng >> 12;
-	rng ^= rng << 25;
-	rng ^= rng >> 27;
-	return rng * 0x2545f4914f6cdd1dull;
+	RNG ^= RNG >> 12;
+	RNG ^= RNG << 25;
+	RNG ^= RNG >> 27;
+	return RNG * 0x2545f4914f6cdd1dull;
 }
 
 static int by_address(const void *a, const void *b)

@@ -12,13 +12,16 @@
  *
  *     weft sim: WEFT_SIM_SEED=0x1 steps=4242 digest=0x...
  *
- * The clock (shim_now here) starts at a fixed epoch and moves SIM_STEP_NS
- * at each point, so that what measures a spin or a grace in the shim's time
- * ends after a bounded number of points; the runtime's virtual clock
- * (time.c), forced on, starts at the same epoch and moves only when every
- * worker is idle. When every actor waits, the earliest shim_wait deadline
- * ends; with none, that is a deadlock: the line and the actors are printed
- * and the run aborts. */
+ * The clock (shim_now here) is the runtime's virtual clock (time.c), forced
+ * on, from a fixed epoch: it moves only when every worker is idle. What the
+ * runtime measured in the shim's time while busy (the worker's spin, the
+ * next-run slot's grace) is drawn instead (sim.h's SIM_DRAW). When every
+ * actor waits, the earliest shim_wait deadline ends; with none, that is a
+ * deadlock: the line and the actors are printed and the run aborts.
+ *
+ * What is per thread goes with each actor (tests/sim/tls.sh checks that
+ * every _Thread_local of runtime/ and net/ is named on the next line).
+ * Carried per actor: weft__tls_worker errno thread_self rng */
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -38,7 +41,6 @@
 #define MAX_ACTORS (WEFT_MAX_WORKERS + 16)
 #define ACTOR_STACK (256 * 1024)
 #define SIM_EPOCH ((int64_t)1 << 40) /* about 18 minutes, in ns */
-#define SIM_STEP_NS 1000
 
 enum { A_FREE, A_RUNNABLE, A_WAITING, A_DONE };
 
@@ -50,6 +52,8 @@ struct actor {
 	void *arg;
 	struct weft__worker *tls; /* its weft__tls_worker while switched out */
 	int err;                  /* its errno while switched out */
+	struct weft__fiber self;  /* park.c's thread_self: its stand-in fiber */
+	uint64_t select_rng;      /* select.c's rng */
 	_Atomic uint32_t *word;   /* A_WAITING: on this word ... */
 	int64_t deadline;         /* ... until this shim_now time (-1: none) */
 	uint64_t wait_seq;        /* ... since this wait (wakes go in this order) */
@@ -90,7 +94,6 @@ static uint64_t draw(uint64_t n, enum weft__sim_kind kind)
 	digest_u64((uint64_t)kind);
 	digest_u64(v);
 	steps++;
-	clock_ns += SIM_STEP_NS;
 	return v;
 }
 
@@ -143,6 +146,22 @@ static void deadlock(void)
 	abort();
 }
 
+int64_t weft__sim_now(void)
+{
+	if (!on)
+		return shim_now();
+	return weft__vclock_on() ? weft__now() : clock_ns;
+}
+
+/* The clock moves to t (never back). */
+static void move_clock(int64_t t)
+{
+	if (weft__vclock_on())
+		weft__vclock_set(t);
+	else if (t > clock_ns)
+		clock_ns = t;
+}
+
 /* When every actor waits: the earliest deadline ends (lowest id first at a
  * tie), and the clock moves to it. */
 static void time_out_earliest(void)
@@ -155,8 +174,7 @@ static void time_out_earliest(void)
 	}
 	if (!e)
 		deadlock();
-	if (e->deadline > clock_ns)
-		clock_ns = e->deadline;
+	move_clock(e->deadline);
 	e->state = A_RUNNABLE;
 	e->timed_out = true;
 }
@@ -204,6 +222,19 @@ uint64_t weft__sim_draw(uint64_t n, enum weft__sim_kind kind, uint64_t dflt)
 	return on ? draw(n, kind) : dflt;
 }
 
+struct weft__fiber *weft__sim_thread_self(struct weft__fiber *tls) { return on ? &cur->self : tls; }
+
+uint64_t *weft__sim_select_rng(uint64_t *tls) { return on ? &cur->select_rng : tls; }
+
+/* An actor's per-thread state as a new thread's. */
+static void actor_fresh(struct actor *a)
+{
+	a->tls = NULL;
+	a->err = 0;
+	a->self = (struct weft__fiber){.flags = FF_THREAD};
+	a->select_rng = 0;
+}
+
 void weft__sim_start(uint64_t s)
 {
 	memset(actors, 0, sizeof actors);
@@ -214,12 +245,11 @@ void weft__sim_start(uint64_t s)
 	wait_seq = 0;
 	clock_ns = SIM_EPOCH;
 	cur = &actors[0];
+	actor_fresh(cur);
 	cur->state = A_RUNNABLE;
 	cur->deadline = -1;
 	on = true;
 }
-
-int64_t weft__sim_now(void) { return on ? clock_ns : shim_now(); }
 
 int weft__sim_wait(_Atomic uint32_t *word, uint32_t expected, int64_t deadline)
 {
@@ -227,7 +257,7 @@ int weft__sim_wait(_Atomic uint32_t *word, uint32_t expected, int64_t deadline)
 		return shim_wait(word, expected, deadline);
 	if (atomic_load(word) != expected)
 		return 0;
-	if (deadline >= 0 && deadline <= clock_ns)
+	if (deadline >= 0 && deadline <= weft__sim_now())
 		return -ETIMEDOUT;
 	struct actor *self = cur;
 	self->state = A_WAITING;
@@ -301,8 +331,7 @@ int weft__sim_thread_start(shim_thread_t *out, void (*fn)(void *), void *arg)
 	}
 	a->fn = fn;
 	a->arg = arg;
-	a->tls = NULL;
-	a->err = 0;
+	actor_fresh(a);
 	a->word = NULL;
 	a->deadline = -1;
 	atomic_store(&a->exited, 0);

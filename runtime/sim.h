@@ -23,6 +23,30 @@ enum weft__sim_kind {
 	SIM_YIELD,         /* shim_thread_yield */
 	SIM_WAKE_TIMEOUT,  /* every actor waits: the earliest deadline ends */
 	SIM_SELECT_SEED,   /* select.c's generator seeded (once per thread) */
+	/* Slice 2's points and draws (the table of simulation.md). */
+	SIM_READY,        /* sched.c weft__ready: published, before the wake */
+	SIM_READY_NEXT,   /* sched.c weft__ready_next: published, before the wake */
+	SIM_FINISH_PARK,  /* sched.c finish_switch: before PARKING -> PARKED */
+	SIM_FINISH_YIELD, /* sched.c finish_switch: queued, before the idle look */
+	SIM_IDLE_JOINED,  /* idle.c weft__sleep_idle: on the idle list */
+	SIM_IDLE_LOOK,    /* idle.c weft__sleep_idle: before work_visible */
+	SIM_IDLE_WAIT,    /* idle.c weft__sleep_idle: before the wait */
+	SIM_WAKE_ONE,     /* idle.c weft__wake_one_fenced: after its reads */
+	SIM_UNPARK,       /* park.c weft__unpark: before the CAS */
+	SIM_THREAD_PARK,  /* park.c thread_park: read PARKING, before the wait */
+	SIM_STARVE,       /* starve.c weft__starve: listed, before the look */
+	SIM_STACKS_BACK,  /* starve.c weft__stacks_returned: before the fence */
+	SIM_INBOX_PUSH,   /* pin.c inbox_push: pushed, before the wake */
+	SIM_TIMER_ARM,    /* timer.c weft__timer_arm: armed, before the kick */
+	SIM_SPIN_END,     /* worker.c: the spin ended empty, before the baton */
+	SIM_LOOK_AROUND,  /* draw, sched.c find_bulk: an extra look_around */
+	SIM_STREAK,       /* draw, sched.c find_bulk: the next-run streak goes on */
+	SIM_PINNED_FIRST, /* draw, sched.c look_around: pinned before global */
+	SIM_GRACE,        /* draw, steal.c steal_runnext: the grace has not passed */
+	SIM_SLOT_LOOK,    /* draw, steal.c weft__steal: not a slot look */
+	SIM_SPIN,         /* draw, worker.c: the spin looks again */
+	SIM_STEAL_SEED,   /* draw, worker.c: the worker's steal generator */
+	SIM_TIMER_ORDER,  /* draw, timer.c fire_heap: which of a due instant's first */
 };
 
 #if WEFT_SIM
@@ -36,6 +60,29 @@ void weft__sim_point(enum weft__sim_kind kind);
 uint64_t weft__sim_draw(uint64_t n, enum weft__sim_kind kind, uint64_t dflt);
 #define SIM_POINT(kind) weft__sim_point(kind)
 #define SIM_DRAW(n, kind, dflt) weft__sim_draw((n), (kind), (dflt))
+/* A point of a worker's (NULL: a plain thread's) path, skipped while a
+ * fiber parking on it holds its wait list's lock (w->held): the real code
+ * makes that stretch up to the release without a look elsewhere
+ * mattering, and an actor switched out there leaves every other actor
+ * that wants the lock spinning (SIM_FIND_WORK's rule). */
+#define SIM_POINT_UNHELD(w, kind)                        \
+	do {                                             \
+		const struct weft__worker *sim_w_ = (w); \
+		if (!sim_w_ || !sim_w_->held)            \
+			weft__sim_point(kind);           \
+	} while (0)
+/* sim_expr in a simulation build, dflt in the plain one. */
+#define SIM_CHOOSE(sim_expr, dflt) (sim_expr)
+/* A generator's state (never 0) seeded from the seed, else left as it is. */
+#define SIM_SEED(var, kind) ((var) = weft__sim_draw(UINT64_MAX, (kind), (var)-1) + 1)
+/* The actors' per-thread state (sim.c carries it at each switch): a plain
+ * thread's stand-in fiber (park.c) and select.c's generator, one per
+ * actor; outside a simulation the thread's own. tests/sim/tls.sh fails
+ * when a _Thread_local of runtime/ or net/ is not carried. */
+struct weft__fiber *weft__sim_thread_self(struct weft__fiber *tls);
+uint64_t *weft__sim_select_rng(uint64_t *tls);
+#define SIM_THREAD_SELF(tls) weft__sim_thread_self(tls)
+#define SIM_SELECT_RNG(tls) weft__sim_select_rng(tls)
 
 /* weft_init with a seed: the next shim_thread_start threads are actors, the
  * clock is the simulator's. */
@@ -61,6 +108,11 @@ void weft__sim_thread_yield(void);
 #define WEFT__SIM_BUILD 0
 #define SIM_POINT(kind) ((void)0)
 #define SIM_DRAW(n, kind, dflt) (dflt)
+#define SIM_POINT_UNHELD(w, kind) ((void)0)
+#define SIM_CHOOSE(sim_expr, dflt) (dflt)
+#define SIM_SEED(var, kind) ((void)0)
+#define SIM_THREAD_SELF(tls) (tls)
+#define SIM_SELECT_RNG(tls) (tls)
 #define weft__sim_start(seed) ((void)(seed))
 
 #endif

@@ -35,6 +35,7 @@ void weft__starve(struct weft__worker *w, struct weft__fiber *f)
 			      atomic_load_explicit(&weft__nstarved, memory_order_relaxed) + 1,
 			      memory_order_relaxed);
 	weft__unlock(&starved_lock);
+	SIM_POINT_UNHELD(w, SIM_STARVE);
 	weft__fence();
 	if (weft__stack_returns() != w->stack_returns)
 		weft__unstarve(1);
@@ -66,6 +67,7 @@ void weft__stacks_returned(void)
 {
 	/* Against weft__starve's: a returner that moved the count either sees
 	 * the fiber starved, or the starver sees the count moved. */
+	SIM_POINT_UNHELD(weft__tls_worker, SIM_STACKS_BACK);
 	weft__fence();
 	if (weft__starved())
 		weft__unstarve(UINT_MAX);

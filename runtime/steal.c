@@ -37,7 +37,9 @@ static struct weft__fiber *steal_runnext(struct weft__worker *w, struct weft__wo
 		*seen = (struct weft__seen){.f = r, .switches = sw, .at = now};
 		return NULL;
 	}
-	if (now - seen->at < RUNNEXT_GRACE_NS ||
+	/* (A simulation draws whether the grace has passed: its clock does
+	 * not move while a worker is busy.) */
+	if (SIM_DRAW(4, SIM_GRACE, now - seen->at < RUNNEXT_GRACE_NS) ||
 	    !atomic_compare_exchange_strong_explicit(&v->runnext, &r, NULL, memory_order_acq_rel,
 						     memory_order_relaxed))
 		return NULL;
@@ -102,7 +104,7 @@ struct weft__fiber *weft__steal(struct weft__worker *w)
 		return f;
 	/* The slots every 8th look: each look pulls the victim's line away
 	 * from it, and a slot is only taken after RUNNEXT_GRACE_NS anyway. */
-	if (++w->rn_looks % 8)
+	if (SIM_DRAW(8, SIM_SLOT_LOOK, ++w->rn_looks % 8))
 		return NULL;
 	return steal_slots(w, start);
 }

@@ -258,8 +258,10 @@ void weft__timer_arm(struct weft__fiber *f, uint32_t gen, int64_t deadline)
 		earliest = lower_to(deadline);
 	}
 	weft__unlock(&h->lock);
-	if (earliest)
+	if (earliest) {
+		SIM_POINT_UNHELD(weft__tls_worker, SIM_TIMER_ARM);
 		weft__kick_idle(); /* a sleeping worker may need to wake sooner */
+	}
 }
 
 void weft__timer_disarm(struct weft__fiber *f)
@@ -277,14 +279,32 @@ void weft__timer_disarm(struct weft__fiber *f)
 	weft__unlock(&h->lock);
 }
 
+/* Which of the entries due at the top's instant h fires next, drawn in a
+ * simulation (the order of arms for one instant depends on timing): its
+ * index. The plain build fires the top (SIM_CHOOSE) and has no use for
+ * this. */
+__attribute__((unused)) static size_t due_pick(const struct heap *h)
+{
+	int64_t t = h->e[0].deadline;
+	size_t n = 0;
+	for (size_t i = 0; i < h->len; i++)
+		n += h->e[i].deadline == t;
+	size_t k = n > 1 ? (size_t)SIM_DRAW(n, SIM_TIMER_ORDER, 0) : 0;
+	for (size_t i = 0; i < h->len; i++)
+		if (h->e[i].deadline == t && k-- == 0)
+			return i;
+	return 0;
+}
+
 static void fire_heap(struct heap *h, int64_t now)
 {
 	if (top_of(h, memory_order_acquire) > now)
 		return;
 	weft__lock(&h->lock);
 	while (h->len && h->e[0].deadline <= now) {
-		struct entry e = h->e[0];
-		remove_at(h, 0);
+		size_t i = SIM_CHOOSE(due_pick(h), 0);
+		struct entry e = h->e[i];
+		remove_at(h, i);
 		/* Under the lock: the fiber cannot disarm and go away meanwhile. */
 		weft__unpark(e.f, e.gen, -ETIMEDOUT);
 	}

@@ -17,6 +17,7 @@ void weft__worker_main(void *arg)
 	weft__set_worker(w);
 	shim_fault_thread_init();
 	weft__ctx_adopt_thread(&w->sched);
+	SIM_SEED(w->rng, SIM_STEAL_SEED); /* its victims, from the seed */
 	bool spinning = false;
 	while (!atomic_load_explicit(&weft__rt.stopping, memory_order_acquire)) {
 		struct weft__fiber *f = weft__find_work(w);
@@ -27,7 +28,9 @@ void weft__worker_main(void *arg)
 		if (!f)
 			weft__live_flush(w); /* weft_run may be waiting for it */
 		int64_t spin_from = f ? 0 : shim_now();
-		while (!f && shim_now() - spin_from < SPIN_NS) {
+		/* (A simulation draws whether the spin looks again: its
+		 * clock does not move while a worker is busy.) */
+		while (!f && SIM_DRAW(4, SIM_SPIN, shim_now() - spin_from < SPIN_NS)) {
 			if (!spinning) {
 				spinning = true;
 				atomic_fetch_add(&weft__rt.nspinning, 1);
@@ -36,6 +39,8 @@ void weft__worker_main(void *arg)
 				arch_relax();
 			f = weft__find_work(w);
 		}
+		if (!f) /* a waker may count on this spinner here */
+			SIM_POINT(SIM_SPIN_END);
 		bool was_spinning = spinning;
 		if (spinning) {
 			spinning = false;
