@@ -95,6 +95,9 @@ step "io_uring fallbacks (tests/uring_fallbacks.sh)" "$x86 tests" \
 # (another digest), a deadlock found and replayed, and libweft.a's refusal
 # of a seed (tests/sim/determinism.sh), on linux-x86_64, linux-aarch64
 # (under qemu-aarch64) and qemu-virt.
+# Every _Thread_local of runtime/ and net/ is one the simulator carries
+# per actor (tests/sim/tls.sh).
+step "tests/sim/tls.sh" "" tests/sim/tls.sh
 step "tests/sim/determinism.sh" "$x86 sim-build" tests/sim/determinism.sh build/linux-x86_64
 step "tests/sim/determinism.sh linux-aarch64" "TARGET=linux-aarch64 sim-build" \
 	tests/sim/determinism.sh build/linux-aarch64 qemu-aarch64
