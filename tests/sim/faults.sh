@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # The simulation's faults (docs/decisions/simulation.md, "Slice 4, as
-# built", and the wire's, "Slice 5, as built": sim_echo), on a build
+# built", and the wire's, "Slice 5, as built": sim_echo, sim_http), on a build
 # directory's scenarios (make sim-build):
 # a fault at rate 0, or on but never firing, leaves the schedule's digest as
 # it is without faults (each fault draws from a stream of its own); a rate
@@ -132,6 +132,10 @@ verdict "$wire: each fires, the echo checks hold, the digest moves"
 run WEFT_SIM_FAULTS=$wire "$echo_" 0x3
 [ "$RC" = 0 ] && [ "$OUT" = "$w1" ]
 verdict "seed 3 with $wire again: the same output and line"
+run WEFT_SIM_FAULTS=$wire "$dir/sim/sim_http" 3
+[ "$RC" = 0 ] && grep -q '^sim_http: .* answered in order' <<<"$OUT" &&
+	line_of "$OUT" | grep -q " WEFT_SIM_FAULTS=$wire steps="
+verdict "sim_http seed 3 with $wire: its checks hold"
 run WEFT_SIM_FAULTS=drop=10 "$dir/sim/sim_tree" 3
 [ "$RC" = 2 ] && grep -q "^sim_tree: WEFT_SIM_FAULTS: drop=10: not a fault" <<<"$OUT"
 verdict "sim_tree does not take drop=: refused, exit 2"
