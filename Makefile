@@ -110,7 +110,7 @@ LIBS := $(LIBS_OS) $(LIBS_ARCH)
 # (tools/gdb/scripts.c), which gdb reads to load it (docs/debugging.md).
 SRCS := tools/gdb/scripts.c $(wildcard arch/$(ARCH)/*.S arch/$(ARCH)/*.c) $(BOARD_SRCS) \
 	$(wildcard kernel-shim/$(SHIM)/*.c) $(filter-out runtime/sim.c runtime/sim_fault.c,$(wildcard runtime/*.c)) \
-	$(wildcard net/*.c)
+	$(filter-out net/sim_wire.c,$(wildcard net/*.c))
 OBJS := $(patsubst %,$(O)/obj/%.o,$(SRCS))
 PIC_OBJS := $(patsubst %,$(O)/pic/%.o,$(SRCS))
 
@@ -332,7 +332,7 @@ endif
 # refuse a seed. make sim-build makes them; tests/sim/determinism.sh and
 # mk/sim.sh --fixed run them (make test), make sim over many seeds.
 SIM_LIB := $(O)/libweft-sim.a
-SIM_OBJS := $(patsubst %,$(O)/sim/obj/%.o,$(SRCS) runtime/sim.c runtime/sim_fault.c)
+SIM_OBJS := $(patsubst %,$(O)/sim/obj/%.o,$(SRCS) runtime/sim.c runtime/sim_fault.c net/sim_wire.c)
 SIM_SCENARIOS := $(patsubst tests/sim/%.c,$(O)/sim/%,$(wildcard tests/sim/sim_*.c))
 .PHONY: sim-build
 sim-build: $(SIM_LIB) $(SIM_SCENARIOS) $(SIM_SCENARIOS:=.plain)

@@ -19,6 +19,17 @@ void weft__lwip_lock_take(void);
  * before parking. */
 bool weft__lwip_flush(void);
 
+/* The simulated wire (sim_wire.c, libweft-sim.a only; lwip_port.c calls
+ * these only behind WEFT__SIM_WIRE, seam/sim_fault.h). up: under a seed
+ * with a wire fault set, start the wire fiber (0, or the spawn's error);
+ * down: stop it and free what it holds. take: under the lwIP lock, true
+ * when the wire took n's loopback queue (each frame dropped, doubled,
+ * held or delivered), false when it is not up (netif_poll's turn). */
+struct netif;
+int weft__sim_wire_up(void);
+void weft__sim_wire_down(void);
+bool weft__sim_wire_take(struct netif *n);
+
 /* weft__lwip_flush, then let the lock go. */
 void weft__lwip_unlock(void);
 

@@ -5,13 +5,15 @@
  * timeout is due (woken early when a call makes an earlier one). The
  * loopback interface (127.0.0.1, and any packet an interface sends to its
  * own address) is drained before the lock is let go, so the in-memory wire
- * needs no fiber of its own. */
+ * needs no fiber of its own; under simulation with wire faults, its frames
+ * go through the simulated wire instead (sim_wire.c, seam/sim_fault.h). */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "lwip.h"
+#include "sim_fault.h"
 
 #include "lwip/init.h"
 #include "lwip/netif.h"
@@ -40,8 +42,12 @@ u32_t sys_now(void) { return (u32_t)(weft__now() / 1000000); }
 uint32_t weft__lwip_rand(void)
 {
 	static uint64_t x;
-	if (!x)
-		x = (uint64_t)shim_now() * 0x9e3779b97f4a7c15ull | 1; /* a seed, not a time */
+	if (!x) {
+		/* A seed, not a time; under a simulation seed, one from it (the
+		 * same ports each run; 0 in libweft.a). */
+		uint64_t s = weft__sim_net_seed();
+		x = s ? s : (uint64_t)shim_now() * 0x9e3779b97f4a7c15ull | 1;
+	}
 	x ^= x << 13;
 	x ^= x >> 7;
 	x ^= x << 17;
@@ -100,7 +106,8 @@ bool weft__lwip_flush(void)
 				for (struct pbuf *q = n->loop_first; q; q = q->next)
 					k += q->tot_len == q->len;
 				weft__lwip_count_frames(k, k);
-				netif_poll(n);
+				if (!(WEFT__SIM_WIRE && weft__sim_wire_take(n)))
+					netif_poll(n);
 				any = true;
 			}
 		}
@@ -227,7 +234,11 @@ int weft__lwip_up(const weft_net_config_t *cfg)
 	int err = loop ? 0 : weft__lwip_dev_open(spec, cfg);
 	if (!err)
 		err = weft__spawn_service(&timer_fiber, "net-timer", timer_main, NULL);
+	if (!err && WEFT__SIM_WIRE)
+		err = weft__sim_wire_up();
 	if (err) {
+		if (WEFT__SIM_WIRE)
+			weft__lwip_stop_fiber(&timer_fiber);
 		atomic_store(&stopping, 1);
 		weft__lwip_dev_close();
 	}
@@ -238,6 +249,8 @@ void weft__lwip_down(void)
 {
 	atomic_store(&stopping, 1);
 	weft__lwip_stop_fiber(&timer_fiber);
+	if (WEFT__SIM_WIRE)
+		weft__sim_wire_down();
 	weft__lwip_dev_close();
 	weft__lwip_lock_take();
 	weft__lwip_dns_down();

@@ -64,8 +64,9 @@ static int env_num(const char *name, unsigned long lo, unsigned long hi, unsigne
 /* The simulation's fault rates (docs/api.md, WEFT_SIM_FAULTS): a comma
  * list of KEY=N, N per mille from 0 to 1000, each key at most once; "" is
  * none. what names the source for the message ("WEFT_SIM_FAULTS=..."). 0,
- * or weft_init refused (-EINVAL) naming the word it could not take. The
- * wire's faults are known and refused: there is no simulated wire yet. */
+ * or weft_init refused (-EINVAL) naming the word it could not take. A
+ * partition (part) is known and refused: it needs more than one simulated
+ * host, and the simulated wire (net/sim_wire.c) has one. */
 static int parse_faults(const char *what, const char *s, struct weft__sim_faults *out)
 {
 	*out = (struct weft__sim_faults){{0}};
@@ -82,18 +83,15 @@ static int parse_faults(const char *what, const char *s, struct weft__sim_faults
 		if (len == 0)
 			return refuse(-EINVAL, "%.80s: an empty word", what);
 		if (k == SIM_FAULT_KINDS) {
-			static const char *const wire[] = {"drop", "dup", "delay", "part"};
-			for (unsigned i = 0; i < sizeof wire / sizeof wire[0]; i++)
-				if ((int)strlen(wire[i]) == klen &&
-				    !memcmp(p, wire[i], (size_t)klen))
-					return refuse(-EINVAL,
-						      "%.80s: \"%.*s\": the wire's faults (drop, "
-						      "dup, delay, part) need the simulated wire, "
-						      "which is not built yet",
-						      what, len, p);
+			if (klen == 4 && !memcmp(p, "part", 4))
+				return refuse(-EINVAL,
+					      "%.80s: \"%.*s\": a partition (part) needs more than "
+					      "one simulated host, and the simulated wire has one "
+					      "(lwIP's loop netif)",
+					      what, len, p);
 			return refuse(-EINVAL,
 				      "%.80s: \"%.*s\": no such fault (alloc, stack, cancel, "
-				      "intr)",
+				      "intr, drop, dup, delay)",
 				      what, len, p);
 		}
 		unsigned long v = 0;

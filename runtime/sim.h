@@ -118,26 +118,9 @@ void weft__sim_thread_yield(void);
 #endif
 
 /* ---- Faults (slice 4; sim_fault.c) -------------------------------------
- * WEFT_SIM_FAULTS (weft_config_t.sim_faults): each fault's rate, per mille,
- * parsed by weft_init in every build (libweft.a to refuse them). Each fault
- * draws from a stream of its own, split from the seed, so turning one on
- * does not shift the schedule's draws or another fault's. */
-enum weft__sim_fault {
-	SIM_FAULT_ALLOC,  /* malloc and the rest fail (tests/allocwrap.c's hook) */
-	SIM_FAULT_STACK,  /* shim_stack_alloc refuses (the same hook) */
-	SIM_FAULT_CANCEL, /* weft_fiber_cancel to a live fiber, at a point */
-	SIM_FAULT_INTR,   /* weft_fiber_interrupt to a live fiber, at a point */
-	SIM_FAULT_KINDS,
-};
-#define SIM_FAULT_NAME(k)                     \
-	((k) == SIM_FAULT_ALLOC    ? "alloc"  \
-	 : (k) == SIM_FAULT_STACK  ? "stack"  \
-	 : (k) == SIM_FAULT_CANCEL ? "cancel" \
-				   : "intr")
-#define SIM_FAULT_RATE_MAX 1000
-struct weft__sim_faults {
-	uint16_t rate[SIM_FAULT_KINDS]; /* per mille; 0: off */
-};
+ * The faults' kinds, names and rates, and the draws the simulated wire
+ * (net/sim_wire.c) makes, are in seam/sim_fault.h, which net/ reaches. */
+#include "sim_fault.h"
 
 #if WEFT_SIM
 /* weft_init with a seed, before it sets anything up: the rates and each

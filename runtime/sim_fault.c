@@ -14,12 +14,16 @@
  *   holding no lock), N of 1000 pick a live fiber of the program's, by its
  *   place among them in the fiber table's order, and send it
  *   weft_fiber_cancel or weft_fiber_interrupt.
+ * - drop=N, dup=N, delay=N: the simulated wire (net/sim_wire.c, through
+ *   seam/sim_fault.h), one draw each per frame on lwIP's loop netif; a
+ *   delay's length is drawn from the delay stream too.
  *
  * What fired is counted and printed when the run ends:
  *
  *     weft sim: faults alloc 3/5120 stack 7/64 cancel 0/0 intr 0/0
  *
- * (fired/drawn). */
+ * (fired/drawn), with " drop F/D dup F/D delay F/D" after it when a wire
+ * fault is set. */
 #include <stdio.h>
 
 #include "internal.h"
@@ -29,6 +33,7 @@ void wt_alloc_fail_hook(bool (*fail)(int stack)) __attribute__((weak));
 
 static struct weft__sim_faults rates;
 static bool on, busy;
+static uint64_t net_seed;
 static uint64_t stream[SIM_FAULT_KINDS];
 static uint64_t drawn[SIM_FAULT_KINDS], fired[SIM_FAULT_KINDS];
 
@@ -54,6 +59,14 @@ static bool fire(enum weft__sim_fault k)
 	return true;
 }
 
+bool weft__sim_fault_fire(enum weft__sim_fault k) { return fire(k); }
+
+uint64_t weft__sim_fault_value(enum weft__sim_fault k, uint64_t n) { return next(&stream[k]) % n; }
+
+unsigned weft__sim_fault_rate(enum weft__sim_fault k) { return on ? rates.rate[k] : 0; }
+
+uint64_t weft__sim_net_seed(void) { return on ? net_seed : 0; }
+
 static bool fail(int stack) { return fire(stack ? SIM_FAULT_STACK : SIM_FAULT_ALLOC); }
 
 int weft__sim_fault_start(uint64_t seed, const struct weft__sim_faults *f)
@@ -68,6 +81,10 @@ int weft__sim_fault_start(uint64_t seed, const struct weft__sim_faults *f)
 		drawn[k] = fired[k] = 0;
 	}
 	on = busy = false;
+	/* lwIP's generator (ISNs, ephemeral ports): from the seed, apart
+	 * from every stream above; never 0. */
+	uint64_t s = seed ^ 0x6c77697073656564ull;
+	net_seed = next(&s) | 1;
 	bool mem = rates.rate[SIM_FAULT_ALLOC] || rates.rate[SIM_FAULT_STACK];
 	if (mem && !wt_alloc_fail_hook)
 		return -EINVAL;
@@ -149,7 +166,7 @@ void weft__sim_fault_stop(void)
 		any |= rates.rate[k] != 0;
 	if (!any)
 		return;
-	char line[160];
+	char line[256];
 	int n = snprintf(line, sizeof line,
 			 "weft sim: faults alloc %llu/%llu stack %llu/%llu cancel %llu/%llu intr "
 			 "%llu/%llu\n",
@@ -157,6 +174,14 @@ void weft__sim_fault_stop(void)
 			 (unsigned long long)fired[1], (unsigned long long)drawn[1],
 			 (unsigned long long)fired[2], (unsigned long long)drawn[2],
 			 (unsigned long long)fired[3], (unsigned long long)drawn[3]);
+	if (n > 0 && (rates.rate[SIM_FAULT_DROP] || rates.rate[SIM_FAULT_DUP] ||
+		      rates.rate[SIM_FAULT_DELAY]))
+		n = snprintf(line + n - 1, sizeof line - (size_t)(n - 1),
+			     " drop %llu/%llu dup %llu/%llu delay %llu/%llu\n",
+			     (unsigned long long)fired[4], (unsigned long long)drawn[4],
+			     (unsigned long long)fired[5], (unsigned long long)drawn[5],
+			     (unsigned long long)fired[6], (unsigned long long)drawn[6]) +
+		    n - 1;
 	if (n > 0)
 		shim_console_write(line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
 }

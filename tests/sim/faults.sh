@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# The simulation's faults off the network (docs/decisions/simulation.md,
-# "Slice 4, as built"), on a build directory's scenarios (make sim-build):
+# The simulation's faults (docs/decisions/simulation.md, "Slice 4, as
+# built", and the wire's, "Slice 5, as built": sim_echo, sim_http), on a build
+# directory's scenarios (make sim-build):
 # a fault at rate 0, or on but never firing, leaves the schedule's digest as
 # it is without faults (each fault draws from a stream of its own); a rate
 # that fires changes it; a seed with its faults replays; the simulator's
 # line carries the rates; sim_starve's checks hold with every fault on;
 # a scenario refuses a fault it does not take; weft_init refuses a
-# malformed list naming the word, the wire's faults, faults without a seed,
+# malformed list naming the word, a partition, faults without a seed,
 # and (libweft.a) faults at all (the messages, not strerror's words, which
 # differ by C library). Prints "sim faults DIR: N passed, N failed".
 # RUNNER as in tests/sim/determinism.sh (qemu/run-qemu-virt.sh).
@@ -108,7 +109,36 @@ refused cancel '"cancel": not cancel=N'
 refused alloc=1,alloc=2 '"alloc=2": alloc given twice'
 refused alloc=1,,stack=1 'an empty word'
 refused bogus=1 '"bogus=1": no such fault'
-refused drop=20 '"drop=20": the wire'"'"'s faults'
+refused part=2 '"part=2": a partition (part) needs more than one simulated host'
+# The wire (slice 5): sim_echo over lwIP's loop netif.
+echo_=$dir/sim/sim_echo
+run "$echo_" 3
+enone=$OUT
+[ "$RC" = 0 ] && [ -n "$(digest_of "$enone")" ] && grep -q '^sim_echo: .* back in order, once' <<<"$enone"
+verdict "sim_echo seed 3 without faults runs its checks"
+# drop=1 and dup=1 draw at every frame and fire at none of seed 3's: no
+# fiber of the wire's, so the schedule must not move.
+run WEFT_SIM_FAULTS=drop=1,dup=1 "$echo_" 3
+[ "$RC" = 0 ] && grep -Eq '^weft sim: faults .* drop 0/[1-9][0-9]* dup 0/[1-9][0-9]* delay 0/0$' <<<"$OUT" &&
+	[ "$(digest_of "$OUT")" = "$(digest_of "$enone")" ]
+verdict "drop=1,dup=1 drawn but never fired: the digest unchanged"
+wire=drop=200,dup=100,delay=200
+run WEFT_SIM_FAULTS=$wire "$echo_" 3
+w1=$OUT
+[ "$RC" = 0 ] && grep -Eq '^weft sim: faults .* drop [1-9][0-9]*/[0-9]+ dup [1-9][0-9]*/[0-9]+ delay [1-9][0-9]*/' <<<"$w1" &&
+	[ "$(digest_of "$w1")" != "$(digest_of "$enone")" ] &&
+	line_of "$w1" | grep -q " WEFT_SIM_FAULTS=$wire steps="
+verdict "$wire: each fires, the echo checks hold, the digest moves"
+run WEFT_SIM_FAULTS=$wire "$echo_" 0x3
+[ "$RC" = 0 ] && [ "$OUT" = "$w1" ]
+verdict "seed 3 with $wire again: the same output and line"
+run WEFT_SIM_FAULTS=$wire "$dir/sim/sim_http" 3
+[ "$RC" = 0 ] && grep -q '^sim_http: .* answered in order' <<<"$OUT" &&
+	line_of "$OUT" | grep -q " WEFT_SIM_FAULTS=$wire steps="
+verdict "sim_http seed 3 with $wire: its checks hold"
+run WEFT_SIM_FAULTS=drop=10 "$dir/sim/sim_tree" 3
+[ "$RC" = 2 ] && grep -q "^sim_tree: WEFT_SIM_FAULTS: drop=10: not a fault" <<<"$OUT"
+verdict "sim_tree does not take drop=: refused, exit 2"
 run WEFT_SIM_FAULTS=stack=1 "$starve"
 [ "$RC" = 2 ] && grep -q "weft_init: .*simulation faults .* without a simulation seed" <<<"$OUT"
 verdict "faults without a seed: refused"
