@@ -14,6 +14,7 @@
 
 #include "service.h"
 #include "shim.h"
+#include "sim_shim.h" /* the simulator's clock and yield in libweft-sim.a */
 #include "weft_net.h"
 
 enum { NK_LISTEN = 1, NK_CONN, NK_UDP };

@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "shim.h"
+#include "sim_shim.h"
 
 /* What a point or a draw is, for the schedule's digest. */
 enum weft__sim_kind {
@@ -88,20 +89,8 @@ uint64_t *weft__sim_select_rng(uint64_t *tls);
  * clock is the simulator's. */
 void weft__sim_start(uint64_t seed);
 
-/* The shim's calls, as the simulator runs them (each is the shim's own
- * while no simulation runs). */
-int weft__sim_wait(_Atomic uint32_t *word, uint32_t expected, int64_t deadline);
-void weft__sim_wake(_Atomic uint32_t *word, int n);
-int64_t weft__sim_now(void);
-int weft__sim_thread_start(shim_thread_t *out, void (*fn)(void *), void *arg);
-void weft__sim_thread_join(shim_thread_t t);
-void weft__sim_thread_yield(void);
-#define shim_wait weft__sim_wait
-#define shim_wake weft__sim_wake
-#define shim_now weft__sim_now
-#define shim_thread_start weft__sim_thread_start
-#define shim_thread_join weft__sim_thread_join
-#define shim_thread_yield weft__sim_thread_yield
+/* The shim's threads, waits and clock as the simulator runs them: in
+ * seam/sim_shim.h, which net/ reaches too (lock.h's yield). */
 
 #else
 

@@ -10,6 +10,7 @@
 
 #include "arch.h"
 #include "shim.h"
+#include "sim_shim.h" /* the simulator's yield in libweft-sim.a */
 
 typedef struct {
 	_Atomic int held;
