@@ -66,6 +66,13 @@
 #define TCP_LISTEN_BACKLOG 1
 #define TCP_DEFAULT_LISTEN_BACKLOG 0xff
 #define TCP_MSL 1000UL
+/* net/patches/0007: LAST-ACK (our FIN sent after the peer's) lasts this
+ * long, not 2 * TCP_MSL, which would end it before its FIN is sent again
+ * (the first RTO is 3 s): 120 s, stock lwIP's 2 * 60 s, time for five
+ * backed-off retransmissions of a lost FIN. Only a PCB whose FIN goes
+ * unacknowledged stays that long, and lwIP takes LAST-ACK PCBs back first
+ * when it needs one (tcp_alloc's tcp_kill_state). */
+#define TCP_LAST_ACK_TIMEOUT 120000UL
 /* net/patches/0002: tcp_input finds its PCB in a hash of 4096 buckets
  * (32 KiB of pointers on a 64-bit target), not by walking the lists. */
 #define TCP_PCB_HASH_BITS 12

@@ -15,10 +15,10 @@
  *
  * Mode "eof" (sim_echo SEED eof): each client shuts its writing side and
  * reads to the end instead of closing, and checks that the end comes. It
- * fails under drop= at some seeds: lwipopts.h's TCP_MSL of 1 s lets lwIP
- * give up a LAST-ACK connection after 2 MSL, before the backed-off
- * retransmission of a lost FIN, so the half-closed peer never sees it
- * (docs/decisions/simulation.md, "Slice 5, as built").
+ * found that lwIP gave up a LAST-ACK connection after 2 * TCP_MSL (2 s
+ * with weft's TCP_MSL), before the retransmission of a lost FIN, so the
+ * half-closed peer never saw it; net/patches/0007 gives LAST-ACK a time
+ * of its own (docs/decisions/simulation.md, "Slice 5, as built").
  *
  * It takes the wire's faults (drop, dup, delay) and no other. Its line
  * prints lwIP's frame counters, which grow with the retransmissions the
