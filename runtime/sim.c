@@ -64,6 +64,9 @@ struct actor {
 static struct actor actors[MAX_ACTORS];
 static struct actor *cur;
 static bool on;
+/* The OS thread the simulation runs on (every actor runs on it): another
+ * one that calls into the runtime under a seed is refused (own_thread). */
+static _Thread_local bool sim_os_thread;
 static uint64_t seed, rng, digest, steps, wait_seq;
 static int64_t clock_ns;
 
@@ -146,6 +149,20 @@ static void deadlock(void)
 	abort();
 }
 
+/* Under a seed, only the simulation's actors may reach the simulator: a
+ * thread the program made itself (pthread_create, not shim_thread_start)
+ * would run beside the schedule, not in it, and nothing it did would
+ * replay. It is refused, loudly, at the first point, wait, wake or yield
+ * it reaches (docs/debugging.md, "Simulation"). */
+static void own_thread(void)
+{
+	if (on && !sim_os_thread) {
+		say("weft sim: a thread the simulation did not start (pthread_create, not "
+		    "shim_thread_start) called into the runtime under a seed: refused\n");
+		abort();
+	}
+}
+
 int64_t weft__sim_now(void)
 {
 	if (!on)
@@ -212,6 +229,7 @@ static void switch_to(struct actor *a)
 void weft__sim_point(enum weft__sim_kind kind)
 {
 	if (on) {
+		own_thread();
 		weft__sim_fault_point(kind); /* the cancel/interrupt actor */
 		switch_to(pick(kind));
 	}
@@ -248,6 +266,7 @@ void weft__sim_start(uint64_t s)
 	actor_fresh(cur);
 	cur->state = A_RUNNABLE;
 	cur->deadline = -1;
+	sim_os_thread = true;
 	on = true;
 }
 
@@ -255,6 +274,7 @@ int weft__sim_wait(_Atomic uint32_t *word, uint32_t expected, int64_t deadline)
 {
 	if (!on)
 		return shim_wait(word, expected, deadline);
+	own_thread();
 	if (atomic_load(word) != expected)
 		return 0;
 	if (deadline >= 0 && deadline <= weft__sim_now())
@@ -277,6 +297,7 @@ void weft__sim_wake(_Atomic uint32_t *word, int n)
 		shim_wake(word, n);
 		return;
 	}
+	own_thread();
 	/* The longest waiting first. */
 	while (n-- > 0) {
 		struct actor *first = NULL;
@@ -317,6 +338,7 @@ int weft__sim_thread_start(shim_thread_t *out, void (*fn)(void *), void *arg)
 {
 	if (!on)
 		return shim_thread_start(out, fn, arg);
+	own_thread();
 	struct actor *a = NULL;
 	for (int i = 1; i < MAX_ACTORS && !a; i++)
 		if (actors[i].state == A_FREE)

@@ -6,7 +6,8 @@
 # WEFT_SIM_SEED; another seed gives another digest; a deadlock is found,
 # said with its seed and the same on a second run; libweft-sim.a without a
 # seed runs on threads as libweft.a does; libweft.a refuses a seed, naming
-# libweft-sim.a; each other scenario (tests/sim/scenario.h) replays its seed
+# libweft-sim.a; a thread the program made itself is refused under a seed
+# (Linux builds); each other scenario (tests/sim/scenario.h) replays its seed
 # and another seed gives another digest. mk/sim.sh --fixed runs every
 # scenario over a few seeds. Prints "sim determinism DIR: N passed, N failed" (DIR:
 # the build directory's name).
@@ -119,6 +120,15 @@ verdict "WEFT_SIM_SEED=1x is refused (-EINVAL)"
 run "$ring.plain"
 [ "$RC" = 0 ]
 verdict "libweft.a without a seed runs"
+# A thread the program made itself (pthread_create: Linux builds only)
+# that calls into the runtime under a seed is refused, not run beside the
+# schedule (runtime/sim.c's own_thread).
+if [ -z "$runner" ] && [ -x "$dir/sim/sim_thread" ]; then
+	run "$dir/sim/sim_thread" 1 foreign
+	[ "$RC" != 0 ] && [ "$RC" != 124 ] &&
+		grep -q "^weft sim: a thread the simulation did not start .*: refused" <<<"$OUT"
+	verdict "a pthread_create thread calling in under a seed is refused (exit $RC)"
+fi
 # The other scenarios (scenario.h): seed 3 twice, by argument and by
 # WEFT_SIM_SEED, gives the same output and line; seed 6 (the same number
 # of workers, 2) another digest.
@@ -131,7 +141,7 @@ for prog in "$dir"/sim/sim_*; do
 	verdict "$name seed 3 runs its checks (exit $arc)"
 	run WEFT_SIM_SEED=3 "$prog"
 	[ "$RC" = 0 ] && [ "$OUT" = "$a" ]
-	verdict "$name WEFT_SIM_SEED=3 twice: the same output and digest"
+	verdict "$name WEFT_SIM_SEED=3 is seed 3: the same output and digest"
 	run "$prog" 6
 	c=$OUT
 	[ "$RC" = 0 ] && [ -n "$(digest_of "$c")" ] && [ "$(digest_of "$c")" != "$(digest_of "$a")" ]

@@ -8,8 +8,17 @@
  * idle workers move: a worker must hear of each (timer.c's kick), or every
  * actor waits and the simulator reports a deadlock. Checks each sleep's
  * length, each value received, and the timeouts of a channel nobody sends
- * on. */
+ * on.
+ *
+ * Mode "foreign" (Linux): a thread made by pthread_create, which the
+ * simulation did not start, sends on the channel the main thread waits
+ * on; under a seed the simulator must refuse it (abort, saying so) rather
+ * than let it run beside the schedule (tests/sim/determinism.sh). */
 #include <errno.h>
+#include <string.h>
+#ifdef __linux__
+#include <pthread.h>
+#endif
 
 #include "scenario.h"
 
@@ -27,10 +36,34 @@ static void *sender(void *arg)
 	return NULL;
 }
 
+#ifdef __linux__
+static void *foreign(void *arg)
+{
+	(void)arg;
+	uint64_t v = 7;
+	weft_chan_send(ch, &v, -1); /* refused: the run aborts here */
+	return NULL;
+}
+#endif
+
 int main(int argc, char **argv)
 {
-	scenario_init("sim_thread", argc, argv);
+	const char *mode = scenario_init("sim_thread", argc, argv);
 	CHECK(weft_chan_create(&ch, sizeof(uint64_t), 0) == 0, "channel");
+	if (!strcmp(mode, "foreign")) {
+#ifdef __linux__
+		pthread_t t;
+		CHECK(pthread_create(&t, NULL, foreign, NULL) == 0, "pthread_create");
+		uint64_t v = 0;
+		int r = weft_chan_recv(ch, &v, weft_deadline_in(1000000000));
+		pthread_join(t, NULL);
+		CHECK(0, "a foreign thread's send was not refused (recv: %d, value %" PRIu64 ")", r,
+		      v);
+#else
+		CHECK(0, "mode foreign needs pthread_create (Linux)");
+#endif
+	}
+	CHECK(!*mode, "no such mode \"%s\" (foreign)", mode);
 	weft_chan_t *quiet;
 	CHECK(weft_chan_create(&quiet, sizeof(uint64_t), 0) == 0, "quiet channel");
 	for (uint64_t i = 0; i < ROUNDS; i++) {
