@@ -94,13 +94,15 @@ step "io_uring fallbacks (tests/uring_fallbacks.sh)" "$x86 tests" \
 # scenarios with one seed twice (the same output and digest) and another
 # (another digest), a deadlock found and replayed, and libweft.a's refusal
 # of a seed (tests/sim/determinism.sh), on linux-x86_64, linux-aarch64
-# (under qemu-aarch64) and qemu-virt.
+# and linux-riscv64 (under qemu-user) and qemu-virt.
 # Every _Thread_local of runtime/ and net/ is one the simulator carries
 # per actor (tests/sim/tls.sh).
 step "tests/sim/tls.sh" "" tests/sim/tls.sh
 step "tests/sim/determinism.sh" "$x86 sim-build" tests/sim/determinism.sh build/linux-x86_64
 step "tests/sim/determinism.sh linux-aarch64" "TARGET=linux-aarch64 sim-build" \
 	tests/sim/determinism.sh build/linux-aarch64 qemu-aarch64
+step "tests/sim/determinism.sh linux-riscv64" "TARGET=linux-riscv64 sim-build" \
+	tests/sim/determinism.sh build/linux-riscv64 qemu-riscv64
 step "tests/sim/determinism.sh qemu-virt" "TARGET=qemu-virt sim-build" \
 	tests/sim/determinism.sh build/qemu-virt qemu/run-qemu-virt.sh
 # The simulation's faults off the network (tests/sim/faults.sh): a rate
@@ -113,18 +115,20 @@ step "tests/sim/faults.sh qemu-virt" "TARGET=qemu-virt sim-build" \
 # Every simulation scenario over a fixed few seeds (mk/sim.sh --fixed: 8
 # each on the Linux targets, 4 on qemu-virt, a boot each; make sim runs
 # more), each run's lines kept in BUILD_DIR/sim/fixed.lines; then the same
-# seed's lines (output, steps and digest) must be the same on all three
+# seed's lines (output, steps and digest) must be the same on all four
 # targets (tests/sim/crosstarget.sh). The files of an earlier make test are
 # removed first: a target whose step does not run leaves none, and the
 # comparison fails.
-sim_dirs="build/linux-x86_64 build/linux-aarch64 build/qemu-virt"
+sim_dirs="build/linux-x86_64 build/linux-aarch64 build/linux-riscv64 build/qemu-virt"
 for d in $sim_dirs; do rm -f "$d/sim/fixed.lines"; done
 step "mk/sim.sh --fixed" "$x86 sim-build" mk/sim.sh --fixed build/linux-x86_64
 step "mk/sim.sh --fixed linux-aarch64" "TARGET=linux-aarch64 sim-build" \
 	mk/sim.sh --fixed build/linux-aarch64 qemu-aarch64
+step "mk/sim.sh --fixed linux-riscv64" "TARGET=linux-riscv64 sim-build" \
+	mk/sim.sh --fixed build/linux-riscv64 qemu-riscv64
 step "mk/sim.sh --fixed qemu-virt" "TARGET=qemu-virt sim-build" \
 	mk/sim.sh --fixed build/qemu-virt qemu/run-qemu-virt.sh
-# shellcheck disable=SC2086 # three directories
+# shellcheck disable=SC2086 # four directories
 step "tests/sim/crosstarget.sh" "" tests/sim/crosstarget.sh $sim_dirs
 # The library as a user takes it: only weft_* leaves libweft.a and
 # libweft.so, a program with its own sys_now links, build directories keep
