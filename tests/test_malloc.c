@@ -98,7 +98,7 @@ static void test_realloc_keeps(void **state)
 }
 
 /* calloc zeroes, also in memory freed dirty; a product that overflows is
- * refused. */
+ * refused (not under a sanitizer, which reports it instead). */
 static void test_calloc_zeroes(void **state)
 {
 	(void)state;
@@ -111,14 +111,17 @@ static void test_calloc_zeroes(void **state)
 	for (size_t i = 0; i < 4096; i++)
 		assert_int_equal(z[i], 0);
 	free(z);
-	errno = 0;
-	assert_null(calloc(half_max, 4));
-	assert_int_equal(errno, ENOMEM);
+	if (!wt_sanitized()) { /* a sanitizer reports the overflow and stops */
+		errno = 0;
+		assert_null(calloc(half_max, 4));
+		assert_int_equal(errno, ENOMEM);
+	}
 	assert_int_equal(shim_malloc_check(), 0);
 }
 
 /* aligned_alloc and posix_memalign: the alignment asked, up to a page;
- * an alignment that is not a power of two is refused. */
+ * an alignment that is not a power of two is refused (not checked under a
+ * sanitizer, which reports it instead). */
 static void test_aligned(void **state)
 {
 	(void)state;
@@ -142,10 +145,12 @@ static void test_aligned(void **state)
 	}
 	while (k > 0)
 		free(keep[--k]);
-	void *q = &q;
-	assert_int_equal(posix_memalign(&q, 24, 10), EINVAL);
-	assert_int_equal(posix_memalign(&q, 4, 10), EINVAL);
-	assert_ptr_equal(q, &q); /* untouched */
+	if (!wt_sanitized()) { /* a sanitizer reports a bad alignment and stops */
+		void *q = &q;
+		assert_int_equal(posix_memalign(&q, 24, 10), EINVAL);
+		assert_int_equal(posix_memalign(&q, 4, 10), EINVAL);
+		assert_ptr_equal(q, &q); /* untouched */
+	}
 	assert_int_equal(shim_malloc_check(), 0);
 }
 
