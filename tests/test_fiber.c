@@ -265,6 +265,55 @@ static void test_join_concurrent_busy(void **state)
 	weft_future_release(gate);
 }
 
+/* A join whose deadline has passed only looks: a fiber polling
+ * weft_fiber_join(target, 0) in a loop never makes the owner's own join
+ * with a deadline fail with -EBUSY (before, each poll held the handle for
+ * its look, and a join that came meanwhile was refused). */
+struct poller {
+	weft_fiber_t target;
+	_Atomic int stop;
+	_Atomic int bad; /* a poll's result other than -ETIMEDOUT or -EBUSY */
+};
+
+static void *poll_join(void *arg)
+{
+	struct poller *p = arg;
+	while (!atomic_load(&p->stop)) {
+		int r = weft_fiber_join(p->target, 0, NULL, NULL);
+		if (r != -ETIMEDOUT && r != -EBUSY)
+			atomic_store(&p->bad, r);
+		weft_fiber_yield();
+	}
+	return NULL;
+}
+
+static void test_join_poll_never_busies(void **state)
+{
+	(void)state;
+	weft_future_t *gate;
+	assert_int_equal(weft_future_create(&gate), 0);
+	struct poller p = {.stop = 0};
+	assert_int_equal(weft_fiber_spawn(&p.target, NULL, await_gate, gate), 0);
+	weft_fiber_t pf[2];
+	for (int i = 0; i < 2; i++)
+		assert_int_equal(weft_fiber_spawn(&pf[i], NULL, poll_join, &p), 0);
+	int busy = 0, timed_out = 0;
+	for (int i = 0; i < 300; i++) {
+		int r = weft_fiber_join(p.target, wt_ms(1), NULL, NULL);
+		busy += r == -EBUSY;
+		timed_out += r == -ETIMEDOUT;
+	}
+	atomic_store(&p.stop, 1);
+	for (int i = 0; i < 2; i++)
+		assert_int_equal(weft_fiber_join(pf[i], -1, NULL, NULL), 0);
+	assert_int_equal(atomic_load(&p.bad), 0);
+	assert_int_equal(busy, 0);
+	assert_int_equal(timed_out, 300);
+	assert_int_equal(weft_future_resolve(gate, NULL), 0);
+	assert_int_equal(weft_fiber_join(p.target, -1, NULL, NULL), 0);
+	weft_future_release(gate);
+}
+
 static void *exit_early(void *arg)
 {
 	(void)arg;
@@ -480,6 +529,7 @@ int main(void)
 		cmocka_unit_test(test_join_timeout_keeps_handle),
 		cmocka_unit_test(test_join_self_deadlock),
 		cmocka_unit_test(test_join_concurrent_busy),
+		cmocka_unit_test(test_join_poll_never_busies),
 		cmocka_unit_test(test_exit_result),
 		cmocka_unit_test(test_errno_per_fiber),
 		cmocka_unit_test(test_yield_100x1000),
