@@ -80,8 +80,9 @@ if [ -n "$bare" ]; then
 	t=$(basename "$bare")
 	if make --no-print-directory -j2 TARGET="$t" lib "$bare/link/own_lwip" >"$tmp/bare_make" 2>&1; then
 		# The C library's and the compiler's names the shim defines for
-		# picolibc and gcc, and the image's entry.
-		abi='^(_start|_exit|read|write|open|close|lseek|kill|getpid|sbrk|stdin|stdout|stderr|__lock___libc_recursive_mutex|__retarget_lock_[a-z_]+|__atomic_[a-z_]+_[12])$'
+		# picolibc and gcc (its allocator's too: kernel-shim/bare/malloc.c),
+		# and the image's entry.
+		abi='^(_start|_exit|read|write|open|close|lseek|kill|getpid|sbrk|stdin|stdout|stderr|__lock___libc_recursive_mutex|__retarget_lock_[a-z_]+|__atomic_[a-z_]+_[12]|malloc|free|cfree|calloc|realloc|memalign|aligned_alloc|posix_memalign|valloc|pvalloc|malloc_usable_size|mallinfo|malloc_stats|mallopt|malloc_trim)$'
 		nm -g --defined-only "$bare/libweft.a" | awk 'NF == 3 { print $3 }' | sort -u >"$tmp/bare_a"
 		grep -Ev "$abi" "$tmp/bare_a" >"$tmp/bare_api"
 		nabi=$(grep -Ec "$abi" "$tmp/bare_a")
