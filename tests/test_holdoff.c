@@ -376,7 +376,14 @@ static void *victim_main(void *arg)
 		v->r = weft_fd_wait(v->fd, WEFT_IO_IN, -1);
 		break;
 	}
-	v->r_sleep = weft_sleep_until(weft_deadline_in(MS));
+	/* The cleanup's sleep is short once the request has been seen. A
+	 * join that completed (its target was cancelled first) has not seen
+	 * it: the walk may reach this fiber long after the join returned (on
+	 * a loaded machine, under TSan, more than a millisecond), so it sleeps
+	 * until the request ends the sleep; a lost request makes the fiber a
+	 * straggler, and the shutdown reports it. */
+	int unseen = v->kind == W_JOIN && v->r == 0;
+	v->r_sleep = weft_sleep_until(unseen ? wt_ms(60000) : weft_deadline_in(MS));
 	int k = v->kind;
 	v->r_send = weft_chan_send(v->cleanup, &k, wt_ms(20000));
 	return NULL;
