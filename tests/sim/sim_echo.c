@@ -71,6 +71,56 @@ static void *server(void *arg)
 	return NULL;
 }
 
+/* Bytes a client wrote on a connection the server reset before it echoed
+ * any: the stack counted them written, and nobody read them. */
+static uint64_t written_unanswered;
+static unsigned resets; /* connections so reset */
+
+/* Client c's transfer on one connection s: 0, or -ECONNRESET when the
+ * server reset the connection before any byte came back. That is TCP as
+ * lwIP specifies it, not a lost byte: seed 0x53 with drop=200 lost the
+ * handshake's last ACK and the first segment five times, the server gave
+ * up SYN-RECEIVED after TCP_SYN_RCVD_TIMEOUT (20 s), and the client's
+ * retransmission, backed off to 48 s, was answered with a reset. The
+ * client then connects again, as sim_http's do. */
+static int transfer(uint64_t c, weft_sock_t *s)
+{
+	uint64_t z = scenario_hash(scenario_seed ^ (c + 1));
+	uint8_t out[CHUNK_MAX], in[CHUNK_MAX];
+	for (uint64_t at = 0; at < BYTES;) {
+		z = scenario_hash(z);
+		size_t len = 1 + (size_t)(z % CHUNK_MAX);
+		if (len > BYTES - at)
+			len = (size_t)(BYTES - at);
+		for (size_t i = 0; i < len; i++)
+			out[i] = pattern(c, at + i);
+		ssize_t w = weft_sock_write(s, out, len, weft_deadline_in(WAIT_NS));
+		if (w == -ECONNRESET && at == 0) {
+			resets++;
+			return -ECONNRESET;
+		}
+		CHECK(w == (ssize_t)len, "client %" PRIu64 ": write at %" PRIu64 ": %zd", c, at, w);
+		for (size_t got = 0; got < len;) {
+			ssize_t n = weft_sock_read(s, in, len - got, weft_deadline_in(WAIT_NS));
+			if (n == -ECONNRESET && at == 0 && got == 0) {
+				written_unanswered += len;
+				resets++;
+				return -ECONNRESET;
+			}
+			CHECK(n > 0, "client %" PRIu64 ": read at %" PRIu64 ": %zd", c, at + got,
+			      n);
+			for (ssize_t i = 0; i < n; i++)
+				CHECK(in[i] == pattern(c, at + got + (uint64_t)i),
+				      "client %" PRIu64 ": byte %" PRIu64 " is 0x%02x, not 0x%02x",
+				      c, at + got + (uint64_t)i, in[i],
+				      pattern(c, at + got + (uint64_t)i));
+			got += (size_t)n;
+		}
+		at += len;
+	}
+	return 0;
+}
+
 static void *client(void *arg)
 {
 	uint64_t c = (uint64_t)(uintptr_t)arg;
@@ -84,34 +134,14 @@ static void *client(void *arg)
 		CHECK(r == 0 || r == -ETIMEDOUT || r == -ECONNREFUSED || r == -ECONNRESET ||
 			      r == -ECONNABORTED,
 		      "client %" PRIu64 ": connect: %s", c, strerror(-r));
+		if (r == 0 && (r = transfer(c, s)) != 0)
+			weft_sock_close(s);
 	}
-	CHECK(r == 0, "client %" PRIu64 ": connect: %s, %d times", c, strerror(-r), CONNECT_TRIES);
+	CHECK(r == 0, "client %" PRIu64 ": no connection echoed, %d tries (last: %s)", c,
+	      CONNECT_TRIES, strerror(-r));
 	scenario_place(0x200 + c);
-	uint64_t z = scenario_hash(scenario_seed ^ (c + 1));
-	uint8_t out[CHUNK_MAX], in[CHUNK_MAX];
-	for (uint64_t at = 0; at < BYTES;) {
-		z = scenario_hash(z);
-		size_t len = 1 + (size_t)(z % CHUNK_MAX);
-		if (len > BYTES - at)
-			len = (size_t)(BYTES - at);
-		for (size_t i = 0; i < len; i++)
-			out[i] = pattern(c, at + i);
-		ssize_t w = weft_sock_write(s, out, len, weft_deadline_in(WAIT_NS));
-		CHECK(w == (ssize_t)len, "client %" PRIu64 ": write at %" PRIu64 ": %zd", c, at, w);
-		for (size_t got = 0; got < len;) {
-			ssize_t n = weft_sock_read(s, in, len - got, weft_deadline_in(WAIT_NS));
-			CHECK(n > 0, "client %" PRIu64 ": read at %" PRIu64 ": %zd", c, at + got,
-			      n);
-			for (ssize_t i = 0; i < n; i++)
-				CHECK(in[i] == pattern(c, at + got + (uint64_t)i),
-				      "client %" PRIu64 ": byte %" PRIu64 " is 0x%02x, not 0x%02x",
-				      c, at + got + (uint64_t)i, in[i],
-				      pattern(c, at + got + (uint64_t)i));
-			got += (size_t)n;
-		}
-		at += len;
-	}
 	if (eof_mode) {
+		uint8_t in[16];
 		CHECK(weft_sock_shutdown(s, WEFT_SHUT_WR) == 0, "client %" PRIu64 ": shutdown", c);
 		ssize_t n = weft_sock_read(s, in, sizeof in, weft_deadline_in(WAIT_NS));
 		CHECK(n == 0, "client %" PRIu64 ": %zd after the last byte, not the end", c, n);
@@ -146,12 +176,14 @@ int main(int argc, char **argv)
 	weft_net_stats_t st;
 	CHECK(weft_net_stats(&st) == 0, "weft_net_stats");
 	/* Each byte read once by the server and once by its client. */
-	CHECK(st.bytes_read == 2ull * CLIENTS * BYTES && st.bytes_written == 2ull * CLIENTS * BYTES,
-	      "bytes read %" PRIu64 ", written %" PRIu64 ", not %llu each", st.bytes_read,
-	      st.bytes_written, 2ull * CLIENTS * BYTES);
+	CHECK(st.bytes_read == 2ull * CLIENTS * BYTES &&
+		      st.bytes_written == 2ull * CLIENTS * BYTES + written_unanswered,
+	      "bytes read %" PRIu64 ", written %" PRIu64 ", not %llu and %llu", st.bytes_read,
+	      st.bytes_written, 2ull * CLIENTS * BYTES,
+	      2ull * CLIENTS * BYTES + (unsigned long long)written_unanswered);
 	printf("sim_echo: %d clients, %d bytes each back in order, once; frames out %" PRIu64
-	       ", in %" PRIu64 "\n",
-	       CLIENTS, BYTES, st.frames_out, st.frames_in);
+	       ", in %" PRIu64 "; connections reset before an echo: %u\n",
+	       CLIENTS, BYTES, st.frames_out, st.frames_in, resets);
 	r = weft_net_fini();
 	CHECK(r == 0, "weft_net_fini: %s", strerror(-r));
 	return scenario_end();
