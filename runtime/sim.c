@@ -19,6 +19,13 @@
  * actor waits, the earliest shim_wait deadline ends; with none, that is a
  * deadlock: the line and the actors are printed and the run aborts.
  *
+ * Two more checkers abort the same way, for what no scenario's results
+ * show (docs/simulation-evidence.md): a worker whose spin ends empty
+ * IDLE_SPINS_MAX times in a row without a fiber run or a sleep in between
+ * (a spinning idle worker), and, whenever every actor waits,
+ * a fiber on the starved list while the shared tier holds stacks it could
+ * have (starved for good: a sleeper drains its cache there first).
+ *
  * What is per thread goes with each actor (tests/sim/tls.sh checks that
  * every _Thread_local of runtime/ and net/ is named on the next line).
  * Carried per actor: weft__tls_worker errno thread_self rng */
@@ -41,6 +48,12 @@
 #define MAX_ACTORS (WEFT_MAX_WORKERS + 16)
 #define ACTOR_STACK (256 * 1024)
 #define SIM_EPOCH ((int64_t)1 << 40) /* about 18 minutes, in ns */
+/* A worker whose spin ended empty (SIM_SPIN_END) sleeps, or runs what its
+ * last look before sleeping found; seeds 1-60 of every scenario (and
+ * sim_starve with stack=300) end at most 34 spins in a row without one or
+ * the other (a slot's grace, work another worker took first). A worker
+ * that takes for its own work it can never have spins for good. */
+#define IDLE_SPINS_MAX 1000
 
 enum { A_FREE, A_RUNNABLE, A_WAITING, A_DONE };
 
@@ -59,6 +72,8 @@ struct actor {
 	uint64_t wait_seq;        /* ... since this wait (wakes go in this order) */
 	bool timed_out;
 	_Atomic uint32_t exited; /* its function returned (join waits on it) */
+	uint64_t spins;          /* its worker's empty spins in a row */
+	uint64_t switches;       /* its worker's switch count at the last one */
 };
 
 static struct actor actors[MAX_ACTORS];
@@ -163,6 +178,44 @@ static void own_thread(void)
 	}
 }
 
+/* A worker's spin ended empty (SIM_SPIN_END): IDLE_SPINS_MAX of them in
+ * a row, with no fiber run (its switch count) and no sleep (the actor's
+ * wait) in between, is a worker spinning for good. */
+static void idle_spin(void)
+{
+	struct weft__worker *w = weft__tls_worker;
+	if (!w)
+		return;
+	uint64_t sw = atomic_load_explicit(&w->switches, memory_order_relaxed);
+	if (sw != cur->switches) {
+		cur->switches = sw;
+		cur->spins = 0;
+	}
+	if (++cur->spins < IDLE_SPINS_MAX)
+		return;
+	say("weft sim: worker %d ended its spin empty %d times in a row without running a "
+	    "fiber or sleeping\n",
+	    w->index, IDLE_SPINS_MAX);
+	say_line("spinning idle worker: ");
+	abort();
+}
+
+/* Every actor waits: no fiber may wait on the starved list beside a stack
+ * it could have. Every sleeping worker drained its cache into the shared
+ * tier, and a stack taken from there is never refused, so a starved fiber
+ * with stacks there is one nobody readied when they came back. */
+static void starved_check(void)
+{
+	unsigned n = weft__stack_shared();
+	if (!weft__starved() || !n)
+		return;
+	say("weft sim: every actor waits, %u fiber(s) on the starved list and %u stack(s) in "
+	    "the shared tier\n",
+	    atomic_load_explicit(&weft__nstarved, memory_order_relaxed), n);
+	say_line("starved for good: ");
+	abort();
+}
+
 int64_t weft__sim_now(void)
 {
 	if (!on)
@@ -183,6 +236,7 @@ static void move_clock(int64_t t)
  * tie), and the clock moves to it. */
 static void time_out_earliest(void)
 {
+	starved_check();
 	struct actor *e = NULL;
 	for (int i = 0; i < MAX_ACTORS; i++) {
 		struct actor *a = &actors[i];
@@ -230,6 +284,8 @@ void weft__sim_point(enum weft__sim_kind kind)
 {
 	if (on) {
 		own_thread();
+		if (kind == SIM_SPIN_END)
+			idle_spin();
 		weft__sim_fault_point(kind); /* the cancel/interrupt actor */
 		switch_to(pick(kind));
 	}
@@ -285,6 +341,7 @@ int weft__sim_wait(_Atomic uint32_t *word, uint32_t expected, int64_t deadline)
 	self->deadline = deadline;
 	self->wait_seq = wait_seq++;
 	self->timed_out = false;
+	self->spins = 0; /* it sleeps */
 	switch_to(pick(SIM_WAIT));
 	/* Woken (the waker made it runnable) or its deadline ended. */
 	self->word = NULL;

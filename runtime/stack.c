@@ -241,6 +241,8 @@ bool weft__stack_pressure(struct weft__worker *w)
 
 unsigned weft__stack_returns(void) { return atomic_load(&returns); }
 
+unsigned weft__stack_shared(void) { return NSHARED(); }
+
 void weft__stack_trim(unsigned keep)
 {
 	bool freed = false;

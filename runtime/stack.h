@@ -54,6 +54,9 @@ bool weft__stack_pressure(struct weft__worker *w);
  * refused while the count has moved since may find a stack now. The
  * other half is the returner's: weft__stacks_returned (starve.c). */
 unsigned weft__stack_returns(void);
+/* Stacks in the shared tier now (a relaxed look: the simulator's checker
+ * reads it while every worker sleeps). */
+unsigned weft__stack_shared(void);
 /* The shared tier keeps at most keep stacks; the shim gives back the pages
  * of those it pools (shim_stack_trim). */
 void weft__stack_trim(unsigned keep);
