@@ -94,9 +94,10 @@ typedef struct weft_config {
 	/* The simulation's faults (docs/api.md, WEFT_SIM_FAULTS): a comma
 	 * list of KEY=N, N per mille from 0 to 1000, keys alloc, stack,
 	 * cancel, intr, and the simulated wire's drop, dup, delay (frames on
-	 * lwIP's loop netif; a delay holds a frame 1 to 20 ms); part is
-	 * refused (one simulated host). NULL = $WEFT_SIM_FAULTS; "" = none.
-	 * Needs a seed; libweft.a refuses faults with -ENOTSUP. */
+	 * lwIP's loopback queues; a delay holds a frame 1 to 20 ms) and part
+	 * (a pair of the loop netif's simulated hosts cut for 10 ms to 90 s).
+	 * NULL = $WEFT_SIM_FAULTS; "" = none. Needs a seed; libweft.a
+	 * refuses faults with -ENOTSUP. */
 	const char *sim_faults;
 } weft_config_t;
 

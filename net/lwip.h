@@ -20,13 +20,20 @@ void weft__lwip_lock_take(void);
 bool weft__lwip_flush(void);
 
 /* The simulated wire (sim_wire.c, libweft-sim.a only; lwip_port.c calls
- * these only behind WEFT__SIM_WIRE, seam/sim_fault.h). up: under a seed
- * with a wire fault set, start the wire fiber (0, or the spawn's error);
- * down: stop it and free what it holds. take: under the lwIP lock, true
- * when the wire took n's loopback queue (each frame dropped, doubled,
- * held or delivered), false when it is not up (netif_poll's turn). */
+ * these only behind WEFT__SIM_WIRE, seam/sim_fault.h). up: with the loop
+ * netif (loop), add the simulated hosts; under a seed with a wire fault
+ * set, take the loopback queues and, with delay, start the wire fiber (0,
+ * or the spawn's error); down: stop it,
+ * free what it holds, remove the hosts. take: under the lwIP lock, true
+ * when the wire took n's loopback queue (each frame cut, dropped,
+ * doubled, held or delivered), false when it is not up (netif_poll's
+ * turn). cuts: the partitions of the pair of hosts whose ends a and b
+ * are (network order) started so far, and in *now whether it is cut now
+ * (0 and false when either is not a host's end); for the scenarios'
+ * checks (tests/sim/sim_part.c), taking the lwIP lock. */
 struct netif;
-int weft__sim_wire_up(void);
+int weft__sim_wire_up(bool loop);
+uint64_t weft__sim_wire_cuts(uint32_t a, uint32_t b, bool *now);
 void weft__sim_wire_down(void);
 bool weft__sim_wire_take(struct netif *n);
 

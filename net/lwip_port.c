@@ -6,7 +6,8 @@
  * loopback interface (127.0.0.1, and any packet an interface sends to its
  * own address) is drained before the lock is let go, so the in-memory wire
  * needs no fiber of its own; under simulation with wire faults, its frames
- * go through the simulated wire instead (sim_wire.c, seam/sim_fault.h). */
+ * go through the simulated wire instead (sim_wire.c, seam/sim_fault.h),
+ * and libweft-sim.a's loop netif has simulated hosts (sim_wire.c). */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -214,6 +215,13 @@ int weft__lwip_up(const weft_net_config_t *cfg)
 		return weft__lwip_bad_value(true, "ip6", "WEFT_IP6", cfg->ip6, why);
 	if (weft__lwip_mem_config())
 		return -EINVAL;
+	/* A partition cuts the simulated hosts (sim_wire.c), which only the
+	 * loop netif has: with a device, refused rather than not run. */
+	if (WEFT__SIM_WIRE && !loop && weft__sim_fault_rate(SIM_FAULT_PART))
+		return weft__lwip_refuse(-EINVAL,
+					 "WEFT_SIM_FAULTS part=%u: a partition cuts the simulated "
+					 "hosts of WEFT_NETIF=loop, and this is %.40s",
+					 weft__sim_fault_rate(SIM_FAULT_PART), spec);
 	weft__lwip_lock_take();
 	if (!core_ready) {
 		lwip_init();
@@ -235,7 +243,7 @@ int weft__lwip_up(const weft_net_config_t *cfg)
 	if (!err)
 		err = weft__spawn_service(&timer_fiber, "net-timer", timer_main, NULL);
 	if (!err && WEFT__SIM_WIRE)
-		err = weft__sim_wire_up();
+		err = weft__sim_wire_up(loop);
 	if (err) {
 		if (WEFT__SIM_WIRE)
 			weft__lwip_stop_fiber(&timer_fiber);

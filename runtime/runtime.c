@@ -65,8 +65,8 @@ static int env_num(const char *name, unsigned long lo, unsigned long hi, unsigne
  * list of KEY=N, N per mille from 0 to 1000, each key at most once; "" is
  * none. what names the source for the message ("WEFT_SIM_FAULTS=..."). 0,
  * or weft_init refused (-EINVAL) naming the word it could not take. A
- * partition (part) is known and refused: it needs more than one simulated
- * host, and the simulated wire (net/sim_wire.c) has one. */
+ * partition (part) needs the simulated hosts of lwIP's loop netif:
+ * weft_net_init refuses it with a device netif (net/lwip_port.c). */
 static int parse_faults(const char *what, const char *s, struct weft__sim_faults *out)
 {
 	*out = (struct weft__sim_faults){{0}};
@@ -82,18 +82,11 @@ static int parse_faults(const char *what, const char *s, struct weft__sim_faults
 			k++;
 		if (len == 0)
 			return refuse(-EINVAL, "%.80s: an empty word", what);
-		if (k == SIM_FAULT_KINDS) {
-			if (klen == 4 && !memcmp(p, "part", 4))
-				return refuse(-EINVAL,
-					      "%.80s: \"%.*s\": a partition (part) needs more than "
-					      "one simulated host, and the simulated wire has one "
-					      "(lwIP's loop netif)",
-					      what, len, p);
+		if (k == SIM_FAULT_KINDS)
 			return refuse(-EINVAL,
 				      "%.80s: \"%.*s\": no such fault (alloc, stack, cancel, "
-				      "intr, drop, dup, delay)",
+				      "intr, drop, dup, delay, part)",
 				      what, len, p);
-		}
 		unsigned long v = 0;
 		int digits = 0;
 		for (const char *d = eq ? eq + 1 : p + len; d < p + len; d++, digits++) {

@@ -15,15 +15,19 @@
  *   place among them in the fiber table's order, and send it
  *   weft_fiber_cancel or weft_fiber_interrupt.
  * - drop=N, dup=N, delay=N: the simulated wire (net/sim_wire.c, through
- *   seam/sim_fault.h), one draw each per frame on lwIP's loop netif; a
- *   delay's length is drawn from the delay stream too.
+ *   seam/sim_fault.h), one draw each per frame on lwIP's loopback queues;
+ *   a delay's length is drawn from the delay stream too.
+ * - part=N: one draw per frame between two simulated hosts (sim_wire.c);
+ *   when it fires, a pair of hosts and how long it stays cut are drawn
+ *   from the part stream too.
  *
  * What fired is counted and printed when the run ends:
  *
  *     weft sim: faults alloc 3/5120 stack 7/64 cancel 0/0 intr 0/0
  *
- * (fired/drawn), with " drop F/D dup F/D delay F/D" after it when a wire
- * fault is set. */
+ * (fired/drawn), with " drop F/D dup F/D delay F/D" after it when drop,
+ * dup or delay is set, and " part F/D cut C" (C: frames a partition cut)
+ * when part is. */
 #include <stdio.h>
 
 #include "internal.h"
@@ -35,7 +39,7 @@ static struct weft__sim_faults rates;
 static bool on, busy;
 static uint64_t net_seed;
 static uint64_t stream[SIM_FAULT_KINDS];
-static uint64_t drawn[SIM_FAULT_KINDS], fired[SIM_FAULT_KINDS];
+static uint64_t drawn[SIM_FAULT_KINDS], fired[SIM_FAULT_KINDS], noted[SIM_FAULT_KINDS];
 
 /* splitmix64 over one fault's stream. */
 static uint64_t next(uint64_t *s)
@@ -63,6 +67,8 @@ bool weft__sim_fault_fire(enum weft__sim_fault k) { return fire(k); }
 
 uint64_t weft__sim_fault_value(enum weft__sim_fault k, uint64_t n) { return next(&stream[k]) % n; }
 
+void weft__sim_fault_note(enum weft__sim_fault k) { noted[k]++; }
+
 unsigned weft__sim_fault_rate(enum weft__sim_fault k) { return on ? rates.rate[k] : 0; }
 
 uint64_t weft__sim_net_seed(void) { return on ? net_seed : 0; }
@@ -78,7 +84,7 @@ int weft__sim_fault_start(uint64_t seed, const struct weft__sim_faults *f)
 		 * states (seed + i * the golden ratio) nor another fault's. */
 		uint64_t s = seed ^ (0xd1b54a32d192ed03ull * (uint64_t)(k + 1));
 		stream[k] = next(&s);
-		drawn[k] = fired[k] = 0;
+		drawn[k] = fired[k] = noted[k] = 0;
 	}
 	on = busy = false;
 	/* lwIP's generator (ISNs, ephemeral ports): from the seed, apart
@@ -181,6 +187,11 @@ void weft__sim_fault_stop(void)
 			     (unsigned long long)fired[4], (unsigned long long)drawn[4],
 			     (unsigned long long)fired[5], (unsigned long long)drawn[5],
 			     (unsigned long long)fired[6], (unsigned long long)drawn[6]) +
+		    n - 1;
+	if (n > 0 && rates.rate[SIM_FAULT_PART])
+		n = snprintf(line + n - 1, sizeof line - (size_t)(n - 1),
+			     " part %llu/%llu cut %llu\n", (unsigned long long)fired[7],
+			     (unsigned long long)drawn[7], (unsigned long long)noted[7]) +
 		    n - 1;
 	if (n > 0)
 		shim_console_write(line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* The simulator's faults (runtime/sim_fault.c, docs/decisions/simulation.md),
  * the part net/ sees: net/ includes runtime/seam/, never runtime/sim.h, and
- * the simulated wire (net/sim_wire.c) draws its drops, duplicates and
- * delays here. runtime/sim.h includes this for the runtime's side.
+ * the simulated wire (net/sim_wire.c) draws its drops, duplicates,
+ * delays and partitions here. runtime/sim.h includes this for the runtime's side.
  *
  * Like sim.h, this looks at WEFT_SIM, a build switch (not an OS or CPU
  * one): in libweft.a WEFT__SIM_WIRE is 0, so net/'s `if (WEFT__SIM_WIRE
@@ -27,6 +27,7 @@ enum weft__sim_fault {
 	SIM_FAULT_DROP,   /* a frame on lwIP's loop netif is lost (net/sim_wire.c) */
 	SIM_FAULT_DUP,    /* a frame is delivered twice */
 	SIM_FAULT_DELAY,  /* a frame is held 1 to 20 ms (later ones overtake it) */
+	SIM_FAULT_PART,   /* a pair of simulated hosts is cut for a while */
 	SIM_FAULT_KINDS,
 };
 #define SIM_FAULT_WIRE_FIRST SIM_FAULT_DROP
@@ -37,7 +38,8 @@ enum weft__sim_fault {
 	 : (k) == SIM_FAULT_INTR   ? "intr"   \
 	 : (k) == SIM_FAULT_DROP   ? "drop"   \
 	 : (k) == SIM_FAULT_DUP    ? "dup"    \
-				   : "delay")
+	 : (k) == SIM_FAULT_DELAY  ? "delay"  \
+				   : "part")
 #define SIM_FAULT_RATE_MAX 1000
 struct weft__sim_faults {
 	uint16_t rate[SIM_FAULT_KINDS]; /* per mille; 0: off */
@@ -49,8 +51,8 @@ struct weft__sim_faults {
 #define WEFT__SIM_WIRE 1
 
 /* Fault k's rate (per mille) while faults are armed (from weft_init's
- * return to the run's end), else 0: with drop, dup or delay above 0 the
- * loop netif's frames go through the simulated wire. */
+ * return to the run's end), else 0: with drop, dup, delay or part above 0
+ * the loopback queues' frames go through the simulated wire. */
 unsigned weft__sim_fault_rate(enum weft__sim_fault k);
 /* Whether fault k fires now: a draw from k's stream when its rate is set
  * and faults are armed (weft_init has returned), counted for the run's
@@ -59,6 +61,9 @@ bool weft__sim_fault_fire(enum weft__sim_fault k);
 /* A value below n (n > 0) from fault k's stream (what a fault that fired
  * does: a delay's length). */
 uint64_t weft__sim_fault_value(enum weft__sim_fault k, uint64_t n);
+/* What fault k did once more (a partition: a frame it cut), for the run's
+ * faults line. */
+void weft__sim_fault_note(enum weft__sim_fault k);
 /* Nonzero under a seed: a value derived from it, the same at each call
  * (lwIP's generator's seed); 0 when no simulation runs. */
 uint64_t weft__sim_net_seed(void);
@@ -69,6 +74,7 @@ uint64_t weft__sim_net_seed(void);
 #define weft__sim_fault_rate(k) ((void)(k), 0u)
 #define weft__sim_fault_fire(k) ((void)(k), false)
 #define weft__sim_fault_value(k, n) ((void)(k), (uint64_t)0 * (n))
+#define weft__sim_fault_note(k) ((void)(k))
 #define weft__sim_net_seed() ((uint64_t)0)
 
 #endif

@@ -1,16 +1,18 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # The simulation's faults (docs/decisions/simulation.md, "Slice 4, as
-# built", and the wire's, "Slice 5, as built": sim_echo, sim_http), on a build
-# directory's scenarios (make sim-build):
+# built", the wire's, "Slice 5, as built": sim_echo, sim_http, and the
+# partitions', "Slice 5b, as built": sim_part), on a build directory's
+# scenarios (make sim-build):
 # a fault at rate 0, or on but never firing, leaves the schedule's digest as
 # it is without faults (each fault draws from a stream of its own); a rate
 # that fires changes it; a seed with its faults replays; the simulator's
 # line carries the rates; sim_starve's checks hold with every fault on;
 # a scenario refuses a fault it does not take; weft_init refuses a
-# malformed list naming the word, a partition, faults without a seed,
+# malformed list naming the word, faults without a seed,
 # and (libweft.a) faults at all (the messages, not strerror's words, which
-# differ by C library). Prints "sim faults DIR: N passed, N failed".
+# differ by C library); weft_net_init refuses a partition with a device
+# netif. Prints "sim faults DIR: N passed, N failed".
 # RUNNER as in tests/sim/determinism.sh (qemu/run-qemu-virt.sh).
 # Usage: tests/sim/faults.sh BUILD_DIR [RUNNER]
 set -u
@@ -109,7 +111,6 @@ refused cancel '"cancel": not cancel=N'
 refused alloc=1,alloc=2 '"alloc=2": alloc given twice'
 refused alloc=1,,stack=1 'an empty word'
 refused bogus=1 '"bogus=1": no such fault'
-refused part=2 '"part=2": a partition (part) needs more than one simulated host'
 # The wire (slice 5): sim_echo over lwIP's loop netif.
 echo_=$dir/sim/sim_echo
 run "$echo_" 3
@@ -139,6 +140,49 @@ verdict "sim_http seed 3 with $wire: its checks hold"
 run WEFT_SIM_FAULTS=drop=10 "$dir/sim/sim_tree" 3
 [ "$RC" = 2 ] && grep -q "^sim_tree: WEFT_SIM_FAULTS: drop=10: not a fault" <<<"$OUT"
 verdict "sim_tree does not take drop=: refused, exit 2"
+# Partitions (slice 5b): sim_part, clients on hosts 1-3 and a server on
+# host 4 of the simulated wire.
+part=$dir/sim/sim_part
+run "$part" 5
+pnone=$OUT
+[ "$RC" = 0 ] && [ -n "$(digest_of "$pnone")" ] &&
+	grep -q '^sim_part: .* back in order; connections failed: 0;' <<<"$pnone"
+verdict "sim_part seed 5 without faults runs its checks"
+run WEFT_SIM_FAULTS=part=0 "$part" 5
+[ "$RC" = 0 ] && [ "$OUT" = "$pnone" ]
+verdict "part=0: the same output and line as without faults"
+# part=1 draws at every frame between hosts and fires at none of seed 5's.
+run WEFT_SIM_FAULTS=part=1 "$part" 5
+[ "$RC" = 0 ] && grep -Eq '^weft sim: faults .* part 0/[1-9][0-9]* cut 0$' <<<"$OUT" &&
+	[ "$(digest_of "$OUT")" = "$(digest_of "$pnone")" ]
+verdict "part=1 drawn but never fired: the digest unchanged"
+run WEFT_SIM_FAULTS=part=20 "$part" 5
+p1=$OUT
+[ "$RC" = 0 ] && grep -Eq '^weft sim: faults .* part [1-9][0-9]*/[0-9]+ cut [1-9][0-9]*$' <<<"$p1" &&
+	grep -q '^sim_part: .* back in order; connections failed: [1-9]' <<<"$p1" &&
+	line_of "$p1" | grep -q ' WEFT_SIM_FAULTS=part=20 steps=' &&
+	[ "$(digest_of "$p1")" != "$(digest_of "$pnone")" ]
+verdict "sim_part seed 5 with part=20: a cut fails a connection, the checks hold, the digest moves"
+run WEFT_SIM_FAULTS=part=20 "$part" 0x5
+[ "$RC" = 0 ] && [ "$OUT" = "$p1" ]
+verdict "seed 5 with part=20 again: the same output and line"
+# make test's partitions: mk/sim.sh --fixed runs sim_part without faults.
+n=0
+for s in 1 2 3 4 6 7 8; do
+	run WEFT_SIM_FAULTS=part=20 "$part" $s
+	[ "$RC" = 0 ] && [ -n "$(digest_of "$OUT")" ] && n=$((n + 1))
+done
+[ $n = 7 ]
+verdict "part=20, seeds 1-4 and 6-8: sim_part's checks hold ($n of 7)"
+run WEFT_SIM_FAULTS=part=1001 "$part" 5
+[ "$RC" = 2 ] && grep -qF 'WEFT_SIM_FAULTS=part=1001: "part=1001": not part=N with N per mille from 0 to 1000' <<<"$OUT"
+verdict "WEFT_SIM_FAULTS=part=1001 refused"
+run WEFT_NETIF=tap:sim0 WEFT_SIM_FAULTS=part=5 "$part" 5
+[ "$RC" = 2 ] && grep -q "weft_net_init: WEFT_SIM_FAULTS part=5: a partition cuts the simulated hosts of WEFT_NETIF=loop" "$tmp"
+verdict "part=5 with a device netif: weft_net_init refuses it (-EINVAL)"
+run WEFT_SIM_FAULTS=part=5 "$echo_" 3
+[ "$RC" = 2 ] && grep -q "^sim_echo: WEFT_SIM_FAULTS: part=5: not a fault" <<<"$OUT"
+verdict "sim_echo (one host) does not take part=: refused, exit 2"
 run WEFT_SIM_FAULTS=stack=1 "$starve"
 [ "$RC" = 2 ] && grep -q "weft_init: .*simulation faults .* without a simulation seed" <<<"$OUT"
 verdict "faults without a seed: refused"

@@ -97,7 +97,7 @@ static void scenario_check_faults(void)
 			takes |= qlen == klen && memcmp(p, q, klen) == 0;
 			q += qlen + (q[qlen] != 0);
 		}
-		for (const char *q = "alloc,stack,cancel,intr,drop,dup,delay"; *q;) {
+		for (const char *q = "alloc,stack,cancel,intr,drop,dup,delay,part"; *q;) {
 			size_t qlen = strcspn(q, ",");
 			known |= qlen == klen && memcmp(p, q, klen) == 0;
 			q += qlen + (q[qlen] != 0);
