@@ -108,8 +108,8 @@ for prog in "${progs[@]}"; do
 	np=0
 	nf=0
 	# A suite is a few hundred tests' schedules: --fixed runs SUITE_SEEDS
-	# of it (2; 1 on a bare-metal target, about 20 s for the five; none
-	# under qemu-user's emulated CPU, left out of make test's budget), and
+	# of it (2; 1 on a bare-metal target, about 20 s for the eight; none
+	# under qemu-user, where test_chan's seed alone took 21 s of CPU), and
 	# keeps its lines out of fixed.lines (the scenarios' comparison between
 	# targets).
 	n=$seeds
