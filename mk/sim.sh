@@ -116,7 +116,15 @@ for prog in "${progs[@]}"; do
 	keep=$lines
 	if [[ $name == test_* ]]; then
 		keep=
-		[ $fixed = 1 ] && n=${SUITE_SEEDS:-$([ -n "$runner" ] && echo 1 || { [ ${#user[@]} = 0 ] && echo 2 || echo 0; })}
+		if [ $fixed = 1 ]; then
+			if [ -n "$runner" ]; then
+				n=${SUITE_SEEDS:-1}
+			elif [ ${#user[@]} = 0 ]; then
+				n=${SUITE_SEEDS:-2}
+			else
+				n=${SUITE_SEEDS:-0}
+			fi
+		fi
 	fi
 	for ((i = 0; i < n; i++)); do
 		seed=$(printf '0x%x' $((from + i)))
