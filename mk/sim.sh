@@ -108,7 +108,7 @@ for prog in "${progs[@]}"; do
 	np=0
 	nf=0
 	# A suite is a few hundred tests' schedules: --fixed runs SUITE_SEEDS
-	# of it (2; 1 on a bare-metal target, about 20 s for the eight; none
+	# of it (2; 1 on a bare-metal target, about 16 s for the nine; none
 	# under qemu-user, where test_chan's seed alone took 21 s of CPU), and
 	# keeps its lines out of fixed.lines (the scenarios' comparison between
 	# targets).
