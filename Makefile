@@ -370,6 +370,21 @@ $(O)/sim/%.plain: tests/sim/%.c tests/sim/scenario.h $(LIB)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo '  LD      $@')
 	$(Q)$(CC) $(PUBLIC_CFLAGS) -o $@ $< $(LIB) $(ALL_LDFLAGS) $(LIBS)
+# The CMocka suites of tests/sim/suites.conf (the first word of each line
+# that is not a comment), built again against libweft-sim.a with
+# -DWEFT_SIM=1 ($(O)/sim/test_chan): testutil.c then starts its plain
+# threads through the simulator and yields through it (runtime/seam/
+# sim_shim.h), and each weft_init of a test takes $WEFT_SIM_SEED. mk/sim.sh
+# runs them beside the scenarios.
+SIM_SUITE_NAMES := $(shell sed -n 's/^\(test_[a-z0-9_]*\).*/\1/p' tests/sim/suites.conf 2>/dev/null)
+SIM_SUITES := $(patsubst %,$(O)/sim/%,$(SIM_SUITE_NAMES))
+sim-build: $(SIM_SUITES)
+$(SIM_SUITES): $(O)/sim/test_%: tests/test_%.c tests/testutil.c tests/testutil.h tests/sleepers.h \
+		tests/sim/suites.conf $(SIM_LIB)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo '  LD      $@')
+	$(Q)$(CC) $(ALL_CFLAGS) -DWEFT_SIM=1 -D_GNU_SOURCE $(CMOCKA_CFLAGS) -Itests -o $@ $< \
+		tests/testutil.c $(SIM_LIB) $(CMOCKA_LIBS) $(ALL_LDFLAGS) $(LIBS) -lm
 -include $(SIM_OBJS:.o=.d)
 # make sim: every scenario over SEEDS seeds from SEED_FROM, each failing seed
 # with the line that replays it (mk/sim.sh; SIM= picks scenarios, SIM_ARGS=

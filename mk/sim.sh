@@ -23,7 +23,10 @@
 # Environment:
 #   SEEDS=N       seeds per scenario (default 100)
 #   SEED_FROM=S   the first seed (default 1): seeds S .. S+N-1
-#   SIM="a b"     only these scenarios (sim_tree or tree), default all
+#   SIM="a b"     only these scenarios (sim_tree or tree; test_chan for a
+#                 suite of tests/sim/suites.conf), default all and the suites
+#   SUITE_SEEDS=N with --fixed, seeds per suite (default 2, 1 with a
+#                 bare-metal RUNNER, 0 under qemu-user)
 #   SIM_ARGS=...  words after the seed, for every scenario (a mode: sim_tree
 #                 racy)
 #   SIM_TIMEOUT=T seconds a run may take (default 60, 150 with a RUNNER)
@@ -71,15 +74,21 @@ if ! [[ $from =~ ^(0x[0-9a-fA-F]+|[0-9]+)$ ]] || [ $((from)) -lt 1 ]; then
 	exit 2
 fi
 progs=()
+# The CMocka suites of tests/sim/suites.conf (built into BUILD_DIR/sim/ by
+# make sim-build) run as the scenarios do; SIM= names one as test_chan.
+suites=$(sed -n 's/^\(test_[a-z0-9_]*\).*/\1/p' "$(dirname "$0")/../tests/sim/suites.conf" 2>/dev/null)
 if [ -n "${SIM:-}" ]; then
 	for s in $SIM; do
-		s=sim_${s#sim_}
+		[[ $s == test_* ]] || s=sim_${s#sim_}
 		[ -x "$dir/sim/$s" ] || { echo "$0: no scenario $dir/sim/$s (make sim-build)" >&2; exit 2; }
 		progs+=("$dir/sim/$s")
 	done
 else
 	for p in "$dir"/sim/sim_*; do
 		[[ $(basename "$p") =~ ^sim_[a-z_]+$ ]] && progs+=("$p")
+	done
+	for s in $suites; do
+		[ -x "$dir/sim/$s" ] && progs+=("$dir/sim/$s")
 	done
 fi
 [ ${#progs[@]} -gt 0 ] || { echo "$0: no scenarios in $dir/sim (make sim-build)" >&2; exit 2; }
@@ -98,7 +107,26 @@ for prog in "${progs[@]}"; do
 	name=$(basename "$prog")
 	np=0
 	nf=0
-	for ((i = 0; i < seeds; i++)); do
+	# A suite is a few hundred tests' schedules: --fixed runs SUITE_SEEDS
+	# of it (2; 1 on a bare-metal target, about 16 s for the nine; none
+	# under qemu-user, where test_chan's seed alone took 21 s of CPU), and
+	# keeps its lines out of fixed.lines (the scenarios' comparison between
+	# targets).
+	n=$seeds
+	keep=$lines
+	if [[ $name == test_* ]]; then
+		keep=
+		if [ $fixed = 1 ]; then
+			if [ -n "$runner" ]; then
+				n=${SUITE_SEEDS:-1}
+			elif [ ${#user[@]} = 0 ]; then
+				n=${SUITE_SEEDS:-2}
+			else
+				n=${SUITE_SEEDS:-0}
+			fi
+		fi
+	fi
+	for ((i = 0; i < n; i++)); do
 		seed=$(printf '0x%x' $((from + i)))
 		if [ -n "$runner" ]; then
 			replay="$runner $prog WEFT_SIM_SEED=$seed${faults:+ WEFT_SIM_FAULTS=$faults}${extra[*]:+ ${extra[*]}}"
@@ -129,10 +157,10 @@ for prog in "${progs[@]}"; do
 		fi
 		# The scenario's lines and the simulator's (a bare-metal console
 		# has the firmware's too), and how the run ended.
-		[ -z "$lines" ] || {
+		[ -z "$keep" ] || {
 			grep -E '^(sim_[a-z_]+|ring|tree|weft sim|weft_init):' "$tmp"
 			echo "ended: ${why:-passed}"
-		} | sed "s/^/$name $seed | /" >>"$lines"
+		} | sed "s/^/$name $seed | /" >>"$keep"
 		if [ -z "$why" ]; then
 			np=$((np + 1))
 			[ "${SIM_VERBOSE:-0}" = 1 ] && echo "  ok    $name $(grep -E "$line_re" "$tmp" | tail -1)"
@@ -141,8 +169,9 @@ for prog in "${progs[@]}"; do
 		nf=$((nf + 1))
 		echo "  FAIL  $name seed $seed: $why"
 		# What the scenario and the simulator said of it (at most 6 lines).
-		grep -E '^(sim_[a-z_]+|ring|tree|weft sim|weft_init):' "$tmp" | grep -Ev "$line_re" |
-			grep -E 'FAIL|deadlock|actor|timer|weft_init|WEFT_SIM_FAULTS' | head -6 | sed 's/^/        /'
+		grep -E '^(sim_[a-z_]+|ring|tree|weft sim|weft_init):|^\[  (ERROR|FAILED) +\]|^\[   LINE   \]' "$tmp" |
+			grep -Ev "$line_re" |
+			grep -E 'FAIL|ERROR|LINE|deadlock|actor|timer|weft_init|WEFT_SIM_FAULTS' | head -6 | sed 's/^/        /'
 		# A swarm's faults, as the scenario said them.
 		sw=$(sed -n 's/^sim_[a-z_]*: swarm WEFT_SIM_FAULTS=\([a-z0-9=,]*\)$/\1/p' "$tmp" | head -1)
 		[ -n "$sw" ] && replay=${replay/WEFT_SIM_SEED=$seed/WEFT_SIM_SEED=$seed WEFT_SIM_FAULTS=$sw}

@@ -114,8 +114,9 @@ step "tests/sim/faults.sh qemu-virt" "TARGET=qemu-virt sim-build" \
 	tests/sim/faults.sh build/qemu-virt qemu/run-qemu-virt.sh
 # Every simulation scenario over a fixed few seeds (mk/sim.sh --fixed: 8
 # each on the Linux targets, 4 on qemu-virt, a boot each; make sim runs
-# more), each run's lines kept in BUILD_DIR/sim/fixed.lines; then the same
-# seed's lines (output, steps and digest) must be the same on all four
+# more), and the CMocka suites of tests/sim/suites.conf under 2 seeds on
+# linux-x86_64, 1 on qemu-virt (none under qemu-user), each scenario's
+# run's lines kept in BUILD_DIR/sim/fixed.lines; then the same seed's lines (output, steps and digest) must be the same on all four
 # targets (tests/sim/crosstarget.sh). The files of an earlier make test are
 # removed first: a target whose step does not run leaves none, and the
 # comparison fails.

@@ -306,9 +306,15 @@ bool weft__sleep_idle(struct weft__worker *w, int64_t cap)
 			deadline = cap;
 		SIM_POINT(SIM_IDLE_WAIT);
 		if (weft__vclock_on()) {
-			if (vclock_advance(cap))
+			/* Under a seed a plain thread's actor that is runnable
+			 * is busy: the clock stays, and this worker's wait
+			 * keeps the (virtual) deadline, which the simulator
+			 * ends, moving the clock, once every actor waits. */
+			bool threads = SIM_CHOOSE(weft__sim_threads_run(), false);
+			if (!threads && vclock_advance(cap))
 				goto out;
-			deadline = -1; /* a virtual deadline is no real time */
+			if (!threads)
+				deadline = -1; /* a virtual deadline is no real time */
 		}
 		if (mon) {
 			struct weft__fiber *f = monitor_sleep(w, deadline);

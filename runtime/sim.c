@@ -296,6 +296,18 @@ uint64_t weft__sim_draw(uint64_t n, enum weft__sim_kind kind, uint64_t dflt)
 	return on ? draw(n, kind) : dflt;
 }
 
+bool weft__sim_threads_run(void)
+{
+	if (!on)
+		return false;
+	/* A worker's actor has its worker in tls while switched out; one not
+	 * yet started has none and counts here until it has run. */
+	for (int i = 0; i < MAX_ACTORS; i++)
+		if (&actors[i] != cur && actors[i].state == A_RUNNABLE && !actors[i].tls)
+			return true;
+	return false;
+}
+
 struct weft__fiber *weft__sim_thread_self(struct weft__fiber *tls) { return on ? &cur->self : tls; }
 
 uint64_t *weft__sim_select_rng(uint64_t *tls) { return on ? &cur->select_rng : tls; }

@@ -85,6 +85,12 @@ uint64_t *weft__sim_select_rng(uint64_t *tls);
 #define SIM_THREAD_SELF(tls) weft__sim_thread_self(tls)
 #define SIM_SELECT_RNG(tls) weft__sim_select_rng(tls)
 
+/* Whether an actor that is no worker (a plain thread: the one that called
+ * weft_init, a shim_thread_start thread) is runnable, that is between two
+ * of its waits: busy, as a worker with a fiber is, so the virtual clock
+ * must not move (idle.c). False without a simulation. */
+bool weft__sim_threads_run(void);
+
 /* weft_init with a seed: the next shim_thread_start threads are actors, the
  * clock is the simulator's. */
 void weft__sim_start(uint64_t seed);

@@ -290,6 +290,9 @@ static void *poll_join(void *arg)
 static void test_join_poll_never_busies(void **state)
 {
 	(void)state;
+	WT_SIM_SKIP("its fibers poll with yields until this thread's 300 waits of "
+		    "1 ms end: the virtual clock moves only once every worker "
+		    "idles, so the waits never end");
 	weft_future_t *gate;
 	assert_int_equal(weft_future_create(&gate), 0);
 	struct poller p = {.stop = 0};

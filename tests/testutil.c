@@ -5,6 +5,22 @@
 #include <string.h>
 
 #include "shim.h"
+/* In a suite built against libweft-sim.a (-DWEFT_SIM=1, tests/sim/
+ * suites.conf) the shim's thread, wait and yield calls below are the
+ * simulator's: under a seed a wt_thread_start thread is an actor of the
+ * schedule and wt_thread_yield a point of it; without one each is the
+ * shim's own. In the ordinary build this maps nothing. */
+#include "sim_shim.h"
+
+int wt_sim(void)
+{
+#if WEFT_SIM
+	const char *s = shim_getenv("WEFT_SIM_SEED");
+	return s && *s;
+#else
+	return 0;
+#endif
+}
 
 int wt_start(void **state)
 {
@@ -55,6 +71,31 @@ weft_fiber_t wt_spawn_named(weft_fn fn, void *arg, const char *name)
 	return f;
 }
 
+/* Under a seed a wait for another party yields through the runtime (a
+ * point of the simulator from a plain thread, a yield from a fiber) instead
+ * of sleeping: the virtual clock moves only once every worker is idle and
+ * no plain thread runs, so a 1 ms sleep beside a fiber that spins with
+ * yields would never end. Bounded by count, not time. */
+#define WT_SIM_YIELDS 1000000
+
+int wt_sim_yields(int n)
+{
+	for (int i = 0; i < n; i++)
+		weft_fiber_yield();
+	return n;
+}
+
+/* The i-th pause of such a wait: a yield, and every 10,000th a 1 ms sleep,
+ * for a party that waits for the clock (a fiber's sleep, a deadline), which
+ * moves only once the waiter too waits. */
+static void wt_sim_pause(long i)
+{
+	if (i % 10000 == 9999)
+		weft_sleep_until(wt_ms(1));
+	else
+		weft_fiber_yield();
+}
+
 struct parked_probe {
 	char needle[96];
 	int found;
@@ -74,15 +115,18 @@ int wt_wait_parked(const char *name, const char *why)
 	struct parked_probe p;
 	snprintf(p.needle, sizeof p.needle, "\"%s\" parked: %s", name, why ? why : "");
 	int64_t end = wt_ms(10000);
-	for (;;) {
+	for (long i = 0;; i++) {
 		p.found = 0;
 		if (weft_dump_to(find_parked, &p) < 0)
 			return 0;
 		if (p.found)
 			return 1;
-		if (weft_now() >= end)
+		if (weft_now() >= end || (wt_sim() && i >= WT_SIM_YIELDS))
 			return 0;
-		weft_sleep_until(wt_ms(1));
+		if (wt_sim())
+			wt_sim_pause(i); /* as wt_wait_flag's */
+		else
+			weft_sleep_until(wt_ms(1));
 	}
 }
 
@@ -134,6 +178,11 @@ void *wt_run_fiber(weft_fn fn, void *arg) { return wt_join(wt_spawn(fn, arg)); }
 
 int wt_wait_flag(_Atomic int *flag)
 {
+	if (wt_sim()) {
+		for (long i = 0; i < WT_SIM_YIELDS && !atomic_load(flag); i++)
+			wt_sim_pause(i);
+		return atomic_load(flag) != 0;
+	}
 	int64_t end = wt_ms(10000);
 	while (!atomic_load(flag)) {
 		if (weft_now() >= end)

@@ -66,7 +66,9 @@ void *wt_join(weft_fiber_t f);
 void *wt_run_fiber(weft_fn fn, void *arg);
 
 /* Wait until *flag is set, polling every millisecond, from a fiber or a
- * thread. Returns 1, or 0 after 10 s. */
+ * thread. Returns 1, or 0 after 10 s. Under a seed (wt_sim) it yields
+ * through the runtime instead, and sleeps 1 ms only every 10,000th look,
+ * 1,000,000 looks at most (wt_wait_parked too). */
 int wt_wait_flag(_Atomic int *flag);
 
 /* In a fiber: yield until *flag is set (at most 10 s), then once more, and
@@ -175,6 +177,24 @@ int wt_main(const char *name, const struct CMUnitTest *tests, size_t n, CMFixtur
  * SKIPPED under its own name, after why is printed once. Never leave a
  * group out: mk/run-tests.sh counts the groups and tests that ran. */
 int wt_skip_group(const char *name, const struct CMUnitTest *tests, size_t n, const char *why);
+
+/* 1 when this suite runs under a simulation seed (built against
+ * libweft-sim.a, tests/sim/suites.conf, with $WEFT_SIM_SEED set): every
+ * worker and every wt_thread_start thread is an actor on one OS thread,
+ * the clock is virtual, and each weft_init of a test takes the seed. */
+int wt_sim(void);
+/* Under a seed: n yields through the runtime (weft_fiber_yield: a point
+ * of the simulator from a plain thread), which move no clock. Returns n. */
+int wt_sim_yields(int n);
+/* In a test that cannot run under a seed (a thread the simulation cannot
+ * start, the real clock): skip it there, saying why. */
+#define WT_SIM_SKIP(why)                                                               \
+	do {                                                                           \
+		if (wt_sim()) {                                                        \
+			print_message("skipped under a simulation seed: %s\n", (why)); \
+			skip();                                                        \
+		}                                                                      \
+	} while (0)
 
 /* True when built with a sanitizer or for valgrind (make VARIANT=valgrind),
  * which run 10x or more slower: suites shrink sizes (and say so). */

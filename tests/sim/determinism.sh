@@ -9,7 +9,8 @@
 # libweft-sim.a; a thread the program made itself is refused under a seed
 # (Linux builds); each other scenario (tests/sim/scenario.h) replays its seed
 # and another seed gives another digest. mk/sim.sh --fixed runs every
-# scenario over a few seeds. Prints "sim determinism DIR: N passed, N failed" (DIR:
+# scenario over a few seeds. Two CMocka suites (tests/sim/suites.conf)
+# replay their seed too. Prints "sim determinism DIR: N passed, N failed" (DIR:
 # the build directory's name).
 # RUNNER runs a bare-metal build's images (qemu/run-qemu-virt.sh): a
 # NAME=value goes on its command line, and only the scenario's own lines
@@ -147,5 +148,26 @@ for prog in "$dir"/sim/sim_*; do
 	[ "$RC" = 0 ] && [ -n "$(digest_of "$c")" ] && [ "$(digest_of "$c")" != "$(digest_of "$a")" ]
 	verdict "$name seed 6: another digest than seed 3's"
 done
+# Two CMocka suites of tests/sim/suites.conf (make sim-build builds them
+# into BUILD_DIR/sim/): a whole suite's run under seed 3 twice gives the
+# same output (every test's, and each group's simulator line); seed 4
+# other digests. Linux builds run natively only (a suite is thousands of
+# runtime starts: under an emulator it would cost more than the rest).
+if [ -z "$runner" ] && [ ${#user[@]} = 0 ]; then
+	for name in test_combine test_future; do
+		prog=$dir/sim/$name
+		[ -x "$prog" ] || continue
+		run WEFT_SIM_SEED=3 "$prog"
+		a=$OUT arc=$RC
+		[ "$arc" = 0 ] && grep -Eq "$line_re" <<<"$a"
+		verdict "$name under seed 3 passes (exit $arc)"
+		run WEFT_SIM_SEED=3 "$prog"
+		[ "$RC" = 0 ] && [ "$OUT" = "$a" ]
+		verdict "$name under seed 3 twice: the same output and digests"
+		run WEFT_SIM_SEED=4 "$prog"
+		[ "$RC" = 0 ] && [ "$(grep -Eo 'digest=0x[0-9a-f]+' <<<"$OUT")" != "$(grep -Eo 'digest=0x[0-9a-f]+' <<<"$a")" ]
+		verdict "$name under seed 4: other digests than seed 3's"
+	done
+fi
 echo "sim determinism $(basename "$dir"): $pass passed, $fail failed"
 [ "$fail" = 0 ]
